@@ -1,0 +1,34 @@
+# hermes-admin: `make demo` and `make test` work on a fresh clone with nothing installed by hand.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+STAMP   = $(VENV)/.installed
+
+.PHONY: demo test test-fast bench lint clean install
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]' ruff
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/hermes-admin demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_store.py
+	$(BIN)/python bench/bench_tui.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check store tui screens tests bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .cache build *.egg-info

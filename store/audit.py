@@ -1,0 +1,70 @@
+"""Append-only JSON-lines record of operator actions (who, when, what, before, after).
+
+Never holds a secret: the Outcome it records carries status fields only.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import socket
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .actions import Outcome
+from .paths import Home
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except Exception:  # no passwd entry in some containers
+        return str(os.getuid())
+
+
+def record(home: Home, outcome: Outcome, *, via: str, extra: dict[str, Any] | None = None,
+           now: float | None = None) -> dict[str, Any]:
+    """Append one line for *outcome*; return the entry written."""
+    entry: dict[str, Any] = {
+        "time": now if now is not None else time.time(),
+        "user": _user(),
+        "host": socket.gethostname(),
+        "via": via,
+        "action": outcome.action,
+        "pool": outcome.pool,
+        "changes": [asdict(c) for c in outcome.changes],
+    }
+    if outcome.notes:
+        entry["notes"] = outcome.notes
+    if extra:
+        entry.update(extra)
+    line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+    fd = os.open(home.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+    return entry
+
+
+def tail(home: Home, limit: int = 200) -> list[dict[str, Any]]:
+    """The latest *limit* entries, oldest first; unparseable lines are skipped."""
+    path: Path = home.audit
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - 256 * 1024))
+            data = fh.read()
+    except OSError:
+        return []
+    out = []
+    for line in data.splitlines()[-limit:]:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out

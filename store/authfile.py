@@ -1,0 +1,201 @@
+"""Reading and writing auth.json: strict reads, atomic writes, a last-good backup.
+
+Reads never lock and never write. A file that cannot be used as a store is an
+error naming the path and the reason, never an empty store.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import StoreUnreadable
+from .model import Doc
+from .paths import TEMP_PREFIX, Home
+
+STORE_VERSION = 1
+_BOM = b"\xef\xbb\xbf"
+RECOVERY_HINT = "hermes-admin will not write until it is fixed; the last good copy is {backup}"
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One read of auth.json. ``doc`` is None when the file does not exist."""
+
+    path: Path
+    doc: Doc | None
+    raw: bytes | None
+    mtime_ns: int | None
+    read_at: float
+
+    @property
+    def exists(self) -> bool:
+        return self.raw is not None
+
+
+def parse_store(raw: bytes, path: Path, backup: Path | None = None) -> Doc:
+    """Parse auth.json bytes strictly; raise StoreUnreadable naming *path* and the reason."""
+    hint = RECOVERY_HINT.format(backup=backup) if backup is not None and backup.exists() else None
+    if not raw.strip():
+        raise StoreUnreadable(path, "file is empty", hint)
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM):]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StoreUnreadable(path, f"not UTF-8 (byte {exc.start})", hint) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StoreUnreadable(path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", hint) from None
+    if not isinstance(doc, dict):
+        raise StoreUnreadable(path, f"top level is a JSON {type(doc).__name__}, not an object", hint)
+    if not isinstance(doc.get("providers"), dict) and not isinstance(doc.get("credential_pool"), dict):
+        raise StoreUnreadable(path, "neither 'providers' nor 'credential_pool' is an object", hint)
+    cp = doc.get("credential_pool")
+    if isinstance(cp, dict):
+        for key, rows in cp.items():
+            if not isinstance(rows, list):
+                raise StoreUnreadable(path, f"credential_pool.{key} is not a list", hint)
+    return doc
+
+
+def read_store(home: Home) -> Snapshot:
+    """Read auth.json without locking or writing. Missing file -> empty snapshot."""
+    path = home.auth
+    now = time.time()
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            raw = fh.read()
+    except FileNotFoundError:
+        return Snapshot(path, None, None, None, now)
+    except IsADirectoryError:
+        raise StoreUnreadable(path, "is a directory") from None
+    except PermissionError:
+        raise StoreUnreadable(path, "permission denied") from None
+    except OSError as exc:
+        raise StoreUnreadable(path, exc.strerror or str(exc)) from None
+    return Snapshot(path, parse_store(raw, path, home.backup), raw, st.st_mtime_ns, now)
+
+
+def serialize(doc: Doc) -> bytes:
+    """Stamp version/updated_at and render the way spec section 3 asks."""
+    doc["version"] = STORE_VERSION
+    doc["updated_at"] = datetime.now(timezone.utc).isoformat()
+    return json.dumps(doc, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _target(path: Path) -> Path:
+    """A symlinked auth.json has its target replaced, so the link survives."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
+    """Write *data* to *path* by same-directory mkstemp (0600) + fsync + os.replace.
+
+    A symlink at *path* is followed (its target is replaced); a symlink at the
+    temp name cannot exist because mkstemp creates with O_EXCL.
+    """
+    target = _target(path)
+    directory = target.parent
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX + target.name + ".", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o600)
+            fh.write(data)
+            fh.flush()
+            if sync:
+                os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    os.chmod(target, 0o600)
+    if sync:
+        _fsync_dir(directory)
+
+
+def keep_backup(home: Home) -> None:
+    """Make the current auth.json the last-good backup, cheaply.
+
+    The current inode is hard-linked under a temp name and renamed over the
+    backup: no copy, no extra fsync of data that is already on disk, and a
+    symlink planted at the backup name is replaced, never followed.
+    """
+    src = _target(home.auth)
+    if not src.exists():
+        return
+    tmp = src.parent / f"{TEMP_PREFIX}backup.{os.getpid()}.{time.monotonic_ns()}.tmp"
+    try:
+        os.link(src, tmp, follow_symlinks=False)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, home.backup)
+    except OSError:
+        # A filesystem without hard links: copy instead.
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        atomic_write_bytes(home.backup, src.read_bytes(), sync=False)
+
+
+def sweep_orphans(home: Home, older_than: float = 60.0) -> list[Path]:
+    """Delete our own temp files left by a crash mid-write (never read as the store)."""
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(home.root))
+    except OSError:
+        return removed
+    cutoff = time.time() - older_than
+    for entry in entries:
+        if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".tmp"):
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+            except OSError:
+                pass
+    return removed
+
+
+def ensure_home(home: Home) -> None:
+    """Create the home 0700 if missing (Hermes does the same)."""
+    if not home.root.exists():
+        home.root.mkdir(parents=True, mode=0o700)
+        os.chmod(home.root, 0o700)
+
+
+def permission_problems(home: Home) -> list[str]:
+    """Operator-facing warnings for a store others can read (nothing is changed)."""
+    problems: list[str] = []
+    for path, want in ((home.root, 0o700), (home.auth, 0o600), (home.backup, 0o600)):
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except OSError:
+            continue
+        if mode & 0o077:
+            problems.append(f"{path}: mode {mode:04o} lets other users read it (want {want:04o})")
+    return problems
+
+
+def load_json_bytes(raw: bytes) -> Any:
+    return json.loads(raw[len(_BOM):] if raw.startswith(_BOM) else raw)

@@ -1,0 +1,156 @@
+"""Read-only views of a store: what `list`, `list --json` and the dashboard show.
+
+Built from one snapshot and the clock; computing a view never writes anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from . import policy
+from .model import STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, sorted_rows
+from .secrets import fingerprint
+
+JSON_SCHEMA_VERSION = 1
+
+
+def row_fingerprint(pool: str, row: Row, env: Mapping[str, str] | None = None) -> str | None:
+    """The display fingerprint: of the stored secret, else of the backing env value,
+    else the stored `secret_fingerprint` (a hash, safe to show shortened)."""
+    token = row.get("access_token")
+    if isinstance(token, str) and token:
+        return fingerprint(token)
+    source = str(row.get("source") or "")
+    if env and source.startswith("env:"):
+        value = env.get(source[4:])
+        if value:
+            return fingerprint(value)
+    fp = row.get("secret_fingerprint")
+    if isinstance(fp, str) and fp:
+        return fp[:15] + "…" if len(fp) > 15 else fp
+    return None
+
+
+@dataclass(frozen=True)
+class CredentialView:
+    pool: str
+    index: int                      # 1-based position in priority order
+    row: Row
+    effective: policy.Effective
+    fingerprint: str | None
+    next: bool
+    backed: bool | None             # env:VAR rows: is VAR set in .env/environment?
+
+    @property
+    def id(self) -> str:
+        return str(self.row.get("id") or "")
+
+    @property
+    def label(self) -> str:
+        return str(self.row.get("label") or "")
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Stable row key for reconciling tables: (pool, id)."""
+        return (self.pool, self.id)
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.row
+        eff = self.effective
+        out: dict[str, Any] = {
+            "id": self.id,
+            "label": self.label,
+            "auth_type": r.get("auth_type"),
+            "source": r.get("source"),
+            "priority": r.get("priority"),
+            "index": self.index,
+            "status": eff.status,
+            "available_at": eff.available_at if eff.available_at not in (None, float("inf")) else None,
+            "seconds_left": round(eff.seconds_left, 3) if eff.seconds_left is not None else None,
+        }
+        for f in STATUS_FIELDS:
+            out[f] = r.get(f)
+        out["failure_reason"] = r.get("failure_reason")
+        out["request_count"] = as_int(r.get("request_count"))
+        out["fingerprint"] = self.fingerprint
+        out["next"] = self.next
+        out["model_cooldowns"] = dict(eff.model_benches)
+        out["status_cleared_at"] = r.get("status_cleared_at")
+        out["base_url"] = r.get("base_url")
+        out["has_secret"] = bool(r.get("access_token")) or bool(self.backed)
+        return out
+
+
+@dataclass(frozen=True)
+class PoolView:
+    key: str
+    strategy: str                    # as configured (may be unknown)
+    credentials: list[CredentialView]
+
+    @property
+    def strategy_known(self) -> bool:
+        return self.strategy in STRATEGIES
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = {policy.OK: 0, policy.COOLING: 0, policy.READY: 0, policy.DEAD: 0}
+        for cv in self.credentials:
+            c[cv.effective.status] += 1
+        return c
+
+    @property
+    def next_available_at(self) -> float | None:
+        """When the pool gets a usable row again, if none is usable now."""
+        if any(cv.effective.usable for cv in self.credentials):
+            return None
+        times = [cv.effective.available_at for cv in self.credentials if cv.effective.status == policy.COOLING]
+        return min(times) if times else None
+
+
+def build_pools(
+    doc: Doc | None, *, strategies: Mapping[str, str] | None = None, now: float,
+    ttls: policy.Ttls = policy.DEFAULT_TTLS, env: Mapping[str, str] | None = None,
+    only: str | None = None,
+) -> list[PoolView]:
+    """One PoolView per pool (sorted by key), rows in priority order."""
+    if doc is None:
+        return []
+    strategies = strategies or {}
+    out: list[PoolView] = []
+    for key in sorted(pools(doc)):
+        if only is not None and key != only:
+            continue
+        rows = sorted_rows(r for r in pools(doc)[key] if isinstance(r, dict))
+        strategy = strategies.get(key) or "fill_first"
+        nxt = policy.pick(rows, strategy, now, ttls)
+        creds = []
+        for i, row in enumerate(rows, start=1):
+            source = str(row.get("source") or "")
+            backed = None
+            if source.startswith("env:") and not is_owned(key, row):
+                backed = bool(env and env.get(source[4:]))
+            creds.append(CredentialView(
+                pool=key, index=i, row=row, effective=policy.effective(row, rows, now, ttls),
+                fingerprint=row_fingerprint(key, row, env), next=row is nxt, backed=backed,
+            ))
+        out.append(PoolView(key, strategy, creds))
+    return out
+
+
+def to_json(home: str, pool_views: list[PoolView], now: float) -> dict[str, Any]:
+    """The stable `list --json` document (schema in the README)."""
+    return {
+        "schema": JSON_SCHEMA_VERSION,
+        "home": home,
+        "generated_at": now,
+        "pools": {
+            pv.key: {
+                "strategy": pv.strategy,
+                "strategy_known": pv.strategy_known,
+                "counts": pv.counts,
+                "credentials": [cv.to_json() for cv in pv.credentials],
+            }
+            for pv in pool_views
+        },
+    }
