@@ -101,7 +101,7 @@ def add_key(
         raise BadInput("--api-key", "the key contains whitespace; paste it on one line")
     if base_url is not None:
         base_url = base_url.strip()
-        if not (base_url.startswith("http://") or base_url.startswith("https://")):
+        if not base_url.startswith(("http://", "https://")):
             raise BadInput("--base-url", f"{base_url!r} is not an http(s) URL")
     rows = ensure_pool(doc, pool)
     dicts = [r for r in rows if isinstance(r, dict)]

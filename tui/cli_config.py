@@ -1,0 +1,220 @@
+"""CLI verbs on config.yaml: strategy, fallback, routing.
+
+Edits go through store.config, which keeps the operator's comments and unknown keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Callable
+
+from store import audit, authfile
+from store.actions import Outcome, check_pool
+from store.errors import BadInput
+from store.model import STRATEGIES, pools
+
+from .cli_store import home_of, warn
+from .format import NULL
+
+AddCommon = Callable[[argparse.ArgumentParser], None]
+
+STRATEGY_HELP = {
+    "fill_first": "use the first available key until it is benched (default)",
+    "round_robin": "rotate: each pick moves the key to the back of the order",
+    "random": "pick any available key at random",
+    "least_used": "pick the available key with the fewest requests",
+}
+
+
+def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
+    p = sub.add_parser("strategy", help="show or set a pool's selection strategy")
+    p.add_argument("pool", nargs="?", metavar="POOL")
+    p.add_argument("strategy", nargs="?", metavar="STRATEGY", help=" | ".join(STRATEGIES) + " | default")
+    add_common(p)
+    p.set_defaults(func=cmd_strategy)
+
+    fb = sub.add_parser("fallback", help="the fallback chain (provider + model when a pool is out)")
+    fsub = fb.add_subparsers(dest="fallback_verb", metavar="ACTION", required=True,
+                             parser_class=type(fb))
+    p = fsub.add_parser("list", help="the effective chain, merged and de-duplicated as the agent sees it")
+    p.add_argument("--json", action="store_true")
+    add_common(p)
+    p.set_defaults(func=cmd_fallback_list)
+    p = fsub.add_parser("add", help="append an entry")
+    p.add_argument("provider", metavar="PROVIDER")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--base-url", metavar="URL")
+    p.add_argument("--key-env", metavar="VAR", help="environment variable holding the key")
+    add_common(p)
+    p.set_defaults(func=cmd_fallback_add)
+    p = fsub.add_parser("remove", help="remove entry N (1-based, as `fallback list` shows)")
+    p.add_argument("n", type=int, metavar="N")
+    add_common(p)
+    p.set_defaults(func=cmd_fallback_remove)
+    p = fsub.add_parser("move", help="move entry N to position M")
+    p.add_argument("n", type=int, metavar="N")
+    p.add_argument("m", type=int, metavar="M")
+    add_common(p)
+    p.set_defaults(func=cmd_fallback_move)
+    p = fsub.add_parser("clear", help="remove every entry")
+    add_common(p)
+    p.set_defaults(func=cmd_fallback_clear)
+    add_common(fb)
+
+    rt = sub.add_parser("routing", help="OpenRouter provider routing")
+    rsub = rt.add_subparsers(dest="routing_verb", metavar="ACTION", required=True,
+                             parser_class=type(rt))
+    p = rsub.add_parser("show")
+    p.add_argument("--json", action="store_true")
+    add_common(p)
+    p.set_defaults(func=cmd_routing_show)
+    p = rsub.add_parser("set", help="sort price|throughput|latency, only/ignore/order a,b, "
+                                    "require_parameters true|false, data_collection allow|deny")
+    p.add_argument("key", metavar="KEY")
+    p.add_argument("value", metavar="VALUE")
+    add_common(p)
+    p.set_defaults(func=cmd_routing_set)
+    p = rsub.add_parser("unset")
+    p.add_argument("key", metavar="KEY")
+    add_common(p)
+    p.set_defaults(func=cmd_routing_unset)
+    add_common(rt)
+
+
+def _config():
+    from store import config
+
+    return config
+
+
+def _audit(args: argparse.Namespace, action: str, pool: str, change: Any) -> None:
+    out = Outcome(action, pool)
+    out.notes.append(json.dumps(change, default=str, ensure_ascii=False) if not isinstance(change, str) else change)
+    audit.record(home_of(args), out, via="cli")
+
+
+# --- strategy ----------------------------------------------------------------------------------
+
+def cmd_strategy(args: argparse.Namespace) -> int:
+    config = _config()
+    home = home_of(args)
+    if args.strategy is None:
+        cfg = config.read_config(home)
+        snap = authfile.read_store(home)
+        names = sorted(set(pools(snap.doc or {})) | set(cfg.strategies))
+        if args.pool:
+            check_pool(args.pool)
+            names = [args.pool]
+        for name in names:
+            configured = cfg.strategies.get(name)
+            if configured is None:
+                print(f"{name}: fill_first (default)")
+            elif configured in STRATEGIES:
+                print(f"{name}: {configured}")
+            else:
+                print(f"{name}: {configured} (unknown to Hermes, which uses fill_first)")
+        if not names:
+            print("no pools and no configured strategies")
+        return 0
+    check_pool(args.pool)
+    strategy = None if args.strategy == "default" else args.strategy
+    if strategy is not None and strategy not in STRATEGIES:
+        raise BadInput("STRATEGY", f"{args.strategy!r} is not one of {', '.join(STRATEGIES)} (or 'default')")
+    change = config.set_strategy(home, args.pool, strategy, lock_timeout=args.lock_timeout)
+    _audit(args, "strategy", args.pool, change)
+    print(f"{args.pool}: {strategy or 'fill_first (default)'} — {STRATEGY_HELP[strategy or 'fill_first']}")
+    return 0
+
+
+# --- fallback ----------------------------------------------------------------------------------
+
+def cmd_fallback_list(args: argparse.Namespace) -> int:
+    cfg = _config().read_config(home_of(args))
+    for w in cfg.warnings:
+        warn(w)
+    chain = cfg.fallback_chain
+    if args.json:
+        json.dump([{"index": i, "provider": e.provider, "model": e.model, "base_url": e.base_url,
+                    "key_env": e.key_env, "has_api_key": e.has_api_key, "origin": e.origin}
+                   for i, e in enumerate(chain, start=1)], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    if not chain:
+        print("no fallback chain: when a pool is out, the agent stops")
+        return 0
+    for i, e in enumerate(chain, start=1):
+        extras = []
+        if e.base_url:
+            extras.append(f"base_url={e.base_url}")
+        if e.key_env:
+            extras.append(f"key_env={e.key_env}")
+        if e.has_api_key:
+            extras.append("api_key=(set)")
+        if e.origin != "fallback_providers":
+            extras.append(f"[{e.origin}]")
+        print(f"{i}. {e.provider} / {e.model} {' '.join(extras)}".rstrip())
+    return 0
+
+
+def cmd_fallback_add(args: argparse.Namespace) -> int:
+    change = _config().fallback_add(home_of(args), args.provider, args.model, base_url=args.base_url,
+                                    key_env=args.key_env, lock_timeout=args.lock_timeout)
+    _audit(args, "fallback-add", args.provider, change)
+    print(f"added fallback {args.provider} / {args.model}")
+    return 0
+
+
+def cmd_fallback_remove(args: argparse.Namespace) -> int:
+    change = _config().fallback_remove(home_of(args), args.n, lock_timeout=args.lock_timeout)
+    _audit(args, "fallback-remove", "*", change)
+    print(f"removed fallback entry {args.n}")
+    return 0
+
+
+def cmd_fallback_move(args: argparse.Namespace) -> int:
+    change = _config().fallback_move(home_of(args), args.n, args.m, lock_timeout=args.lock_timeout)
+    _audit(args, "fallback-move", "*", change)
+    print(f"moved fallback entry {args.n} to {args.m}")
+    return 0
+
+
+def cmd_fallback_clear(args: argparse.Namespace) -> int:
+    change = _config().fallback_clear(home_of(args), lock_timeout=args.lock_timeout)
+    _audit(args, "fallback-clear", "*", change)
+    print("fallback chain cleared")
+    return 0
+
+
+# --- routing -----------------------------------------------------------------------------------
+
+def cmd_routing_show(args: argparse.Namespace) -> int:
+    cfg = _config().read_config(home_of(args))
+    for w in cfg.warnings:
+        warn(w)
+    if args.json:
+        json.dump(cfg.routing, sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+        return 0
+    if not cfg.routing:
+        print("no provider_routing: OpenRouter's defaults apply")
+        return 0
+    for key, value in cfg.routing.items():
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+        print(f"{key}: {NULL if shown in (None, '') else shown}")
+    return 0
+
+
+def cmd_routing_set(args: argparse.Namespace) -> int:
+    change = _config().routing_set(home_of(args), args.key, args.value, lock_timeout=args.lock_timeout)
+    _audit(args, "routing-set", "openrouter", change)
+    print(f"provider_routing.{args.key} set")
+    return 0
+
+
+def cmd_routing_unset(args: argparse.Namespace) -> int:
+    change = _config().routing_unset(home_of(args), args.key, lock_timeout=args.lock_timeout)
+    _audit(args, "routing-unset", "openrouter", change)
+    print(f"provider_routing.{args.key} removed")
+    return 0

@@ -1,0 +1,298 @@
+"""CLI verbs on auth.json: list, add, remove, reset, cooldown, priority, audit, restore-backup."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any, Callable
+
+from store import actions, audit, authfile, view
+from store.errors import BadInput, ConfigUnreadable, StoreUnreadable
+from store.lock import locked
+from store.paths import Home, resolve_home
+from store.policy import DEFAULT_TTLS, Ttls
+from store.transaction import transaction
+
+from .format import NULL, countdown
+from .timeparse import parse_duration, parse_when
+
+AddCommon = Callable[[argparse.ArgumentParser], None]
+
+
+def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
+    p = sub.add_parser("list", help="list pools and credentials with live cooldowns")
+    p.add_argument("pool", nargs="?", metavar="POOL")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    add_common(p)
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("add", help="add an API key to a pool (source manual)")
+    p.add_argument("pool", metavar="POOL")
+    p.add_argument("--api-key", required=True, metavar="KEY|-",
+                   help="the key, or - to read it from stdin (keeps it out of `ps` and shell history)")
+    p.add_argument("--label", metavar="L")
+    p.add_argument("--priority", type=int, metavar="N", help="0 = tried first (default: last)")
+    p.add_argument("--base-url", metavar="URL")
+    add_common(p)
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser("remove", help="remove a credential (TARGET: id, unique label or 1-based index)")
+    p.add_argument("pool", metavar="POOL")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation on a terminal")
+    add_common(p)
+    p.set_defaults(func=cmd_remove)
+
+    p = sub.add_parser("reset", help="clear the cooldown of one credential or of the whole pool")
+    p.add_argument("pool", metavar="POOL")
+    p.add_argument("target", nargs="?", metavar="TARGET")
+    add_common(p)
+    p.set_defaults(func=cmd_reset)
+
+    p = sub.add_parser("cooldown", help="bench a credential by hand")
+    p.add_argument("pool", metavar="POOL")
+    p.add_argument("target", metavar="TARGET")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--for", dest="duration", metavar="DURATION", help="90s, 15m, 2h, 1d")
+    g.add_argument("--until", metavar="TIME", help="ISO-8601 (no offset = local time) or HH:MM")
+    p.add_argument("--reason", metavar="TEXT")
+    add_common(p)
+    p.set_defaults(func=cmd_cooldown)
+
+    p = sub.add_parser("priority", help="move a credential to priority N (0 = tried first)")
+    p.add_argument("pool", metavar="POOL")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("n", type=int, metavar="N")
+    add_common(p)
+    p.set_defaults(func=cmd_priority)
+
+    p = sub.add_parser("audit", help="show the latest operator actions")
+    p.add_argument("-n", type=int, default=20, metavar="N")
+    p.add_argument("--json", action="store_true")
+    add_common(p)
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("restore-backup", help="put auth.json.bak back (keeps the current file aside)")
+    p.add_argument("--yes", "-y", action="store_true")
+    add_common(p)
+    p.set_defaults(func=cmd_restore_backup)
+
+
+# --- shared ------------------------------------------------------------------------------------
+
+def home_of(args: argparse.Namespace) -> Home:
+    return resolve_home(getattr(args, "home", None))
+
+
+def load_config(home: Home) -> tuple[Any | None, Ttls]:
+    """The parsed config.yaml (None if it cannot be read, with a warning) and its TTLs."""
+    from store.config import read_config
+
+    try:
+        cfg = read_config(home)
+    except ConfigUnreadable as exc:
+        warn(f"{exc}; using default strategies and TTLs")
+        return None, DEFAULT_TTLS
+    for w in cfg.warnings:
+        warn(f"{home.config}: {w}")
+    return cfg, cfg.ttls
+
+
+def load_env(home: Home) -> dict[str, str]:
+    from store.envfile import read_env
+
+    return read_env(home)
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"hermes-admin: warning: {message}\n")
+
+
+def confirm(question: str, assume_yes: bool) -> bool:
+    """Ask on a terminal; scripts (no tty) proceed, as they cannot answer."""
+    if assume_yes or not sys.stdin.isatty():
+        return True
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def run_action(args: argparse.Namespace, change: Callable[[dict, float], actions.Outcome]) -> actions.Outcome:
+    """One transaction + audit line + a summary on stdout."""
+    home = home_of(args)
+    now = time.time()
+    with transaction(home, lock_timeout=args.lock_timeout) as doc:
+        outcome = change(doc, now)
+    audit.record(home, outcome, via="cli", now=now)
+    for c in outcome.changes:
+        print(f"{outcome.action}: {c.pool} {c.label} (id={c.id})")
+    for note in outcome.notes:
+        print(f"note: {note}")
+    return outcome
+
+
+# --- verbs -------------------------------------------------------------------------------------
+
+def cmd_list(args: argparse.Namespace) -> int:
+    home = home_of(args)
+    snap = authfile.read_store(home)
+    cfg, ttls = load_config(home)
+    now = time.time()
+    pools = view.build_pools(snap.doc, strategies=cfg.strategies if cfg else None, now=now, ttls=ttls,
+                             env=load_env(home), only=args.pool)
+    for problem in authfile.permission_problems(home):
+        warn(problem)
+    if args.pool and not pools:
+        if snap.doc is None:
+            raise BadInput("POOL", f"no store at {home.auth}, so no pool {args.pool!r}")
+        raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth}")
+    if args.json:
+        json.dump(view.to_json(str(home.root), pools, now), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    if snap.doc is None:
+        print(f"No credential store at {home.auth}.")
+        print("Add a key with: hermes-admin add openrouter --api-key -   (reads the key from stdin)")
+        return 0
+    if not pools:
+        print(f"{home.auth}: no credential pools yet.")
+        return 0
+    for pv in pools:
+        print(format_pool(pv, now))
+    return 0
+
+
+def format_pool(pv: view.PoolView, now: float) -> str:
+    """The `hermes auth list` shape, plus dead rows, honest countdowns and fingerprints."""
+    n = len(pv.credentials)
+    strategy = pv.strategy if pv.strategy_known else f"{pv.strategy} (unknown: fill_first)"
+    lines = [f"{pv.key} ({n} credential{'s' if n != 1 else ''}, {strategy}):"]
+    width = max((len(cv.label) for cv in pv.credentials), default=0)
+    for cv in pv.credentials:
+        r = cv.row
+        source = str(r.get("source") or NULL)
+        if source.startswith("manual:"):
+            source = source[len("manual:"):]
+        parts = [f"  #{cv.index:<2} {cv.label:<{width}}", str(r.get("auth_type") or NULL),
+                 f"id={cv.id}", f"priority={r.get('priority')}", source]
+        eff = cv.effective
+        if eff.status != "ok":
+            code = r.get("last_error_code")
+            why = " ".join(x for x in (str(r.get("last_error_reason") or ""), f"({code})" if code else "") if x)
+            state = {"cooling": "exhausted", "ready": "exhausted", "dead": "dead"}[eff.status]
+            parts.append(f"{state} {why}".rstrip())
+            if eff.status == "cooling":
+                parts.append(f"({countdown(eff.seconds_left)} left)")
+            elif eff.status == "ready":
+                parts.append("(ready to retry)")
+            else:
+                parts.append("(never expires: reset or re-add)")
+        if eff.model_benches:
+            parts.append("models benched: " + ", ".join(
+                f"{m} {countdown(t - now)}" for m, t in sorted(eff.model_benches.items())))
+        if cv.backed is False:
+            parts.append("[env var not set]")
+        parts.append(f"key={cv.fingerprint or NULL}")
+        if cv.next:
+            parts.append("←")
+        lines.append(" ".join(parts))
+    return "\n".join(lines)
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from .cli import remember_secret
+
+    key = args.api_key
+    if key == "-":
+        key = sys.stdin.readline().strip()
+        if not key:
+            raise BadInput("--api-key", "nothing on stdin (expected the key on one line)")
+    remember_secret(key)
+
+    def change(doc: dict, now: float) -> actions.Outcome:
+        return actions.add_key(doc, args.pool, key, now, label=args.label, priority=args.priority,
+                               base_url=args.base_url)
+
+    out = run_action(args, change)
+    for c in out.changes:
+        print(f"key {fingerprint_of(key)} added to {c.pool} as {c.label!r}")
+    return 0
+
+
+def fingerprint_of(key: str) -> str:
+    from store.secrets import fingerprint
+
+    return fingerprint(key) or NULL
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    home = home_of(args)
+    snap = authfile.read_store(home)
+    if snap.doc is None:
+        raise BadInput("POOL", f"no store at {home.auth}")
+    row = actions.resolve(snap.doc, args.pool, args.target)  # validate before asking
+    if not confirm(f"Remove {args.pool} {row.get('label')!r} (id={row.get('id')})?", args.yes):
+        print("cancelled; nothing written")
+        return 1
+    # Re-resolve by id inside the transaction: the file may have changed since we asked.
+    rid = str(row.get("id"))
+    run_action(args, lambda doc, now: actions.remove(doc, args.pool, rid))
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    run_action(args, lambda doc, now: actions.reset(doc, args.pool, args.target, now))
+    return 0
+
+
+def cmd_cooldown(args: argparse.Namespace) -> int:
+    now = time.time()
+    try:
+        until = now + parse_duration(args.duration) if args.duration else parse_when(args.until, now)
+    except ValueError as exc:
+        raise BadInput("--for" if args.duration else "--until", str(exc)) from None
+    run_action(args, lambda doc, t: actions.cooldown(doc, args.pool, args.target, until, t, args.reason))
+    print(f"benched until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))} "
+          f"({countdown(until - now)})")
+    return 0
+
+
+def cmd_priority(args: argparse.Namespace) -> int:
+    run_action(args, lambda doc, now: actions.set_priority(doc, args.pool, args.target, args.n))
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    entries = audit.tail(home_of(args), max(1, args.n))
+    if args.json:
+        json.dump(entries, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(e.get("time") or 0)))
+        rows = ", ".join(f"{c.get('label')}({c.get('id')})" for c in e.get("changes") or []) or NULL
+        print(f"{when} {e.get('user')}@{e.get('host')} {e.get('via')}: {e.get('action')} {e.get('pool')} {rows}")
+    return 0
+
+
+def cmd_restore_backup(args: argparse.Namespace) -> int:
+    home = home_of(args)
+    try:
+        raw = home.backup.read_bytes()
+    except OSError as exc:
+        raise StoreUnreadable(home.backup, f"no backup to restore ({exc.strerror})") from None
+    authfile.parse_store(raw, home.backup)  # a bad backup is refused like a bad store
+    if not confirm(f"Replace {home.auth} with {home.backup}?", args.yes):
+        print("cancelled; nothing written")
+        return 1
+    with locked(home.lock, args.lock_timeout):
+        if home.auth.exists():
+            aside = home.root / f"auth.json.replaced-{time.strftime('%Y%m%dT%H%M%S')}"
+            authfile.atomic_write_bytes(aside, home.auth.read_bytes())
+            print(f"kept the current file as {aside}")
+        authfile.atomic_write_bytes(home.auth, raw)
+    audit.record(home, actions.Outcome("restore-backup", "*"), via="cli")
+    print(f"restored {home.auth} from {home.backup}")
+    return 0

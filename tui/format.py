@@ -1,0 +1,48 @@
+"""Text forms shared by the CLI and the TUI: countdowns, nulls, times, statuses."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+NULL = "—"
+
+# Every state has a word and a symbol, so colour is never the only signal.
+STATUS_SYMBOL = {"ok": "●", "cooling": "◐", "ready": "○", "dead": "✖"}
+
+
+def countdown(seconds: float | None) -> str:
+    """Coarse countdown with the two largest units: ``59m 30s``, ``6d 23h``, ``45s``."""
+    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
+        return NULL
+    if math.isinf(seconds):
+        return "never"
+    s = max(0, int(math.ceil(seconds)))
+    days, rem = divmod(s, 86400)
+    hours, rem = divmod(rem, 3600)
+    minutes, secs = divmod(rem, 60)
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes}m"
+    if minutes:
+        return f"{minutes}m {secs}s"
+    return f"{secs}s"
+
+
+def nullable(value: Any) -> str:
+    """``—`` for None/empty, else str(value)."""
+    if value is None or value == "":
+        return NULL
+    return str(value)
+
+
+def local_time(epoch: float | None, now: float | None = None) -> str:
+    """Absolute local time; the date is shown only when it is not today."""
+    if epoch is None or math.isinf(epoch):
+        return NULL
+    dt = datetime.fromtimestamp(epoch)
+    if now is not None and datetime.fromtimestamp(now).date() == dt.date():
+        return dt.strftime("%H:%M:%S")
+    return dt.strftime("%Y-%m-%d %H:%M")
