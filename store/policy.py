@@ -49,7 +49,7 @@ class Ttls:
     billing_unverified: float = 60.0
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, Any] | None) -> "Ttls":
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> Ttls:
         """Build from config (`hermes_admin.cooldown_ttls`); raise ValueError naming a bad key."""
         if not data:
             return cls()
@@ -161,8 +161,10 @@ def effective(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAU
 
 
 def known_strategy(name: Any) -> str:
-    """Hermes treats any unknown strategy name as fill_first."""
-    return name if name in STRATEGIES else DEFAULT_STRATEGY
+    """The strategy Hermes runs for a configured name: it lower-cases and strips the
+    name, and treats anything unknown (e.g. the documented-only `quota_aware`) as fill_first."""
+    norm = str(name or "").strip().lower()
+    return norm if norm in STRATEGIES else DEFAULT_STRATEGY
 
 
 def available(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) -> list[Row]:

@@ -90,7 +90,12 @@ class PoolView:
 
     @property
     def strategy_known(self) -> bool:
-        return self.strategy in STRATEGIES
+        return str(self.strategy).strip().lower() in STRATEGIES
+
+    @property
+    def strategy_effective(self) -> str:
+        """What Hermes actually runs for the configured name."""
+        return policy.known_strategy(self.strategy)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -148,6 +153,7 @@ def to_json(home: str, pool_views: list[PoolView], now: float) -> dict[str, Any]
             pv.key: {
                 "strategy": pv.strategy,
                 "strategy_known": pv.strategy_known,
+                "strategy_effective": pv.strategy_effective,
                 "counts": pv.counts,
                 "credentials": [cv.to_json() for cv in pv.credentials],
             }

@@ -11,9 +11,10 @@ import sys
 from typing import Any, Callable
 
 from store import audit, authfile
-from store.actions import Outcome, check_pool
+from store.actions import check_pool
 from store.errors import BadInput
 from store.model import STRATEGIES, pools
+from store.policy import known_strategy
 
 from .cli_store import home_of, warn
 from .format import NULL
@@ -89,10 +90,12 @@ def _config():
     return config
 
 
-def _audit(args: argparse.Namespace, action: str, pool: str, change: Any) -> None:
-    out = Outcome(action, pool)
-    out.notes.append(json.dumps(change, default=str, ensure_ascii=False) if not isinstance(change, str) else change)
-    audit.record(home_of(args), out, via="cli")
+def _audit(args: argparse.Namespace, change: Any) -> None:
+    """Record a config edit; an edit that changed nothing is not an action."""
+    if getattr(change, "written", True):
+        audit.record(home_of(args), change.to_outcome(), via="cli")
+    for note in getattr(change, "notes", ()):
+        print(f"note: {note}")
 
 
 # --- strategy ----------------------------------------------------------------------------------
@@ -111,7 +114,7 @@ def cmd_strategy(args: argparse.Namespace) -> int:
             configured = cfg.strategies.get(name)
             if configured is None:
                 print(f"{name}: fill_first (default)")
-            elif configured in STRATEGIES:
+            elif known_strategy(configured) == configured.strip().lower():
                 print(f"{name}: {configured}")
             else:
                 print(f"{name}: {configured} (unknown to Hermes, which uses fill_first)")
@@ -123,7 +126,7 @@ def cmd_strategy(args: argparse.Namespace) -> int:
     if strategy is not None and strategy not in STRATEGIES:
         raise BadInput("STRATEGY", f"{args.strategy!r} is not one of {', '.join(STRATEGIES)} (or 'default')")
     change = config.set_strategy(home, args.pool, strategy, lock_timeout=args.lock_timeout)
-    _audit(args, "strategy", args.pool, change)
+    _audit(args, change)
     print(f"{args.pool}: {strategy or 'fill_first (default)'} — {STRATEGY_HELP[strategy or 'fill_first']}")
     return 0
 
@@ -161,28 +164,28 @@ def cmd_fallback_list(args: argparse.Namespace) -> int:
 def cmd_fallback_add(args: argparse.Namespace) -> int:
     change = _config().fallback_add(home_of(args), args.provider, args.model, base_url=args.base_url,
                                     key_env=args.key_env, lock_timeout=args.lock_timeout)
-    _audit(args, "fallback-add", args.provider, change)
+    _audit(args, change)
     print(f"added fallback {args.provider} / {args.model}")
     return 0
 
 
 def cmd_fallback_remove(args: argparse.Namespace) -> int:
     change = _config().fallback_remove(home_of(args), args.n, lock_timeout=args.lock_timeout)
-    _audit(args, "fallback-remove", "*", change)
+    _audit(args, change)
     print(f"removed fallback entry {args.n}")
     return 0
 
 
 def cmd_fallback_move(args: argparse.Namespace) -> int:
     change = _config().fallback_move(home_of(args), args.n, args.m, lock_timeout=args.lock_timeout)
-    _audit(args, "fallback-move", "*", change)
+    _audit(args, change)
     print(f"moved fallback entry {args.n} to {args.m}")
     return 0
 
 
 def cmd_fallback_clear(args: argparse.Namespace) -> int:
     change = _config().fallback_clear(home_of(args), lock_timeout=args.lock_timeout)
-    _audit(args, "fallback-clear", "*", change)
+    _audit(args, change)
     print("fallback chain cleared")
     return 0
 
@@ -208,13 +211,13 @@ def cmd_routing_show(args: argparse.Namespace) -> int:
 
 def cmd_routing_set(args: argparse.Namespace) -> int:
     change = _config().routing_set(home_of(args), args.key, args.value, lock_timeout=args.lock_timeout)
-    _audit(args, "routing-set", "openrouter", change)
+    _audit(args, change)
     print(f"provider_routing.{args.key} set")
     return 0
 
 
 def cmd_routing_unset(args: argparse.Namespace) -> int:
     change = _config().routing_unset(home_of(args), args.key, lock_timeout=args.lock_timeout)
-    _audit(args, "routing-unset", "openrouter", change)
+    _audit(args, change)
     print(f"provider_routing.{args.key} removed")
     return 0

@@ -1,0 +1,603 @@
+"""YAML mechanics for config.yaml: strict reads, round-trip edits, safe writes.
+
+Two parsers on purpose. Reads use PyYAML (what Hermes itself reads config.yaml
+with, so hermes-admin sees the values Hermes sees). Edits use ruamel.yaml's
+round-trip mode, because an operator's comments, key order and quoting are
+their work and an edit must not lose them.
+
+ruamel attaches the full-line comments that sit *above* an element to the end
+of the element before it. Left alone, deleting or moving an entry would carry
+its neighbour's comment along. The helpers below move those comment lines
+with the element they describe (the block of comment lines directly above it),
+and a final check re-parses every edited text before it may replace the file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import stat
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark
+from ruamel.yaml.error import MarkedYAMLError as RtMarkedError
+from ruamel.yaml.scalarstring import SingleQuotedScalarString
+from ruamel.yaml.tokens import CommentToken
+
+from .errors import ConfigUnreadable, HermesAdminError
+from .lock import DEFAULT_LOCK_TIMEOUT, locked
+from .paths import TEMP_PREFIX
+
+# Hermes creates config.yaml through mkstemp and only restores a mode that
+# existed before, so a config.yaml it creates is 0600. We create ours the same way.
+NEW_FILE_MODE = 0o600
+
+# Test hook: called inside the lock right after the fresh read. Tests use it to
+# widen the read-modify-write window and prove the lock is what prevents loss.
+after_read_hook: Callable[[], None] | None = None
+
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _DupCheckingLoader(_SafeLoader):  # type: ignore[misc, valid-type]
+    """Safe loader that notes duplicate keys (PyYAML keeps the last one silently)."""
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.duplicates: list[str] = []
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            try:
+                key = self.construct_object(key_node, deep=True)
+                hash(key)
+            except Exception:  # unhashable keys are PyYAML's to report
+                continue
+            if key in seen:
+                self.duplicates.append(
+                    f"line {key_node.start_mark.line + 1}: duplicate key {key!r} "
+                    "(the last one wins, as Hermes reads it)"
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _yaml_error(path: Path, exc: Exception) -> ConfigUnreadable:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    if isinstance(exc, yaml.reader.ReaderError):
+        return ConfigUnreadable(path, f"not valid UTF-8 text (byte {exc.position})")
+    if mark is not None:
+        return ConfigUnreadable(
+            path, f"YAML error at line {mark.line + 1} column {mark.column + 1}: {problem}"
+        )
+    return ConfigUnreadable(path, f"YAML error: {problem}")
+
+
+def load_plain(raw: bytes, path: Path) -> tuple[Any, list[str]]:
+    """Parse *raw* the way Hermes does (safe_load); return (data, duplicate-key notes).
+
+    Raises ConfigUnreadable naming the 1-based line and column of a syntax error.
+    """
+    loader = _DupCheckingLoader(raw)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        raise _yaml_error(path, exc) from None
+    finally:
+        loader.dispose()
+    return data, loader.duplicates
+
+
+def top_level_problem(data: Any) -> str | None:
+    """Why *data* cannot be a config (None when it can)."""
+    if data is None or isinstance(data, dict):
+        return None
+    kind = "list" if isinstance(data, list) else type(data).__name__
+    return f"top level is a {kind}, not a mapping of settings"
+
+
+# --- round-trip loading and dumping -------------------------------------------------
+
+_KEY_LINE = re.compile(r"^(\s*)[^\s#-][^:#]*:\s*(#.*)?$")
+_ITEM_LINE = re.compile(r"^(\s*)- ")
+
+
+def guess_indent(text: str) -> tuple[int, int, int]:
+    """(mapping, sequence, offset) indents the file already uses; Hermes's 2/4/2 by default.
+
+    ruamel applies one indentation to the whole document, so matching the
+    operator's style keeps untouched sections byte-identical.
+    """
+    mapping: int | None = None
+    offset: int | None = None
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    for prev, line in zip(lines, lines[1:], strict=False):
+        m = _KEY_LINE.match(prev)
+        if not m:
+            continue
+        base = len(m.group(1))
+        item = _ITEM_LINE.match(line)
+        indent = len(line) - len(line.lstrip(" "))
+        if item and offset is None and indent >= base:
+            offset = indent - base
+        elif not item and mapping is None and indent > base:
+            mapping = indent - base
+        if mapping is not None and offset is not None:
+            break
+    mapping = mapping or 2
+    offset = 2 if offset is None else offset
+    return mapping, offset + 2, offset
+
+
+def make_yaml(text: str = "") -> YAML:
+    """A round-trip YAML configured to reproduce *text*'s style."""
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    rt.allow_unicode = True
+    rt.width = 4096  # never re-wrap an operator's long lines
+    mapping, sequence, offset = guess_indent(text)
+    rt.indent(mapping=mapping, sequence=sequence, offset=offset)
+    return rt
+
+
+def load_tree(raw: bytes | None, path: Path) -> tuple[CommentedMap, YAML]:
+    """Round-trip parse for editing; ConfigUnreadable when it does not parse or is not a mapping."""
+    if raw is None:
+        return CommentedMap(), make_yaml()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigUnreadable(path, f"not valid UTF-8 text (byte {exc.start})") from None
+    rt = make_yaml(text)
+    try:
+        tree = rt.load(text)
+    except RtMarkedError as exc:
+        raise _yaml_error(path, exc) from None
+    except Exception as exc:  # ruamel raises a few non-marked errors too
+        raise ConfigUnreadable(path, f"YAML error: {exc}") from None
+    if tree is None:
+        # Only comments (or nothing): keep them as the new document's leading lines.
+        tree = CommentedMap()
+        if text.strip():
+            tree.ca.comment = [None, [CommentToken(text if text.endswith("\n") else text + "\n",
+                                                   CommentMark(0), None)]]
+        return tree, rt
+    problem = top_level_problem(tree)
+    if problem:
+        raise ConfigUnreadable(path, problem)
+    return tree, rt
+
+
+def dump_tree(rt: YAML, tree: CommentedMap) -> bytes:
+    out = io.StringIO()
+    rt.dump(tree, out)
+    return out.getvalue().encode("utf-8")
+
+
+def plain_scalar(value: str) -> Any:
+    """*value* as a node that PyYAML (YAML 1.1, like Hermes) reads back as this string.
+
+    ruamel writes YAML 1.2, where `yes`, `on` or `0777` are plain strings; Hermes's
+    PyYAML would read them as a bool or a number. Quote whenever that would happen.
+    """
+    try:
+        back = yaml.load(value, Loader=_SafeLoader)
+    except yaml.YAMLError:
+        back = None
+    return value if back == value and isinstance(back, str) else SingleQuotedScalarString(value)
+
+
+# --- comments that belong to an element -----------------------------------------------
+
+def _is_block(node: Any) -> bool:
+    return isinstance(node, (CommentedMap, CommentedSeq)) and len(node) > 0 \
+        and not node.fa.flow_style()
+
+
+def _tail_slot(node: Any) -> tuple[dict, Any, int] | None:
+    """The comment slot printed right after *node*'s last line (deepest last element)."""
+    if not _is_block(node):
+        return None
+    if isinstance(node, CommentedMap):
+        key: Any = list(node.keys())[-1]
+        pos = 2
+    else:
+        key = len(node) - 1
+        pos = 0
+    child = node[key]
+    if _is_block(child):
+        return _tail_slot(child)
+    return node.ca.items, key, pos
+
+
+def take_trailing(node: Any) -> str:
+    """Remove and return the full comment/blank lines printed after *node*'s last line."""
+    slot = _tail_slot(node)
+    if slot is None:
+        return ""
+    items, key, pos = slot
+    entry = items.get(key)
+    token = entry[pos] if entry and len(entry) > pos else None
+    if token is None or "\n" not in token.value:
+        return ""
+    eol, rest = token.value.split("\n", 1)
+    token.value = eol + "\n"
+    return rest
+
+
+def put_trailing(node: Any, text: str) -> bool:
+    """Print *text* (whole lines) after *node*'s last line; False if it has no place for it."""
+    if not text:
+        return True
+    slot = _tail_slot(node)
+    if slot is None:
+        return False
+    items, key, pos = slot
+    entry = items.setdefault(key, [None, None, None, None])
+    while len(entry) <= pos:
+        entry.append(None)
+    token = entry[pos]
+    if token is None:
+        entry[pos] = CommentToken("\n" + text, CommentMark(0), None)
+    else:
+        value = token.value if token.value.endswith("\n") else token.value + "\n"
+        token.value = value + text
+    return True
+
+
+def split_lead(text: str) -> tuple[str, str]:
+    """(detached, attached): the comment block directly above an element is its own."""
+    lines = text.splitlines(keepends=True)
+    cut = len(lines)
+    while cut > 0 and lines[cut - 1].strip().startswith("#"):
+        cut -= 1
+    return "".join(lines[:cut]), "".join(lines[cut:])
+
+
+@dataclass
+class SeqItem:
+    """A sequence element lifted out with the comment lines printed above it."""
+
+    value: Any
+    seq_comment: Any = None
+    lead: str = ""
+
+
+def _header_take(parent: CommentedMap, key: Any) -> str:
+    """Remove and return the comment lines between ``key:`` and its first item."""
+    entry = parent.ca.items.get(key)
+    if not entry:
+        return ""
+    eol = entry[2] if len(entry) > 2 else None
+    if eol is not None:
+        first, _, rest = eol.value.partition("\n")
+        eol.value = first + "\n"
+        return rest
+    pre = entry[3] if len(entry) > 3 else None
+    if pre:
+        entry[3] = None
+        return "".join((" " * t.column if t.value.lstrip().startswith("#") else "") + t.value
+                       for t in pre)
+    return ""
+
+
+def _header_put(parent: CommentedMap, key: Any, text: str) -> None:
+    if not text:
+        return
+    entry = parent.ca.items.setdefault(key, [None, None, None, None])
+    while len(entry) < 4:
+        entry.append(None)
+    if entry[2] is not None:
+        value = entry[2].value
+        entry[2].value = (value if value.endswith("\n") else value + "\n") + text
+    else:
+        entry[3] = [CommentToken(text, CommentMark(0), None)]
+
+
+def _take_after(seq: CommentedSeq, i: int) -> str:
+    if _is_block(seq[i]):
+        return take_trailing(seq[i])
+    entry = seq.ca.items.get(i)
+    token = entry[0] if entry else None
+    if token is None or "\n" not in token.value:
+        return ""
+    eol, rest = token.value.split("\n", 1)
+    token.value = eol + "\n"
+    return rest
+
+
+def _put_after(seq: CommentedSeq, i: int, text: str) -> None:
+    if not text:
+        return
+    if _is_block(seq[i]):
+        put_trailing(seq[i], text)
+        return
+    entry = seq.ca.items.setdefault(i, [None, None, None, None])
+    if entry[0] is None:
+        entry[0] = CommentToken("\n" + text, CommentMark(0), None)
+    else:
+        entry[0].value = (entry[0].value if entry[0].value.endswith("\n")
+                          else entry[0].value + "\n") + text
+
+
+@dataclass
+class SeqParts:
+    """A block sequence taken apart so elements can move with their own comments."""
+
+    parent: CommentedMap
+    key: Any
+    items: list[SeqItem]
+    header: str            # lines under ``key:`` that describe the list, not its first item
+    tail: str              # lines after the last item (they belong to what follows)
+
+    def drop(self, index: int) -> SeqItem:
+        """Remove an element; its own comment block goes, spacing above it stays."""
+        item = self.items.pop(index)
+        detached, _own = split_lead(item.lead)
+        if index < len(self.items):
+            self.items[index].lead = detached + self.items[index].lead
+        else:
+            self.tail = detached + self.tail
+        return item
+
+
+def seq_parts(parent: CommentedMap, key: Any) -> SeqParts:
+    """Lift the elements of ``parent[key]`` (a sequence) out with their comment blocks."""
+    seq = parent[key]
+    header, lead0 = split_lead(_header_take(parent, key)) if len(seq) else ("", "")
+    leads = [lead0] + [_take_after(seq, i) for i in range(len(seq))]
+    items = [SeqItem(seq[i], seq.ca.items.get(i), leads[i]) for i in range(len(seq))]
+    return SeqParts(parent, key, items, header, leads[-1] if len(seq) else "")
+
+
+def rebuild_seq(parts: SeqParts) -> None:
+    """Put the elements back in their new order, each with its comment block above it."""
+    seq = parts.parent[parts.key]
+    seq.clear()
+    seq.ca.items.clear()
+    for i, item in enumerate(parts.items):
+        seq.append(item.value)
+        if item.seq_comment is not None:
+            seq.ca.items[i] = item.seq_comment
+    if not parts.items:
+        seq.fa.set_flow_style()  # an empty block sequence with comments dumps broken YAML
+        _put_trailing_of_entry(parts.parent, parts.key, parts.header + parts.tail)
+        return
+    seq.fa.set_block_style()
+    _header_put(parts.parent, parts.key, parts.header + parts.items[0].lead)
+    for i in range(len(parts.items)):
+        _put_after(seq, i, parts.items[i + 1].lead if i + 1 < len(parts.items) else parts.tail)
+
+
+def delete_key(parent: CommentedMap, key: Any) -> None:
+    """Delete *key*; its own comment block goes with it, a neighbour's stays."""
+    keys = list(parent.keys())
+    j = keys.index(key)
+    following = _trailing_of_entry(parent, key)
+    kept_lead = ""
+    if j > 0:
+        prev_key = keys[j - 1]
+        kept_lead, _own = split_lead(_trailing_of_entry(parent, prev_key))
+    del parent[key]
+    parent.ca.items.pop(key, None)
+    text = kept_lead + following
+    if not text:
+        return
+    if j > 0:
+        _put_trailing_of_entry(parent, keys[j - 1], text)
+    elif len(parent):
+        # No entry above it in this mapping: the lines become the mapping's own
+        # leading comment, printed just above its (new) first entry.
+        if not parent.ca.comment:
+            parent.ca.comment = [None, []]
+        if parent.ca.comment[1] is None:
+            parent.ca.comment[1] = []
+        parent.ca.comment[1].append(CommentToken(text, CommentMark(0), None))
+    if not len(parent):
+        parent.fa.set_flow_style()
+
+
+def _trailing_of_entry(parent: CommentedMap, key: Any) -> str:
+    value = parent[key]
+    if _is_block(value):
+        return take_trailing(value)
+    entry = parent.ca.items.get(key)
+    token = entry[2] if entry and len(entry) > 2 else None
+    if token is None or "\n" not in token.value:
+        return ""
+    eol, rest = token.value.split("\n", 1)
+    token.value = eol + "\n"
+    return rest
+
+
+def _put_trailing_of_entry(parent: CommentedMap, key: Any, text: str) -> None:
+    value = parent[key]
+    if _is_block(value):
+        put_trailing(value, text)
+        return
+    entry = parent.ca.items.setdefault(key, [None, None, None, None])
+    if entry[2] is None:
+        entry[2] = CommentToken("\n" + text, CommentMark(0), None)
+    else:
+        entry[2].value = (entry[2].value if entry[2].value.endswith("\n")
+                          else entry[2].value + "\n") + text
+
+
+def set_key(parent: CommentedMap, key: Any, value: Any) -> None:
+    """Set *key* (appending a new key at the end), keeping the lines after the old last entry.
+
+    A new key lands after the mapping's trailing comment lines would otherwise
+    be printed, so the lines that belonged below the mapping stay below it.
+    """
+    if key in parent or not len(parent):
+        parent[key] = value
+        return
+    last = list(parent.keys())[-1]
+    tail = _trailing_of_entry(parent, last)
+    parent[key] = value
+    if tail and not _put_trailing_of_entry_safe(parent, key, tail):
+        _put_trailing_of_entry(parent, last, tail)
+
+
+def replace_value(parent: CommentedMap, key: Any, value: Any) -> None:
+    """Replace *key*'s value in place, keeping its end-of-line comment and the lines after it."""
+    if key not in parent:
+        set_key(parent, key, value)
+        return
+    tail = _trailing_of_entry(parent, key)
+    parent[key] = value
+    if tail:
+        _put_trailing_of_entry(parent, key, tail)
+
+
+def _put_trailing_of_entry_safe(parent: CommentedMap, key: Any, text: str) -> bool:
+    try:
+        _put_trailing_of_entry(parent, key, text)
+    except Exception:
+        return False
+    return True
+
+
+def block(node: Any) -> Any:
+    """Make an (empty, flow-style) container block style before adding to it."""
+    # A loaded `[]`/`{}` reports flow style None; either way it must not stay flow.
+    if isinstance(node, (CommentedMap, CommentedSeq)) and not len(node) \
+            and node.fa.flow_style() is not False:
+        node.fa.set_block_style()
+    return node
+
+
+# --- writing -----------------------------------------------------------------------
+
+def _target(path: Path) -> Path:
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def write_keeping_mode(path: Path, data: bytes) -> None:
+    """Atomically replace *path* with *data*, keeping its permission mode and owner.
+
+    store.authfile.atomic_write_bytes forces 0600, right for auth.json, wrong for
+    config.yaml, which operators and tools may have made group-readable on
+    purpose. Same steps otherwise: same-directory mkstemp, fsync, os.replace,
+    fsync the directory; a symlinked config.yaml has its target replaced.
+    """
+    target = _target(path)
+    try:
+        st: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    mode = stat.S_IMODE(st.st_mode) if st else NEW_FILE_MODE
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX + target.name + ".", suffix=".tmp",
+                               dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), mode)
+            if st is not None and os.geteuid() == 0:
+                try:  # root editing a user's home must not leave the file owned by root
+                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
+                except OSError:
+                    pass
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    dfd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """The file's bytes, None when missing; ConfigUnreadable for anything else."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise ConfigUnreadable(path, "is a directory") from None
+    except PermissionError:
+        raise ConfigUnreadable(path, "permission denied") from None
+    except OSError as exc:
+        raise ConfigUnreadable(path, exc.strerror or str(exc)) from None
+
+
+@dataclass
+class EditSession:
+    """One locked edit: the round-trip tree to change and what Hermes reads today."""
+
+    path: Path
+    raw: bytes | None
+    tree: CommentedMap
+    plain: dict[str, Any]
+    touched: frozenset[str]
+    dirty: bool = False
+    written: bytes | None = field(default=None, repr=False)
+
+
+@contextmanager
+def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
+                lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[EditSession]:
+    """Lock, read fresh, yield the tree; write it back atomically if the body set ``dirty``.
+
+    Only the top-level keys in *touched* may change meaning: the edited text is
+    re-parsed with PyYAML and every other key must read exactly as before, or
+    nothing is written. Raising inside the block writes nothing.
+    """
+    with locked(lock_path, lock_timeout):
+        raw = read_bytes(path)
+        plain_before: Any = None
+        if raw is not None:
+            plain_before, _ = load_plain(raw, path)
+            problem = top_level_problem(plain_before)
+            if problem:
+                raise ConfigUnreadable(path, problem)
+        tree, rt = load_tree(raw, path)
+        if after_read_hook is not None:
+            after_read_hook()
+        session = EditSession(path, raw, tree, plain_before or {}, touched)
+        yield session
+        if not session.dirty:
+            return
+        data = dump_tree(rt, tree)
+        _verify(path, rt, tree, data, session)
+        write_keeping_mode(path, data)
+        session.written = data
+
+
+def _verify(path: Path, rt: YAML, tree: CommentedMap, data: bytes, session: EditSession) -> None:
+    """Refuse to write text that does not read back as the intended document."""
+    try:
+        after, _ = load_plain(data, path)
+        reloaded = rt.load(data.decode("utf-8"))
+    except Exception as exc:
+        raise HermesAdminError(f"{path}: the edited YAML did not re-parse ({exc}); nothing "
+                               "was written") from None
+    if not isinstance(after, dict) or (reloaded or {}) != tree:
+        raise HermesAdminError(f"{path}: the edited YAML did not read back as intended; "
+                               "nothing was written")
+    for key in set(session.plain) | set(after):
+        if key in session.touched:
+            continue
+        if session.plain.get(key) != after.get(key):
+            raise HermesAdminError(f"{path}: the edit would have changed {key!r}, which it "
+                                   "must not touch; nothing was written")
