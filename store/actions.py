@@ -24,10 +24,11 @@ from .model import (
     new_id,
     pool_rows,
     pools,
+    row_secrets,
     sorted_rows,
     validate_pool_key,
 )
-from .secrets import fingerprint
+from .secrets import fingerprint, redact
 
 
 @dataclass
@@ -53,6 +54,8 @@ def _status(row: Row | None) -> dict[str, Any]:
     if row is None:
         return {}
     out = {f: row.get(f) for f in STATUS_FIELDS}
+    if isinstance(out.get("last_error_message"), str):
+        out["last_error_message"] = redact(out["last_error_message"], row_secrets(row))
     for f in ("priority", "status_cleared_at", "failure_reason"):
         if f in row:
             out[f] = row.get(f)

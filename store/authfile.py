@@ -142,13 +142,23 @@ def keep_backup(home: Home) -> None:
     symlink planted at the backup name is replaced, never followed.
     """
     src = _target(home.auth)
-    if not src.exists():
-        return
+    try:
+        cur, bak = os.stat(src), os.lstat(home.backup)
+        if (cur.st_dev, cur.st_ino) == (bak.st_dev, bak.st_ino):
+            # A write died after the last backup: both names are one inode already.
+            # Renaming a second link over it would be a no-op that leaves the temp
+            # link (a copy of the store) behind.
+            return
+    except FileNotFoundError:
+        if not src.exists():
+            return
     tmp = src.parent / f"{TEMP_PREFIX}backup.{os.getpid()}.{time.monotonic_ns()}.tmp"
     try:
         os.link(src, tmp, follow_symlinks=False)
         os.chmod(tmp, 0o600)
         os.replace(tmp, home.backup)
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
     except OSError:
         # A filesystem without hard links: copy instead.
         try:

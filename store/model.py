@@ -11,7 +11,7 @@ import math
 import re
 import secrets as _secrets
 from datetime import datetime, timezone
-from typing import Any, Iterable, TypedDict
+from typing import Any, Iterable, Mapping, TypedDict
 
 STATUS_OK = "ok"
 STATUS_EXHAUSTED = "exhausted"
@@ -100,6 +100,16 @@ def is_owned(pool: str, row: Row) -> bool:
     """True when the row keeps its secret in auth.json; borrowed rows never get one."""
     source = str(row.get("source") or "")
     return is_manual_source(source) or (pool, source) in _OWNED_OAUTH
+
+
+def row_secrets(row: Row, env: Mapping[str, str] | None = None) -> list[str]:
+    """Every secret a row holds or borrows, for redacting free text such as a provider's
+    error message (providers sometimes echo the key back)."""
+    out = [v for f in SECRET_FIELDS if isinstance(v := row.get(f), str) and v]
+    source = str(row.get("source") or "")
+    if env and source.startswith("env:") and env.get(source[4:]):
+        out.append(env[source[4:]])
+    return out
 
 
 def pools(doc: Doc) -> dict[str, list[Row]]:

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from . import policy
-from .model import STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, sorted_rows
-from .secrets import fingerprint
+from .model import STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, row_secrets, sorted_rows
+from .secrets import fingerprint, redact
 
 JSON_SCHEMA_VERSION = 1
 
@@ -41,6 +41,7 @@ class CredentialView:
     fingerprint: str | None
     next: bool
     backed: bool | None             # env:VAR rows: is VAR set in .env/environment?
+    env: Mapping[str, str] | None = None
 
     @property
     def id(self) -> str:
@@ -49,6 +50,12 @@ class CredentialView:
     @property
     def label(self) -> str:
         return str(self.row.get("label") or "")
+
+    @property
+    def error_message(self) -> str | None:
+        """last_error_message with any secret the provider echoed back fingerprinted."""
+        msg = self.row.get("last_error_message")
+        return redact(msg, row_secrets(self.row, self.env)) if isinstance(msg, str) else msg
 
     @property
     def key(self) -> tuple[str, str]:
@@ -71,6 +78,7 @@ class CredentialView:
         }
         for f in STATUS_FIELDS:
             out[f] = r.get(f)
+        out["last_error_message"] = self.error_message
         out["failure_reason"] = r.get("failure_reason")
         out["request_count"] = as_int(r.get("request_count"))
         out["fingerprint"] = self.fingerprint
@@ -137,7 +145,7 @@ def build_pools(
                 backed = bool(env and env.get(source[4:]))
             creds.append(CredentialView(
                 pool=key, index=i, row=row, effective=policy.effective(row, rows, now, ttls),
-                fingerprint=row_fingerprint(key, row, env), next=row is nxt, backed=backed,
+                fingerprint=row_fingerprint(key, row, env), next=row is nxt, backed=backed, env=env,
             ))
         out.append(PoolView(key, strategy, creds))
     return out
