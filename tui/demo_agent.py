@@ -1,0 +1,207 @@
+"""A simulated Hermes agent: a separate process that uses ``store.runtime`` on a home.
+
+Each turn it asks the restore gate, selects a credential, sends one chat request to the
+(fake) provider, and reports the result, so rotations, cooldowns, fallbacks and restores
+happen live in the store the dashboard watches. Used by ``hermes-admin demo`` and by the
+multi-process tests::
+
+    python -m tui.demo_agent --home DIR --pool openrouter --interval 0.7 \
+        [--duration S] [--report FILE] [--restore-interval S] [--subagents N]
+
+It ends on SIGTERM/SIGINT, after --duration, or when its parent process goes away; with
+--report it writes ``{"selections": n, "turns": n, "over_cap_leases": n, ...}`` as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from store.errors import HermesAdminError
+from store.paths import Home
+from store.refresh import RefreshHook
+from store.runtime import RETRY, AgentRuntime, Result, Selection
+
+CHAT_TIMEOUT = 5.0
+# Set by the demo to its own pid; children exit when their parent is no longer it.
+PARENT_ENV = "HERMES_ADMIN_DEMO_PARENT"
+
+
+def chat_url(base_url: str) -> str:
+    base = base_url.rstrip("/")
+    return base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
+
+
+def chat(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIMEOUT) -> Result:
+    """Send one chat completion with *sel*'s key; the answer as a runtime :class:`Result`."""
+    url = chat_url(base_url or sel.base_url or "")
+    body = json.dumps({"model": sel.model or "demo-model",
+                       "messages": [{"role": "user", "content": "ping"}]}).encode()
+    req = urllib.request.Request(url, data=body, method="POST", headers={
+        "Authorization": f"Bearer {sel.token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310
+            resp.read()
+            return Result(resp.status, dict(resp.headers))
+    except urllib.error.HTTPError as exc:
+        raw = exc.read() or b""
+        reason = message = None
+        try:
+            err = json.loads(raw).get("error") or {}
+            reason = err.get("code") or err.get("type")
+            message = err.get("message")
+        except (ValueError, AttributeError):
+            pass
+        return Result(exc.code, dict(exc.headers or {}), reason, message)
+    except OSError as exc:
+        return Result(503, {}, "connection_error", f"{type(exc).__name__}")
+
+
+def one_turn(agent: AgentRuntime, base_url: str | None = None) -> list[Result]:
+    """Restore gate, select, send, report (a retry is sent at once). The results seen."""
+    agent.maybe_restore_primary()
+    sel = agent.select()
+    results: list[Result] = []
+    for _ in range(4):      # bounded: a retry, a refresh, a rotation, a fallback
+        if sel is None:
+            break
+        result = chat(sel, base_url)
+        results.append(result)
+        decision = agent.report(result)
+        if decision.action in ("ok", "failed", "out"):
+            break
+        sel = decision.selection if decision.action != RETRY else decision.selection or sel
+    return results
+
+
+class _Subagents:
+    """Threads that lease rows like subagents; counts leases granted over the cap while a
+    row below the cap was available (which must never happen)."""
+
+    def __init__(self, agent: AgentRuntime, n: int, stop: threading.Event) -> None:
+        self.agent, self.n, self.stop = agent, n, stop
+        self.leases = 0
+        self.over_cap = 0
+        self._lock = threading.Lock()
+        self.threads = [threading.Thread(target=self._run, daemon=True) for _ in range(n)]
+
+    def start(self) -> None:
+        for t in self.threads:
+            t.start()
+
+    def _run(self) -> None:
+        client = self.agent.client(self.agent.primary)
+        cap = client.lease_cap
+        while not self.stop.is_set():
+            sel = None
+            # One lease decision at a time (Hermes decides under its pool lock too), so the
+            # before/after views below are consistent.
+            with self._lock:
+                try:
+                    usable_before = self._usable(client)
+                    before = client.leases()
+                    sel = client.lease()
+                    usable_after = self._usable(client)
+                except HermesAdminError:
+                    sel = None
+                if sel is not None:
+                    self.leases += 1
+                    held = client.leases().get(sel.row_id, 0)
+                    below = [rid for rid in usable_before & usable_after
+                             if before.get(rid, 0) < cap]
+                    if held > cap and below:
+                        self.over_cap += 1
+            if sel is not None:
+                self.stop.wait(0.05)
+                with self._lock:
+                    client.release(sel.row_id)
+            self.stop.wait(0.05)
+
+    @staticmethod
+    def _usable(client: Any) -> set[str]:
+        from store import policy, probe
+        from store.authfile import read_store
+        from store.model import pool_rows
+
+        rows = pool_rows(read_store(client.home).doc or {}, client.pool)
+        return {str(r.get("id")) for r in policy.available(rows, client.clock(), client.ttls)
+                if probe.row_secret(r, client.env)}
+
+
+def _parent_alive(ppid: int) -> bool:
+    return os.getppid() == ppid
+
+
+def expected_parent() -> int:
+    """The pid that started us: the demo says so in the environment, because reading
+    getppid() at startup is too late if the demo died while we were importing."""
+    value = os.environ.get(PARENT_ENV, "")
+    return int(value) if value.isdigit() else os.getppid()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m tui.demo_agent")
+    p.add_argument("--home", required=True, type=Path)
+    p.add_argument("--pool", required=True)
+    p.add_argument("--model", default="demo-model")
+    p.add_argument("--interval", type=float, default=0.7)
+    p.add_argument("--duration", type=float, default=None)
+    p.add_argument("--report", type=Path)
+    p.add_argument("--restore-interval", type=float, default=300.0)
+    p.add_argument("--token-url", default=None, help="OAuth token endpoint for every pool")
+    p.add_argument("--subagents", type=int, default=0)
+    p.add_argument("--lock-timeout", type=float, default=30.0)
+    args = p.parse_args(argv)
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    ppid = expected_parent()
+    home = Home(args.home.absolute())
+    hook = RefreshHook({k: args.token_url for k in ("openai-codex", "anthropic")}
+                       if args.token_url else None)
+    agent = AgentRuntime(home, args.pool, model=args.model, refresh_hook=hook,
+                         restore_interval=args.restore_interval, lock_timeout=args.lock_timeout)
+    subs = _Subagents(agent, args.subagents, stop)
+    subs.start()
+    deadline = time.monotonic() + args.duration if args.duration else None
+    turns = errors = 0
+    statuses: dict[str, int] = {}
+    while not stop.is_set():
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        if not _parent_alive(ppid):
+            break
+        try:
+            for r in one_turn(agent):
+                statuses[str(r.status)] = statuses.get(str(r.status), 0) + 1
+        except HermesAdminError as exc:   # store busy or unreadable: try again next turn
+            errors += 1
+            print(f"demo agent: {exc}", file=sys.stderr, flush=True)
+        turns += 1
+        stop.wait(args.interval)
+    stop.set()
+    for t in subs.threads:
+        t.join(timeout=2)
+    if args.report:
+        report = {"selections": agent.selections, "turns": turns, "errors": errors,
+                  "statuses": statuses, "leases": subs.leases, "over_cap_leases": subs.over_cap,
+                  "per_pool": {k: c.selections for k, c in agent._clients.items()},
+                  "notices": [n.kind for n in agent.notices]}
+        tmp = args.report.with_suffix(".tmp")
+        tmp.write_text(json.dumps(report))
+        tmp.replace(args.report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
