@@ -5,7 +5,8 @@ Three pieces, all usable without a UI:
 - probes per provider (`register_probe`): the Codex usage probe of spec section 6 and
   an OpenRouter key probe; each answers a :class:`Verdict` (reopened, limited, unknown);
 - a :class:`VerdictCache` (300 s per token) whose slot is reserved *before* the request,
-  so concurrent callers wait for one HTTP request instead of stampeding;
+  so concurrent callers wait for one HTTP request instead of stampeding (it and
+  :class:`Verdict` live in :mod:`store.verdicts` and are re-exported here);
 - :func:`lift_reopened_cooldowns`: probe first (no lock held), then one transaction that
   re-reads the pool and clears elapsed cooldowns and probe-confirmed reopenings.
 
@@ -16,7 +17,6 @@ in the Authorization header; verdict reasons never contain them.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -26,7 +26,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from . import policy
@@ -36,38 +36,20 @@ from .lock import DEFAULT_LOCK_TIMEOUT
 from .model import STATUS_EXHAUSTED, Row, ensure_pool, pool_rows
 from .paths import Home
 from .transaction import skip_write, transaction
+from .verdicts import LIMITED, PROBE_TIMEOUT, REOPENED, UNKNOWN, VERDICT_TTL, Verdict, VerdictCache
 
-REOPENED = "reopened"
-LIMITED = "limited"
-UNKNOWN = "unknown"
+__all__ = [
+    "CODEX_DEFAULT_BASE", "DEFAULT_CACHE", "LIMITED", "OPENROUTER_DEFAULT_BASE", "PROBE_TIMEOUT", "REOPENED",
+    "UNKNOWN", "VERDICT_TTL", "LiftResult", "Probe", "ProbeFn", "Verdict", "VerdictCache", "VerdictFn",
+    "codex_probe", "codex_usage_url", "default_verdict_fn", "home_env", "http_get_json",
+    "lift_reopened_cooldowns", "openrouter_key_url", "openrouter_probe", "probe_for", "rate_limit_shaped",
+    "register_probe", "row_secret", "unregister_probe", "worst_used_percent",
+]
 
-VERDICT_TTL = 300.0
-PROBE_TIMEOUT = 5.0
 CODEX_DEFAULT_BASE = "https://chatgpt.com/backend-api"
 OPENROUTER_DEFAULT_BASE = "https://openrouter.ai/api/v1"
 
 _RATE_LIMIT_WORDS = re.compile(r"rate.?limit|usage.?limit|quota|too many requests", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What a probe concluded about one credential's quota."""
-
-    state: str                 # reopened | limited | unknown
-    reason: str | None = None  # why (always for unknown); never holds a secret
-    checked_at: float = 0.0
-
-    @property
-    def reopened(self) -> bool:
-        return self.state == REOPENED
-
-    def describe(self) -> str:
-        """Operator-facing words: ``reopened``, ``still limited``, ``unknown (reason)``."""
-        if self.state == REOPENED:
-            return "reopened"
-        if self.state == LIMITED:
-            return "still limited" + (f" ({self.reason})" if self.reason else "")
-        return f"unknown ({self.reason or 'no reason given'})"
 
 
 # A probe gets the row (for base_url and kind), the live secret and a timeout.
@@ -237,73 +219,6 @@ def _openrouter_eligible(row: Row) -> bool:
 
 register_probe("openai-codex", codex_probe)
 register_probe("openrouter", openrouter_probe, _openrouter_eligible)
-
-
-# --- verdict cache --------------------------------------------------------------------------
-
-@dataclass
-class _Slot:
-    done: threading.Event = field(default_factory=threading.Event)
-    verdict: Verdict | None = None
-    stored_at: float = 0.0
-
-
-class VerdictCache:
-    """Verdicts per token for *ttl* seconds. The slot is reserved before the request is
-    made, so a second caller for the same token waits for the first one's answer."""
-
-    def __init__(self, ttl: float = VERDICT_TTL, clock: Callable[[], float] = time.time,
-                 wait_timeout: float = 2 * PROBE_TIMEOUT) -> None:
-        self.ttl = ttl
-        self.clock = clock
-        self.wait_timeout = wait_timeout
-        self._slots: dict[str, _Slot] = {}
-        self._lock = threading.Lock()
-        self.requests = 0   # how many times a probe function actually ran
-
-    @staticmethod
-    def key_of(token: str) -> str:
-        # Hash: the cache must not become one more place a secret sits in clear.
-        return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-    def get(self, token: str, probe: Callable[[], Verdict]) -> Verdict:
-        """The cached verdict for *token*, or run *probe* once (other callers wait)."""
-        key = self.key_of(token)
-        with self._lock:
-            slot = self._slots.get(key)
-            fresh = slot is not None and (
-                not slot.done.is_set() or self.clock() - slot.stored_at < self.ttl)
-            if fresh:
-                owner = False
-            else:
-                slot = self._slots[key] = _Slot()
-                owner = True
-                self.requests += 1
-        assert slot is not None
-        if not owner:
-            if not slot.done.wait(self.wait_timeout) or slot.verdict is None:
-                return Verdict(UNKNOWN, "another probe of this key is still running", self.clock())
-            return slot.verdict
-        try:
-            verdict = probe()
-        except Exception as exc:  # a probe that raises is "unknown", never "reopened"
-            verdict = Verdict(UNKNOWN, f"probe failed: {type(exc).__name__}", self.clock())
-        with self._lock:
-            slot.verdict = verdict
-            slot.stored_at = self.clock()
-        slot.done.set()
-        return verdict
-
-    def put(self, token: str, verdict: Verdict) -> None:
-        """Override the verdict for *token* (e.g. the primary failed right after a restore)."""
-        slot = _Slot(verdict=verdict, stored_at=self.clock())
-        slot.done.set()
-        with self._lock:
-            self._slots[self.key_of(token)] = slot
-
-    def clear(self) -> None:
-        with self._lock:
-            self._slots.clear()
 
 
 DEFAULT_CACHE = VerdictCache()
