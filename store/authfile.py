@@ -106,18 +106,25 @@ def _target(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
-    """Write *data* to *path* by same-directory mkstemp (0600) + fsync + os.replace.
+def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True, mode: int = 0o600,
+                       owner: tuple[int, int] | None = None) -> None:
+    """Write *data* to *path* by same-directory mkstemp + fsync + os.replace + fsync dir.
 
-    A symlink at *path* is followed (its target is replaced); a symlink at the
-    temp name cannot exist because mkstemp creates with O_EXCL.
+    The file gets *mode* (0600 for the store and anything holding secrets) and, when
+    given, *owner* (uid, gid). A symlink at *path* is followed (its target is replaced);
+    a symlink at the temp name cannot exist because mkstemp creates with O_EXCL.
     """
     target = _target(path)
     directory = target.parent
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX + target.name + ".", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), 0o600)
+            os.fchmod(fh.fileno(), mode)
+            if owner is not None:
+                try:
+                    os.fchown(fh.fileno(), *owner)
+                except OSError:
+                    pass
             fh.write(data)
             fh.flush()
             if sync:
@@ -129,7 +136,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
         except OSError:
             pass
         raise
-    os.chmod(target, 0o600)
+    os.chmod(target, mode)
     if sync:
         _fsync_dir(directory)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import io
 import os
 import stat
-import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +27,9 @@ from ruamel.yaml.error import CommentMark
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
+from .authfile import atomic_write_bytes
 from .errors import ConfigUnreadable, HermesAdminError
 from .lock import DEFAULT_LOCK_TIMEOUT, locked
-from .paths import TEMP_PREFIX
 from .yamlread import (
     SafeLoader,
     is_block,
@@ -289,49 +288,20 @@ def block(node: Any) -> Any:
 
 # --- writing -----------------------------------------------------------------------
 
-def _target(path: Path) -> Path:
-    return Path(os.path.realpath(path)) if path.is_symlink() else path
-
-
 def write_keeping_mode(path: Path, data: bytes) -> None:
     """Atomically replace *path* with *data*, keeping its permission mode and owner.
 
-    store.authfile.atomic_write_bytes forces 0600, right for auth.json, wrong for
-    config.yaml, which operators and tools may have made group-readable on
-    purpose. Same steps otherwise: same-directory mkstemp, fsync, os.replace,
-    fsync the directory; a symlinked config.yaml has its target replaced.
+    auth.json is forced to 0600; config.yaml keeps the mode operators gave it (they
+    may have made it group-readable on purpose). A new file is 0600, as Hermes makes it.
     """
-    target = _target(path)
     try:
-        st: os.stat_result | None = os.stat(target)
+        st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
         st = None
     mode = stat.S_IMODE(st.st_mode) if st else NEW_FILE_MODE
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX + target.name + ".", suffix=".tmp",
-                               dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), mode)
-            if st is not None and os.geteuid() == 0:
-                try:  # root editing a user's home must not leave the file owned by root
-                    os.fchown(fh.fileno(), st.st_uid, st.st_gid)
-                except OSError:
-                    pass
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    dfd = os.open(target.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    # Root editing a user's home must not leave the file owned by root.
+    owner = (st.st_uid, st.st_gid) if st is not None and os.geteuid() == 0 else None
+    atomic_write_bytes(path, data, mode=mode, owner=owner)
 
 
 @dataclass
