@@ -110,9 +110,20 @@ def ttl_for(row: Row, only_row: bool, ttls: Ttls = DEFAULT_TTLS) -> float:
 
 
 def is_only_live_row(row: Row, pool_rows: Iterable[Row]) -> bool:
-    """True when *row* is the pool's only non-dead row."""
-    live = [r for r in pool_rows if not is_dead(r)]
-    return len(live) == 1 and live[0] is row
+    """True when *row* is the pool's only non-dead row.
+
+    Stops at the first other live row: views ask this for every benched row, and a
+    full scan each time made a 10,000-row pool quadratic.
+    """
+    if is_dead(row):
+        return False
+    seen = False
+    for r in pool_rows:
+        if r is row:
+            seen = True
+        elif not is_dead(r):
+            return False
+    return seen
 
 
 def until(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) -> float | None:
