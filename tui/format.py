@@ -46,3 +46,29 @@ def local_time(epoch: float | None, now: float | None = None) -> str:
     if now is not None and datetime.fromtimestamp(now).date() == dt.date():
         return dt.strftime("%H:%M:%S")
     return dt.strftime("%Y-%m-%d %H:%M")
+
+
+STATUS_STYLE = {"ok": "green", "cooling": "yellow", "ready": "cyan", "dead": "bold red"}
+
+
+def status_word(status: str) -> str:
+    """Symbol and word, e.g. ``◐ cooling``: readable with NO_COLOR and 16 colours."""
+    return f"{STATUS_SYMBOL.get(status, '?')} {status}"
+
+
+def ellipsize(text: str, width: int) -> str:
+    """Cut *text* to *width* cells with a trailing ``…`` (fixed-width columns)."""
+    if width <= 0:
+        return ""
+    if len(text) <= width:
+        return text
+    return text[: width - 1] + "…" if width > 1 else "…"
+
+
+def time_left(status: str, seconds_left: float | None) -> str:
+    """The "left" column: a countdown while cooling, ``never`` for dead, else ``—``."""
+    if status == "cooling":
+        return countdown(seconds_left)
+    if status == "dead":
+        return "never"
+    return NULL

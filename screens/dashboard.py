@@ -1,0 +1,303 @@
+"""The dashboard: every pool's credentials in one live table.
+
+It shows what the app hands it (:meth:`DashboardScreen.show_state`) and keeps
+the countdowns honest with a one-second tick. It never reads or writes the store
+itself; the app's watcher worker does the reading.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any, Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input
+
+from store import events as ev
+from store.view import PoolView, build_pools
+from store.watch import HomeState
+from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
+from tui.widgets.rows import SORT_ORDER, SORTS
+
+
+def clock_time(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).strftime("%H:%M:%S")
+
+
+def add_key_hint(root: str) -> str:
+    return (f"Add a key:  hermes-admin --home {root} add openrouter --api-key -\n"
+            "       or:  hermes auth add openrouter --api-key <key>   (Hermes's own CLI)")
+
+
+def empty_message(state: HomeState | None, filter_text: str, shown_rows: int) -> str | None:
+    """Why the table is empty, with where we looked and what to do; None if it is not."""
+    if state is None:
+        return "Loading…"
+    home = state.home
+    if not state.home_exists:
+        return (f"No Hermes home at {home.root}\n"
+                "hermes-admin looks at --home, then $HERMES_HOME, then ~/.hermes.\n"
+                f"{add_key_hint(str(home.root))}\n"
+                "This screen fills in by itself when the home appears.")
+    if state.store is None or not state.store.exists:
+        if state.store_error is not None:
+            return f"Nothing to show: {home.auth} cannot be read (see the banner above)."
+        return (f"No credential store yet: {home.auth} does not exist.\n"
+                f"{add_key_hint(str(home.root))}")
+    if not state.pools:
+        return f"{home.auth} has no credential pools yet.\n{add_key_hint(str(home.root))}"
+    if filter_text and shown_rows == 0:
+        return f"No credential matches “{filter_text}”. Escape clears the filter."
+    return None
+
+
+def problems(state: HomeState | None) -> list[tuple[str, str]]:
+    """The banner lines for *state*: unreadable store (error), config and permission warnings."""
+    if state is None:
+        return []
+    out: list[tuple[str, str]] = []
+    err = state.store_error
+    if err is not None:
+        msg = f"{err.path}: {err.reason}. Nothing will be written until it is fixed."
+        if state.stale:
+            msg += f" Showing the last good view from {clock_time(state.store_read_at)} (STALE)."
+        if err.hint:
+            msg += f" {err.hint}."
+        out.append(("error", msg))
+    cerr = state.config_error
+    if cerr is not None:
+        keep = ("keeping the last good config" if state.config is not None
+                else "using Hermes defaults")
+        out.append(("warning", f"{cerr.path}: {cerr.reason}; {keep} until it parses."))
+    for w in state.warnings:
+        out.append(("warning", str(w)))
+    return out
+
+
+class DashboardScreen(Screen):
+    """The live table, its status lines, the events log and the filter box."""
+
+    BINDINGS = [
+        Binding("enter", "detail", "Detail", id="dashboard.detail"),
+        Binding("slash", "filter", "Filter", key_display="/", id="dashboard.filter"),
+        Binding("escape", "clear_filter", "Clear filter", id="dashboard.clear_filter"),
+        Binding("o", "sort", "Sort", id="dashboard.sort"),
+        Binding("p", "pause", "Pause", id="dashboard.pause"),
+        Binding("w", "wide", "Wide", id="dashboard.wide"),
+        Binding("e", "events", "Events", id="dashboard.events"),
+        Binding("v", "config", "Config", id="dashboard.config"),
+    ]
+
+    def __init__(self, clock: Callable[[], float], *, read_only: bool = False,
+                 tick: bool = True) -> None:
+        super().__init__(id="dashboard")
+        self.clock = clock
+        self.read_only = read_only
+        self.state: HomeState | None = None      # the state on screen
+        self.latest: HomeState | None = None     # newest received (differs while paused)
+        self.pools: list[PoolView] = []
+        self.filter_text = ""
+        self.sort = SORT_ORDER[0]
+        self.paused = False
+        self._tick_enabled = tick
+        self._ready = False                      # children composed and mounted
+        self._pending_events: list[Any] = []
+
+    # ------------------------------------------------------------ layout
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield Banner(id="banner")
+        yield EmptyState(id="empty")
+        yield CredentialTable(id="table")
+        yield EventsLog(clock_time, id="events")
+        yield Input(placeholder="filter: label, id, source, pool or status (Enter: go, Esc: clear)",
+                    id="filter")
+        yield Footer(compact=True)
+
+    @property
+    def table(self) -> CredentialTable:
+        return self.query_one(CredentialTable)
+
+    @property
+    def events_log(self) -> EventsLog:
+        return self.query_one(EventsLog)
+
+    def on_mount(self) -> None:
+        self._ready = True
+        if self.latest is None:
+            # The first read can land before this screen is on the stack.
+            self.latest = getattr(self.app, "state", None)
+        if self._tick_enabled:
+            self.set_interval(1.0, self.tick, name="countdown")
+        if self.latest is not None:
+            self._apply(self.latest)
+        else:
+            self._refresh_chrome()
+        self.add_events(self._pending_events)
+        self._pending_events = []
+
+    # ------------------------------------------------------------ state in
+    def show_state(self, state: HomeState) -> None:
+        """Take a new state from the app; held back while paused."""
+        self.latest = state
+        if not self._ready:
+            return
+        if self.paused:
+            self._refresh_chrome()
+            return
+        self._apply(state)
+
+    def _apply(self, state: HomeState) -> None:
+        self.state = state
+        self.pools = list(state.pools)
+        self._refresh_table()
+
+    def _refresh_table(self) -> None:
+        now = self.clock()
+        self.table.reconcile(self.pools, now, filter_text=self.filter_text, sort=self.sort)
+        self._refresh_chrome()
+
+    def _refresh_chrome(self) -> None:
+        state = self.state
+        if not self._ready:
+            return
+        table = self.table
+        msg = empty_message(state, self.filter_text, table.row_count)
+        self.query_one(EmptyState).set_message(msg)
+        table.display = msg is None
+        # Problems show even while paused: pausing holds the table, not the warnings.
+        self.query_one(Banner).set_problems(problems(self.latest or state))
+        held = 0
+        if self.paused and self.latest is not None and state is not None:
+            held = self.latest.generation - state.generation
+        self.query_one(StatusBar).set_parts(
+            home=str(state.home.root) if state else "",
+            live="⏸ PAUSED" if self.paused else "● LIVE",
+            read_only=self.read_only, stale=bool(state and state.stale),
+            sort=self.sort, filter_text=self.filter_text,
+            generation=state.generation if state else 0,
+            updated=clock_time(state.read_at) if state else "",
+            held=held,
+        )
+
+    # ------------------------------------------------------------ the tick
+    def tick(self) -> None:
+        """Once a second: countdown text, and cooldowns that ran out turn ``ready``.
+
+        Nothing is written: ``ready`` is computed from the clock, exactly as the
+        agent will see it on its next selection.
+        """
+        now = self.clock()
+        table = self.table
+        flipped = table.tick(now)
+        if not flipped or self.state is None:
+            return
+        state = self.state
+        flipped_views = [e.cred for e in map(table.entry, flipped) if e is not None and e.cred]
+        touched = {cv.pool for cv in flipped_views}
+        fresh = {
+            pv.key: pv
+            for pool in touched
+            for pv in build_pools(state.doc, strategies=state.strategies, now=now,
+                                  ttls=state.ttls, env=state.env, only=pool)
+        }
+        self.pools = [fresh.get(pv.key, pv) for pv in self.pools]
+        self._refresh_table()
+        avail: dict[tuple[str, str], float] = {}
+        labels: dict[tuple[str, str], str] = {}
+        for cv in flipped_views:
+            avail[cv.key] = cv.effective.available_at or now
+            labels[cv.key] = cv.label
+        log = getattr(self.app, "log_events", None)
+        if log is not None:
+            log(ev.elapsed(avail, labels, -math.inf, now))
+
+    # ------------------------------------------------------------ actions
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "detail":
+            # None: shown but dimmed while the cursor is on a pool header.
+            return True if self._ready and self.table.cursor_credential is not None else None
+        if action == "clear_filter":
+            return self._ready and (bool(self.filter_text)
+                                    or self.query_one("#filter").has_class("-shown"))
+        return True
+
+    def action_detail(self) -> None:
+        cv = self.table.cursor_credential
+        if cv is None:
+            return
+        from .detail import DetailScreen
+
+        self.app.push_screen(DetailScreen(cv.key, self.clock))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_detail()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.refresh_bindings()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-shown")
+        box.value = self.filter_text
+        box.focus()
+        self.refresh_bindings()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "filter":
+            return
+        self.filter_text = event.value.strip()
+        self._refresh_table()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "filter":
+            return
+        event.input.remove_class("-shown")
+        table = self.table
+        table.focus()
+        first = next((i for i, k in enumerate(table.order) if not table.entry(k).is_header), None)
+        if first is not None:
+            table.move_cursor(row=first, animate=False)
+        self.refresh_bindings()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.remove_class("-shown")
+        box.value = ""
+        self.filter_text = ""
+        self._refresh_table()
+        self.table.focus()
+        self.refresh_bindings()
+
+    def action_sort(self) -> None:
+        i = SORT_ORDER.index(self.sort)
+        self.sort = SORT_ORDER[(i + 1) % len(SORT_ORDER)]
+        self._refresh_table()
+        self.notify(f"Sort: {SORTS[self.sort]}", timeout=2)
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        if not self.paused and self.latest is not None and self.latest is not self.state:
+            self._apply(self.latest)
+        self._refresh_chrome()
+
+    def action_wide(self) -> None:
+        self.table.set_wide(not self.table.wide)
+
+    def action_events(self) -> None:
+        self.events_log.toggle_class("-shown")
+
+    def action_config(self) -> None:
+        from .config_view import ConfigScreen
+
+        self.app.push_screen(ConfigScreen())
+
+    def add_events(self, events: list[Any]) -> None:
+        if not self._ready:
+            self._pending_events.extend(events)
+        elif events:
+            self.events_log.add(events)

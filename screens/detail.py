@@ -1,0 +1,202 @@
+"""Everything about one credential: every stored field, secrets masked, times explained."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any, Callable
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from store.model import parse_epoch
+from store.secrets import fingerprint
+from store.view import CredentialView
+from store.watch import HomeState
+from tui.format import NULL, STATUS_STYLE, countdown, status_word
+
+# Fields holding a time, and how to read them.
+TIME_FIELDS = frozenset({
+    "last_status_at", "last_error_reset_at", "status_cleared_at", "expires_at", "expires_at_ms",
+    "last_refresh", "agent_key_expires_at", "model_cooldowns", "model_cooldown_observed_at",
+})
+MEANING = {
+    "last_error_reset_at": "provider-declared reset; wins over every TTL",
+    "last_status_at": "when the status was set",
+    "status_cleared_at": "operator reset tombstone",
+    "last_error_code": "HTTP status of the last error",
+    "request_count": "requests counted by agents (a reset keeps it)",
+    "priority": "0 is tried first",
+    "secret_fingerprint": "hash of the borrowed secret",
+}
+
+
+def is_secret_field(name: str) -> bool:
+    """Fields masked in the detail view: tokens, keys, secrets (but not the fingerprint)."""
+    n = name.lower()
+    if n == "secret_fingerprint":
+        return False
+    return "token" in n or "key" in n or "secret" in n
+
+
+def mask(value: Any) -> Any:
+    """A secret's display form: its fingerprint (nested mappings masked field by field)."""
+    if isinstance(value, str):
+        return fingerprint(value) or NULL
+    if isinstance(value, dict):
+        return {k: mask(v) for k, v in value.items()}
+    if value is None:
+        return None
+    return "•••"
+
+
+def masked_row(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if is_secret_field(k):
+            out[k] = mask(v)
+        elif isinstance(v, dict):
+            out[k] = masked_row(v)
+        else:
+            out[k] = v
+    return out
+
+
+def full_time(epoch: float) -> str:
+    """Local date and time to the second (a detail view has the room)."""
+    return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def relative(epoch: float, now: float) -> str:
+    if epoch > now:
+        return f"in {countdown(epoch - now)}"
+    return f"{countdown(now - epoch)} ago"
+
+
+def time_meaning(value: Any, now: float) -> str:
+    t = parse_epoch(value)
+    if t is None:
+        return NULL if value is None else "unparseable time"
+    return f"{full_time(t)} local · {relative(t, now)}"
+
+
+def render_value(value: Any) -> str:
+    if value is None or value == "":
+        return NULL
+    if isinstance(value, (dict, list)):
+        import json
+
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def detail_lines(cv: CredentialView, now: float) -> list[tuple[str, str, str]]:
+    """(field, value, meaning) for every field of the row, then nothing hidden."""
+    eff = cv.effective
+    lines: list[tuple[str, str, str]] = []
+    status_meaning = {"ok": "usable", "cooling": "benched until the time below",
+                      "ready": "cooldown elapsed; usable on the next pick",
+                      "dead": "never expires; only a reset or a new token clears it"}
+    lines.append(("effective status", status_word(eff.status), status_meaning.get(eff.status, "")))
+    if eff.available_at is not None and math.isfinite(eff.available_at):
+        lines.append(("available at", full_time(eff.available_at),
+                      relative(eff.available_at, now)))
+    lines.append(("next pick", "yes ←" if cv.next else "no", "what the pool's strategy picks next"))
+    lines.append(("fingerprint", cv.fingerprint or NULL, "the secret, shortened"))
+    if cv.backed is not None:
+        lines.append(("env backing", "set" if cv.backed else "unset",
+                      "is the variable in the home's .env"))
+    for model, until in sorted(eff.model_benches.items()):
+        lines.append((f"bench: {model}", full_time(until), relative(until, now)))
+    row = masked_row(cv.row)
+    for key, value in row.items():
+        if key in ("model_cooldowns", "model_cooldown_observed_at") and isinstance(value, dict):
+            if not value:
+                lines.append((key, "{}", ""))
+            for model, t in value.items():
+                lines.append((f"{key}.{model}", render_value(t), time_meaning(t, now)))
+            continue
+        meaning = MEANING.get(key, "")
+        if key in TIME_FIELDS and value is not None:
+            tm = time_meaning(value, now)
+            meaning = f"{tm} · {meaning}" if meaning else tm
+        if is_secret_field(key):
+            meaning = "masked (fingerprint)"
+        lines.append((key, render_value(value), meaning))
+    return lines
+
+
+class DetailScreen(Screen):
+    """One credential, live: follows the store and the clock until closed."""
+
+    BINDINGS = [
+        Binding("escape", "close", "Back", id="detail.close"),
+        Binding("q", "close", "Back", show=False, id="detail.close_q"),
+    ]
+
+    def __init__(self, key: tuple[str, str], clock: Callable[[], float]) -> None:
+        super().__init__(id="detail")
+        self.key = key
+        self.clock = clock
+        self.cv: CredentialView | None = None
+        self.removed = False
+        self.title_text = ""
+        self.lines: list[tuple[str, str, str]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="detail-title")
+        with VerticalScroll(id="detail-body"):
+            yield Static(id="detail-fields")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        state = getattr(self.app, "state", None)
+        if state is not None:
+            self.show_state(state)
+        self.set_interval(1.0, self.render_fields, name="detail-tick")
+
+    def show_state(self, state: HomeState) -> None:
+        found = None
+        for pv in state.pools:
+            if pv.key == self.key[0]:
+                found = next((cv for cv in pv.credentials if cv.id == self.key[1]), None)
+        if found is None and self.cv is not None:
+            self.removed = True
+        elif found is not None:
+            self.cv, self.removed = found, False
+        self.render_fields()
+
+    def render_fields(self) -> None:
+        cv = self.cv
+        title = self.query_one("#detail-title", Static)
+        body = self.query_one("#detail-fields", Static)
+        if cv is None:
+            self.title_text = f"{self.key[0]} · {self.key[1]}: not in the store"
+            title.update(Text(self.title_text))
+            body.update("")
+            return
+        t = Text()
+        t.append(f" {cv.pool} #{cv.index} ", style="bold reverse")
+        t.append(f" {cv.label or NULL}  id {cv.id}  ")
+        t.append(status_word(cv.effective.status), style=STATUS_STYLE.get(cv.effective.status, ""))
+        if self.removed:
+            t.append("  REMOVED from the store (showing the last copy)", style="bold red")
+        self.title_text = t.plain
+        title.update(t)
+        self.lines = detail_lines(cv, self.clock())
+        table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
+        table.add_column("field", style="bold", no_wrap=True, ratio=3)
+        table.add_column("value", overflow="fold", ratio=4)
+        table.add_column("meaning", overflow="fold", style="dim", ratio=4)
+        for name, value, meaning in self.lines:
+            # Text, not str: a Rich table would read "[...]" in a stored value as markup.
+            table.add_row(Text(name), Text(value), Text(meaning))
+        body.update(table)
+
+    def action_close(self) -> None:
+        self.app.pop_screen()

@@ -1,0 +1,195 @@
+"""The hermes-admin App: wires the watcher worker, the screens and the app-wide keys.
+
+Reading happens in one thread worker (watch the home directory, read, build the
+views, diff the events) that posts :class:`StoreLoaded`; the event loop only
+applies the newest state. Nothing here writes the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import ClassVar, Iterable
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.message import Message
+
+from screens.commands import ConsoleCommands
+from screens.config_view import ConfigScreen
+from screens.dashboard import DashboardScreen
+from screens.detail import DetailScreen
+from screens.help import HelpScreen, binding_rows
+from store import events as ev
+from store.lock import DEFAULT_LOCK_TIMEOUT
+from store.paths import Home
+from store.watch import HomeLoader, HomeState, watch_home
+
+from .clock import Clock, system_clock
+from .widgets import CredentialTable
+
+
+class StoreLoaded(Message):
+    """A new state of the home, read off the event loop.
+
+    Bursts coalesce: a queued StoreLoaded is replaced by a newer one, which takes
+    over the older one's events so the timeline loses nothing.
+    """
+
+    def __init__(self, state: HomeState) -> None:
+        super().__init__()
+        self.state = state
+        self.events: list[ev.Event] = list(state.events)
+
+    def can_replace(self, message: Message) -> bool:
+        # Textual asks the older queued message whether *message* (newer) supersedes it.
+        if isinstance(message, StoreLoaded) and message.state.generation > self.state.generation:
+            message.events = self.events + message.events
+            return True
+        return False
+
+
+class WatchFailed(Message):
+    """The watcher worker hit an unexpected error; it retries after a pause."""
+
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class HermesAdminApp(App):
+    """The operator console. ``read_only`` disables every writing action (issue 4)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "hermes-admin"
+    COMMANDS: ClassVar = App.COMMANDS | {ConsoleCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
+                id="app.command_palette"),
+    ]
+
+    def __init__(
+        self, home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        clock: Clock = system_clock, watch: bool = True, tick: bool = True,
+    ) -> None:
+        super().__init__()
+        self.home = home
+        self.read_only = read_only
+        self.lock_timeout = lock_timeout
+        self.clock = clock
+        self.watch_enabled = watch
+        self.state: HomeState | None = None
+        self.events: deque[ev.Event] = deque(maxlen=1000)
+        self.loader = HomeLoader(home, clock)
+        self._stop = threading.Event()
+        self._tick = tick
+        self._store_was_bad = False
+
+    # ------------------------------------------------------------ lifecycle
+    def get_default_screen(self) -> DashboardScreen:
+        return DashboardScreen(self.clock, read_only=self.read_only, tick=self._tick)
+
+    @property
+    def dashboard(self) -> DashboardScreen:
+        return self.screen_stack[0]  # type: ignore[return-value]
+
+    def on_mount(self) -> None:
+        if self.read_only:
+            self.sub_title = "READ-ONLY"
+        if self.watch_enabled:
+            self._watch()
+        else:
+            self.reload()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+
+    async def action_quit(self) -> None:
+        self._stop.set()
+        await super().action_quit()
+
+    def reload(self) -> HomeState:
+        """Read the home now, on the event loop (tests, and the watcher-off mode)."""
+        state = self.loader.load(None)
+        self._accept(state, list(state.events))
+        return state
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
+    def _watch(self) -> None:
+        # One thread owns the loader: reads are serial, so generations only grow.
+        while not self._stop.is_set():
+            try:
+                for changed in watch_home(self.home, self._stop):
+                    if self._stop.is_set():
+                        return
+                    self.post_message(StoreLoaded(self.loader.load(changed)))
+                return
+            except Exception as exc:  # the one place watcher failures surface
+                self.post_message(WatchFailed(f"{type(exc).__name__}: {exc}"))
+                self._stop.wait(1.0)
+
+    def on_watch_failed(self, message: WatchFailed) -> None:
+        text = f"live reload failed ({message.error}); retrying"
+        self.notify(text, severity="error", timeout=5)
+        self.log_events([ev.notice("watcher", text, self.clock())])
+
+    def on_store_loaded(self, message: StoreLoaded) -> None:
+        self._accept(message.state, message.events)
+
+    def _accept(self, state: HomeState, events: list[ev.Event]) -> None:
+        if self.state is not None and state.generation <= self.state.generation:
+            return  # an older read overtaken by a newer one: the last generation wins
+        bad = state.store_error is not None
+        if bad != self._store_was_bad:
+            events = list(events) + [ev.notice(
+                "auth.json",
+                f"unreadable: {state.store_error.reason}" if bad else "readable again",
+                state.read_at)]
+            self._store_was_bad = bad
+        self.state = state
+        self.log_events(events)
+        for screen in self.screen_stack:
+            show = getattr(screen, "show_state", None)
+            if show is not None:
+                show(state)
+
+    def log_events(self, events: Iterable[ev.Event]) -> None:
+        events = list(events)
+        if not events:
+            return
+        self.events.extend(events)
+        if self.screen_stack:
+            self.dashboard.add_events(events)
+
+    # ------------------------------------------------------------ screens
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        scopes = [("app", type(self)), ("dashboard", DashboardScreen),
+                  ("table", CredentialTable), ("detail", DetailScreen),
+                  ("config", ConfigScreen), ("help", HelpScreen)]
+        self.push_screen(HelpScreen(binding_rows(self, scopes)))
+
+    def action_show_dashboard(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def action_show_config(self, tab: str = "strategies") -> None:
+        self.action_show_dashboard()
+        self.push_screen(ConfigScreen(tab))
+
+    def dashboard_action(self, action: str) -> None:
+        """Run a dashboard action from anywhere (command palette)."""
+        self.action_show_dashboard()
+        self.call_later(self.dashboard.run_action, action)
+
+
+def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> int:
+    """Entry point for `hermes-admin` with no verb."""
+    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout)
+    app.run()
+    return int(app.return_code or 0)

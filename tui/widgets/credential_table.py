@@ -1,0 +1,408 @@
+"""The one table of every pool's credentials, reconciled by row key.
+
+A reload never clears the table: rows that vanished are removed, cells whose text
+changed are updated, new rows are added, and the rows are reordered only when the
+order changed. The cursor stays on the same credential throughout. Column widths
+are fixed, so no update re-measures a column.
+
+The one-second tick only touches countdown cells, only those on screen, and only
+when their text changed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Iterable, Sequence
+
+from rich.text import Text
+from textual._two_way_dict import TwoWayDict
+from textual.binding import Binding
+from textual.coordinate import Coordinate
+from textual.geometry import Region
+from textual.widgets import DataTable
+from textual.widgets.data_table import CellKey, ColumnKey, RowKey
+
+from store.view import CredentialView, PoolView
+
+from ..format import countdown
+from . import cells as C
+from .rows import Entry, entries, split_key
+
+
+class CredentialTable(DataTable, inherit_bindings=False):
+    """DataTable with keyed reconcile, cheap countdown ticks and a bulk remove."""
+
+    DEFAULT_CSS = """
+    CredentialTable { scrollbar-size-vertical: 1; }
+    """
+    # DataTable's navigation keys again, each with an id so a keymap can move them.
+    BINDINGS = [
+        Binding("enter", "select_cursor", "Open detail", show=False, id="table.select"),
+        Binding("up", "cursor_up", "Cursor up", show=False, id="table.up"),
+        Binding("down", "cursor_down", "Cursor down", show=False, id="table.down"),
+        Binding("left", "cursor_left", "Scroll left", show=False, id="table.left"),
+        Binding("right", "cursor_right", "Scroll right", show=False, id="table.right"),
+        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
+        Binding("ctrl+home", "scroll_top", "First row", show=False, id="table.top"),
+        Binding("ctrl+end", "scroll_bottom", "Last row", show=False, id="table.bottom"),
+        Binding("home", "scroll_home", "Scroll to the left edge", show=False, id="table.home"),
+        Binding("end", "scroll_end", "Scroll to the right edge", show=False, id="table.end"),
+    ]
+
+    def __init__(self, *, wide: bool = False, **kwargs) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        self.wide = wide
+        self.specs: tuple[C.ColumnSpec, ...] = C.WIDE if wide else C.NARROW
+        self._left_col = "left"
+        self._entries: dict[str, Entry] = {}
+        self._sigs: dict[str, tuple] = {}
+        # Cooling rows: row key -> epoch second the cooldown ends.
+        self._cooling: dict[str, float] = {}
+        self._next_flip = math.inf
+        self._now = 0.0
+        self._order: list[str] = []
+        # Per-row render versions for countdown-only changes (see _render_line_in_row).
+        self._versions: dict[RowKey, int] = {}
+        self._version_seq = itertools.count(1)
+        self._real_update_count: int | None = None
+
+    # ----------------------------------------------------------- columns
+    def on_mount(self) -> None:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        for spec in self.specs:
+            self.add_column(spec.label, width=spec.width, key=spec.key)
+
+    @property
+    def _left_index(self) -> int:
+        return next(i for i, spec in enumerate(self.specs) if spec.key == self._left_col)
+
+    def set_wide(self, wide: bool) -> None:
+        """Switch layout. Columns differ, so the rows are rebuilt (a user toggle, not a tick)."""
+        if wide == self.wide:
+            return
+        keep = self.cursor_key
+        self.wide = wide
+        self.specs = C.WIDE if wide else C.NARROW
+        entries_now = [self._entries[k] for k in self._order]
+        self.clear(columns=True)
+        self._entries.clear()
+        self._sigs.clear()
+        self._cooling.clear()
+        self._versions.clear()
+        self._order = []
+        self._add_columns()
+        self._apply(entries_now, self._now, keep)
+
+    # ----------------------------------------------------------- queries
+    @property
+    def cursor_key(self) -> str | None:
+        """Row key under the cursor (None for an empty table)."""
+        if not self.row_count:
+            return None
+        idx = min(max(self.cursor_row, 0), self.row_count - 1)
+        return self._order[idx] if idx < len(self._order) else None
+
+    @property
+    def cursor_entry(self) -> Entry | None:
+        key = self.cursor_key
+        return self._entries.get(key) if key is not None else None
+
+    @property
+    def cursor_credential(self) -> CredentialView | None:
+        entry = self.cursor_entry
+        return entry.cred if entry is not None else None
+
+    def entry(self, row_key: str) -> Entry | None:
+        """What the row *row_key* shows (a pool header or a credential)."""
+        return self._entries.get(row_key)
+
+    @property
+    def order(self) -> list[str]:
+        """Row keys in display order (a copy)."""
+        return list(self._order)
+
+    def cell_text(self, row_key: str, column: str) -> str:
+        value = self.get_cell(row_key, column)
+        return value.plain if isinstance(value, Text) else str(value)
+
+    def row_texts(self, row_key: str) -> list[str]:
+        return [v.plain if isinstance(v, Text) else str(v) for v in self.get_row(row_key)]
+
+    def move_to_key(self, row_key: str) -> bool:
+        idx = self.get_row_index(row_key) if row_key in self._entries else None
+        if idx is None:
+            return False
+        self.move_cursor(row=idx, animate=False)
+        return True
+
+    # ----------------------------------------------------------- reconcile
+    def reconcile(
+        self, pools: Sequence[PoolView], now: float, *, filter_text: str = "",
+        sort: str = "priority",
+    ) -> None:
+        """Make the table show *pools* (filtered, sorted), touching only what changed."""
+        self._apply(entries(pools, filter_text, sort), now, self.cursor_key)
+
+    def _apply(self, wanted: list[Entry], now: float, keep: str | None) -> None:
+        self._now = now
+        old_order = self._order
+        old_index = {k: i for i, k in enumerate(old_order)}
+        want_keys = [e.key for e in wanted]
+        want_set = set(want_keys)
+        gone = [k for k in old_order if k not in want_set]
+        if gone:
+            self._drop(gone)
+        cooling: dict[str, float] = {}
+        added: list[str] = []
+        for e in wanted:
+            key = e.key
+            cv = e.cred
+            if cv is None:
+                sig: tuple = ("hdr", e.pool.strategy, tuple(sorted(e.pool.counts.items())))
+            else:
+                sig = C.signature(cv)
+                eff = cv.effective
+                if eff.status == "cooling" and eff.available_at is not None:
+                    cooling[key] = eff.available_at
+            self._entries[key] = e
+            if key in self.rows:
+                if self._sigs.get(key) != sig:
+                    self._sigs[key] = sig
+                    self._set_cells(key, self._cells(e, now))
+            else:
+                self._sigs[key] = sig
+                self.add_row(*self._cells(e, now), key=key)
+                added.append(key)
+        self._cooling = cooling
+        self._next_flip = min(cooling.values(), default=math.inf)
+        current = [k for k in old_order if k in want_set] + added
+        if current != want_keys:
+            self._reorder(want_keys)
+        self._order = want_keys
+        self._restore_cursor(keep, old_index)
+        # Unchanged cooling rows keep their countdown text until shown: the visible
+        # ones now, the rest as they scroll into view (5,000 cells otherwise).
+        self.refresh_countdowns(now)
+
+    def _cells(self, e: Entry, now: float) -> list:
+        if e.cred is None:
+            return C.header_cells(e.pool, self.specs)
+        return C.credential_cells(e.cred, now, self.specs)
+
+    def _set_cells(self, key: str, values: Iterable) -> None:
+        row = self._data[RowKey(key)]
+        for spec, value in zip(self.specs, values, strict=True):
+            if row.get(spec.key) != value:
+                self.update_cell(key, spec.key, value)
+
+    def _restore_cursor(self, keep: str | None, old_index: dict[str, int]) -> None:
+        if not self._order:
+            return
+        if keep is not None and keep in self._entries:
+            cur = self.cursor_row
+            idx = cur if self._order[cur:cur + 1] == [keep] else self._order.index(keep)
+        elif keep is None:
+            # First fill: start on the first credential, not on a pool header.
+            idx = next((i for i, k in enumerate(self._order) if not self._entries[k].is_header), 0)
+        else:
+            # The credential under the cursor vanished: stay at the same height.
+            idx = min(old_index.get(keep, self.cursor_row) if keep else 0, len(self._order) - 1)
+        if idx != self.cursor_row:
+            self.move_cursor(row=idx, animate=False, scroll=True)
+
+    # ----------------------------------------------------------- internals
+    # DataTable.remove_row rebuilds its key->index map per call (O(n) each); a
+    # filter that hides thousands of rows would be quadratic. These helpers do the
+    # same bookkeeping once per batch.
+    def _drop(self, keys: list[str]) -> None:
+        drop = set(keys)
+        for key in keys:
+            rk = RowKey(key)
+            for ck in self._data.get(rk, {}):
+                self._updated_cells.discard(CellKey(rk, ck))
+            self._new_rows.discard(rk)
+            self.rows.pop(rk, None)
+            self._data.pop(rk, None)
+            self._entries.pop(key, None)
+            self._sigs.pop(key, None)
+            self._versions.pop(rk, None)
+        remaining = [k for k in self._order if k not in drop]
+        self._order = remaining
+        self._row_locations = TwoWayDict({RowKey(k): i for i, k in enumerate(remaining)})
+        self._require_update_dimensions = True
+        self._update_count += 1
+        self.cursor_coordinate = self.cursor_coordinate
+        self.hover_coordinate = self.hover_coordinate
+        self.refresh(layout=True)
+        self.check_idle()
+
+    def _reorder(self, keys: list[str]) -> None:
+        self._row_locations = TwoWayDict({RowKey(k): i for i, k in enumerate(keys)})
+        self._update_count += 1
+        self.refresh()
+
+    # ----------------------------------------------------------- the tick
+    def visible_range(self) -> range:
+        """Row indices currently on screen (row height is 1)."""
+        top = int(self.scroll_y)
+        height = max(0, self.size.height - (self.header_height if self.show_header else 0))
+        return range(top, min(top + height + 1, len(self._order)))
+
+    def tick(self, now: float) -> list[str]:
+        """Refresh on-screen countdowns; return the keys whose cooldown has just ended.
+
+        Off-screen rows are brought up to date when they scroll into view, so a
+        1,000-row table does one repaint per second, not one per cooling row.
+        """
+        self._now = now
+        flipped: list[str] = []
+        if now >= self._next_flip:
+            flipped = [k for k, t in self._cooling.items() if t <= now]
+            for k in flipped:
+                del self._cooling[k]
+            self._next_flip = min(self._cooling.values(), default=math.inf)
+        self.refresh_countdowns(now)
+        return flipped
+
+    def refresh_countdowns(self, now: float | None = None) -> int:
+        """Update countdown cells of on-screen cooling rows whose text changed."""
+        now = self._now if now is None else now
+        dirty: list[Region] = []
+        top = int(self.scroll_y) - (self.header_height if self.show_header else 0)
+        width = self.size.width
+        order = self._order
+        cooling = self._cooling
+        data = self._data
+        col = ColumnKey(self._left_col)
+        for i in self.visible_range():
+            key = order[i]
+            t = cooling.get(key)
+            if t is None:
+                continue
+            text = countdown(t - now)
+            if data[RowKey(key)][col].plain != text:
+                self.write_countdown(key, text)
+                # Repaint just that line: the rest of the table is unchanged.
+                dirty.append(Region(0, i - top, width, 1))
+        if dirty:
+            self.refresh(*dirty)
+        return len(dirty)
+
+    def write_countdown(self, row_key: str, text: str) -> None:
+        """Set a countdown cell without invalidating every other row's render cache.
+
+        Callers refresh the widget once per batch (see refresh_countdowns).
+        """
+        rk = RowKey(row_key)
+        self._data[rk][self._left_col] = C.T(text)
+        self._versions[rk] = next(self._version_seq)
+
+    def line_text(self, row_key: str) -> str:
+        """The row as currently rendered on screen ('' when scrolled out of view)."""
+        y = self._order.index(row_key) - int(self.scroll_y)
+        if not 0 <= y < self.size.height - 1:
+            return ""
+        return self.render_line(y + (self.header_height if self.show_header else 0)).text
+
+    # DataTable keys every render cache on one table-wide update counter, so any
+    # update_cell re-renders every visible cell (~170 at 100x30): ~25 ms, each second,
+    # for a ticking countdown. A countdown change instead bumps that row's version:
+    # the row is rebuilt from its last rendering with only the countdown cell
+    # re-rendered (the other cells only change with the table-wide counter).
+    def _render_line_in_row(self, row_key, line_no, base_style, cursor_location,
+                            hover_location):
+        version = self._versions.get(row_key)
+        if version is None:
+            return super()._render_line_in_row(row_key, line_no, base_style, cursor_location,
+                                               hover_location)
+        real = self._update_count
+        common = (row_key, line_no, base_style, cursor_location, hover_location,
+                  self.cursor_type, self.show_cursor, self._show_hover_cursor)
+        base_key = (*common, real, self._pseudo_class_state)
+        mine_key = (*common, (real, version), self._pseudo_class_state)
+        cache = self._row_render_cache
+        pair = cache.get(mine_key)
+        if pair is not None:
+            return pair
+        base = cache.get(base_key)
+        li = self._left_index
+        if base is not None and not base[0] and len(base[1]) == len(self.columns) + 1:
+            # Splice: the row as last rendered, with only the countdown cell re-rendered.
+            row_index = self._row_locations.get(row_key)
+            where = Coordinate(row_index, li)
+            width = self.ordered_columns[li].get_render_width(self)
+            self._update_count, self._real_update_count = (real, version), real
+            try:
+                cell = self._render_cell(
+                    row_index, li, self._get_row_style(row_index, base_style), width,
+                    cursor=self._should_highlight(cursor_location, where, self.cursor_type),
+                    hover=self._should_highlight(hover_location, where, self.cursor_type),
+                )[line_no]
+            finally:
+                self._update_count, self._real_update_count = real, None
+            cells = list(base[1])
+            cells[li] = cell
+            pair = (base[0], cells)
+        else:
+            self._update_count, self._real_update_count = (real, version), real
+            try:
+                pair = super()._render_line_in_row(row_key, line_no, base_style,
+                                                   cursor_location, hover_location)
+            finally:
+                self._update_count, self._real_update_count = real, None
+            # Later ticks splice into this one: its other cells are current for `real`.
+            cache[base_key] = pair
+        cache[mine_key] = pair
+        return pair
+
+    def _render_line(self, y, x1, x2, base_style):
+        try:
+            row_key = self._get_offsets(y)[0]
+        except LookupError:
+            row_key = None
+        if row_key is None or row_key not in self._versions:
+            return super()._render_line(y, x1, x2, base_style)
+        # A versioned row's line is keyed like any other in the shared line cache, so
+        # it would come back stale: render it through a private, throwaway cache.
+        shared = self._line_cache
+        self._line_cache = {}
+        try:
+            return super()._render_line(y, x1, x2, base_style)
+        finally:
+            self._line_cache = shared
+
+    def _render_cell(self, row_index, column_index, base_style, width, cursor=False,
+                     hover=False):
+        real = self._real_update_count
+        if real is None or column_index == self._left_index:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                        hover)
+        # Inside a versioned row, only the countdown cell is new: the others hit the cache.
+        versioned = self._update_count
+        self._update_count = real
+        try:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor,
+                                        hover)
+        finally:
+            self._update_count = versioned
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value) and self._cooling:
+            self.refresh_countdowns()
+
+    def cooling_keys(self) -> dict[str, float]:
+        return dict(self._cooling)
+
+    def credential_key(self, row_key: str) -> tuple[str, str] | None:
+        return split_key(row_key)
+
+    def coordinate_of(self, row_key: str) -> Coordinate | None:
+        try:
+            return Coordinate(self._order.index(row_key), 0)
+        except ValueError:
+            return None

@@ -1,0 +1,112 @@
+"""Which rows the dashboard shows, in which order: grouping, filter and sort.
+
+Pure functions, so the order can be tested and compared cheaply: the table only
+reorders itself when this list changes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from store.model import as_int
+from store.view import CredentialView, PoolView
+
+SEP = "\x1f"  # cannot appear in a pool key, safe inside a row key
+HEADER_PREFIX = "pool" + SEP
+
+SORTS: dict[str, str] = {
+    "priority": "Hermes order (priority)",
+    "status": "status: dead, cooling, ready, ok",
+    "left": "time left, soonest first",
+    "label": "label A-Z",
+    "requests": "requests, most first",
+}
+SORT_ORDER = tuple(SORTS)
+
+_STATUS_RANK = {"dead": 0, "cooling": 1, "ready": 2, "ok": 3}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One table row: a pool header (``cred`` is None) or a credential."""
+
+    key: str
+    pool: PoolView
+    cred: CredentialView | None = None
+
+    @property
+    def is_header(self) -> bool:
+        return self.cred is None
+
+
+def header_key(pool: str) -> str:
+    return HEADER_PREFIX + pool
+
+
+def cred_key(cv: CredentialView, occurrence: int = 0) -> str:
+    # Ids are unique in files Hermes wrote, but "accept any string" includes
+    # duplicates and blanks; a suffix keeps the table from refusing the row.
+    base = "cred" + SEP + cv.pool + SEP + cv.id
+    return base if occurrence == 0 else f"{base}{SEP}{occurrence}"
+
+
+def split_key(row_key: str) -> tuple[str, str] | None:
+    """(pool, id) of a credential row key; None for a pool header."""
+    parts = row_key.split(SEP)
+    if parts[0] != "cred" or len(parts) < 3:
+        return None
+    return parts[1], parts[2]
+
+
+def matches(cv: CredentialView, terms: Sequence[str]) -> bool:
+    """Every term must appear in the label, id, source, pool or status (any case)."""
+    if not terms:
+        return True
+    hay = " ".join((cv.label, cv.id, str(cv.row.get("source") or ""), cv.pool,
+                    cv.effective.status)).lower()
+    return all(t in hay for t in terms)
+
+
+def _sort_key(mode: str) -> Callable[[CredentialView], tuple]:
+    if mode == "status":
+        return lambda cv: (_STATUS_RANK.get(cv.effective.status, 9), cv.index)
+    if mode == "left":
+        def left(cv: CredentialView) -> tuple:
+            at = cv.effective.available_at
+            if cv.effective.status != "cooling" or at is None or not math.isfinite(at):
+                at = math.inf
+            return (at, cv.index)
+        return left
+    if mode == "label":
+        return lambda cv: (cv.label.lower(), cv.index)
+    if mode == "requests":
+        return lambda cv: (-as_int(cv.row.get("request_count")), cv.index)
+    return lambda cv: cv.index
+
+
+def entries(
+    pools: Sequence[PoolView], filter_text: str = "", sort: str = "priority",
+) -> list[Entry]:
+    """Header + credentials per pool, filtered and sorted within each pool.
+
+    A pool with no matching credential disappears while a filter is active; an
+    empty pool (no rows at all) still shows its header when there is no filter.
+    """
+    terms = filter_text.lower().split()
+    key_fn = _sort_key(sort)
+    out: list[Entry] = []
+    for pv in pools:
+        creds = [cv for cv in pv.credentials if matches(cv, terms)]
+        if terms and not creds:
+            continue
+        if sort != "priority":
+            creds.sort(key=key_fn)
+        out.append(Entry(header_key(pv.key), pv))
+        seen: dict[str, int] = {}
+        for cv in creds:
+            n = seen.get(cv.id, 0)
+            seen[cv.id] = n + 1
+            out.append(Entry(cred_key(cv, n), pv, cv))
+    return out
