@@ -182,30 +182,6 @@ def bench_big(tmp: Path) -> None:
                   f"RSS in process {rss_mb():.0f} MB (goal <= 250 MB)")
 
     asyncio.run(run())
-    # store.policy.is_only_live_row scans the whole pool for every benched row, which
-    # makes building the views quadratic in pool size. The same figures with a
-    # short-circuiting version (what we propose for store/policy.py), for comparison:
-    from store import policy
-
-    original = policy.is_only_live_row
-
-    def short_circuit(row, pool_rows) -> bool:
-        if policy.is_dead(row):
-            return False
-        seen = False
-        for r in pool_rows:
-            if r is row:
-                seen = True
-            elif not policy.is_dead(r):
-                return False
-        return seen
-
-    policy.is_only_live_row = short_circuit
-    try:
-        print("  with a short-circuiting policy.is_only_live_row:", end=" ")
-        asyncio.run(run())
-    finally:
-        policy.is_only_live_row = original
     with start(home) as term:
         term.wait_for("key-00001", timeout=60)
         time.sleep(1.0)
