@@ -32,9 +32,24 @@ class ConsoleCommands(Provider):
              partial(dash, "events")),
             ("Credential detail", "every field of the selected row",
              partial(dash, "detail")),
+            ("Add a key", "new API key in a pool (masked input)", partial(dash, "add")),
+            ("Reset cooldown", "selected or tagged rows; stamps status_cleared_at",
+             partial(dash, "reset")),
+            ("Set a cooldown", "bench the selected or tagged rows by hand",
+             partial(dash, "cooldown")),
+            ("Remove credential", "the selected row, after confirmation", partial(dash, "remove")),
+            ("Move up in priority", "the selected row, one place", partial(dash, "move_up")),
+            ("Move down in priority", "the selected row, one place", partial(dash, "move_down")),
+            ("Strategy of this pool", "fill_first, round_robin, random, least_used",
+             partial(dash, "strategy")),
+            ("Probe this pool", "ask the provider if benched keys reopened; lift those",
+             partial(dash, "probe")),
+            ("Tag / untag row", "for bulk reset and cooldown", partial(dash, "tag")),
+            ("Clear all tags", "untag every row", partial(dash, "clear_tags")),
+            ("Audit log", "the latest operator actions", partial(dash, "audit")),
         ]
         for key, title in TABS.items():
-            cmds.append((f"Config: {title}", "read-only view of config.yaml",
+            cmds.append((f"Config: {title}", "config.yaml as the agent reads it",
                          partial(app.action_show_config, key)))
         cmds.append(("Quit", "leave hermes-admin", partial(run, "quit")))
         return cmds

@@ -1,19 +1,28 @@
-"""Read-only views of config.yaml as the agent sees it: strategies, fallback chain,
-provider routing and auxiliary task chains. (Editing arrives with the actions.)"""
+"""config.yaml as the agent sees it: strategies, fallback chain, provider routing and
+auxiliary task chains, with editors for the first three.
+
+Edits go through store.config (its own lock, a fresh read, comments and unknown keys
+kept) in the app's writer; the tabs then follow the file like any other change.
+Strategies: Enter/e opens the picker. Fallback: a adds, x removes, K/J move.
+Routing: Enter/e edits the setting, x removes it.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from store.config import ROUTING_KEYS
 from store.model import STRATEGIES
 from store.watch import HomeState
 from tui.format import NULL
+from tui.texts import READ_ONLY
 
 TABS = {
     "strategies": "Strategies",
@@ -79,10 +88,10 @@ def fallback_rows(config: Any) -> list[tuple[str, ...]]:
 
 
 def routing_rows(config: Any) -> list[tuple[str, str]]:
+    """Every setting Hermes knows (``—`` when unset, so it can be edited), then unknown ones."""
     routing = _get(config, "routing", None) or {}
-    known = ("sort", "only", "ignore", "order", "require_parameters", "data_collection")
-    rows = [(k, _s(routing.get(k))) for k in known if k in routing]
-    rows += [(str(k), _s(v)) for k, v in routing.items() if k not in known]
+    rows = [(k, _s(routing.get(k))) for k in ROUTING_KEYS]
+    rows += [(str(k), _s(v)) for k, v in routing.items() if k not in ROUTING_KEYS]
     return rows
 
 
@@ -99,21 +108,36 @@ def auxiliary_rows(config: Any) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def _fill(table: DataTable, columns: Iterable[str], rows: list[tuple[str, ...]]) -> None:
+def _fill(table: DataTable, columns: Iterable[str], rows: list[tuple[str, ...]],
+          cursor: int | None = None) -> bool:
+    """Show *rows*; True when they changed. The cursor stays at its height (or goes to *cursor*)."""
     if not table.columns:
         for c in columns:
             table.add_column(c, key=c)
     if getattr(table, "_shown_rows", None) == rows:
-        return  # an auth.json change: keep these small tables (and their cursor) as they are
+        return False  # an auth.json change: keep these small tables (and their cursor) as they are
     table._shown_rows = rows  # type: ignore[attr-defined]
+    at = table.cursor_row if cursor is None else cursor
     table.clear()
     for row in rows:
         # Text, not str: DataTable would parse "[...]" in a model name as markup.
         table.add_row(*(Text(c) for c in row))
+    if rows:
+        table.move_cursor(row=max(0, min(at, len(rows) - 1)), animate=False)
+    return True
+
+
+# action -> the tabs it works in
+EDITS: dict[str, tuple[str, ...]] = {
+    "edit": ("strategies", "routing"),
+    "fallback_add": ("fallback",),
+    "remove_entry": ("fallback", "routing"),
+    "move_entry": ("fallback",),
+}
 
 
 class ConfigScreen(Screen):
-    """Four read-only tabs over config.yaml; follows the file live."""
+    """Four tabs over config.yaml, three of them editable; follows the file live."""
 
     BINDINGS = [
         Binding("escape", "close", "Back", id="config.close"),
@@ -121,11 +145,18 @@ class ConfigScreen(Screen):
         Binding("2", "tab('fallback')", "Fallback", id="config.tab_fallback"),
         Binding("3", "tab('routing')", "Routing", id="config.tab_routing"),
         Binding("4", "tab('auxiliary')", "Auxiliary", id="config.tab_auxiliary"),
+        Binding("e", "edit", "Edit", id="config.edit"),
+        Binding("a", "fallback_add", "Add fallback", id="config.fallback_add"),
+        Binding("x,delete", "remove_entry", "Remove", key_display="x", id="config.remove"),
+        Binding("K,shift+up", "move_entry(-1)", "Move up", key_display="K", id="config.move_up"),
+        Binding("J,shift+down", "move_entry(1)", "Move down", key_display="J", id="config.move_down"),
     ]
 
     def __init__(self, tab: str = "strategies") -> None:
         super().__init__(id="config")
         self.initial = tab if tab in TABS else "strategies"
+        self.config: Any = None
+        self._cursor_to: dict[str, int] = {}   # table id -> row the cursor goes to on refill
 
     def compose(self) -> ComposeResult:
         yield Static(id="config-note")
@@ -141,7 +172,8 @@ class ConfigScreen(Screen):
 
     def show_state(self, state: HomeState | None) -> None:
         config = state.config if state is not None else None
-        note = self.query_one("#config-note", Static)
+        self.config = config
+        self.home_state = state
         lines = []
         if state is not None:
             path = state.home.config
@@ -152,21 +184,179 @@ class ConfigScreen(Screen):
             elif config is None:
                 lines.append(f"No config at {path}: Hermes uses its defaults "
                              "(fill_first, no fallback).")
+            elif getattr(self.app, "read_only", False):
+                lines.append(f"{path} (read-only: started with --read-only)")
             else:
-                lines.append(f"{path} (read-only here)")
+                lines.append(f"{path} · edits keep your comments")
             lines += [f"⚠ {w}" for w in (getattr(config, "warnings", None) or [])]
-        note.update(Text("\n".join(lines)))
+        self.note_lines = lines
+        self._show_note()
         _fill(self.query_one("#strategies-table", DataTable),
               ("pool", "configured", "Hermes uses", "note"), strategy_rows(state))
-        _fill(self.query_one("#fallback-table", DataTable),
-              ("#", "provider", "model", "base_url", "key", "from"), fallback_rows(config))
+        if _fill(self.query_one("#fallback-table", DataTable),
+                 ("#", "provider", "model", "base_url", "key", "from"), fallback_rows(config),
+                 cursor=self._cursor_to.get("fallback")):
+            self._cursor_to.pop("fallback", None)
         _fill(self.query_one("#routing-table", DataTable), ("setting", "value"),
               routing_rows(config))
         _fill(self.query_one("#auxiliary-table", DataTable),
               ("task", "step", "provider", "model", "timeout s"), auxiliary_rows(config))
+
+    def _show_note(self) -> None:
+        lines = list(getattr(self, "note_lines", []))
+        writer = getattr(self.app, "writer", None)
+        busy = writer.status_text() if writer is not None else ""
+        if busy:
+            lines.insert(0, f"⟳ {busy}")
+        self.query_one("#config-note", Static).update(Text("\n".join(lines)))
+
+    def writes_changed(self) -> None:
+        if self.is_mounted:
+            self._show_note()
+            self.refresh_bindings()
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
 
     def action_close(self) -> None:
         self.app.pop_screen()
+
+    # ------------------------------------------------------------ editing
+    @property
+    def active_tab(self) -> str:
+        return self.query_one(TabbedContent).active or self.initial
+
+    def _table(self, tab: str | None = None) -> DataTable:
+        return self.query_one(f"#{tab or self.active_tab}-table", DataTable)
+
+    def _row(self) -> tuple[str, ...] | None:
+        table = self._table()
+        rows = getattr(table, "_shown_rows", None) or []
+        return rows[table.cursor_row] if 0 <= table.cursor_row < len(rows) else None
+
+    def edit_reason(self, action: str, step: int = 0) -> str | None:
+        """Why *action* cannot run on this tab now (None: it can)."""
+        if getattr(self.app, "read_only", False):
+            return READ_ONLY
+        if action == "fallback_add":
+            return None
+        row = self._row()
+        if row is None:
+            return "move the cursor to a row first"
+        if action == "move_entry":
+            n = len(fallback_rows(self.config))
+            at = self._table().cursor_row + step
+            if not 0 <= at < n:
+                return f"entry #{row[0]} is already {'first' if step < 0 else 'last'}"
+        if action == "remove_entry" and self.active_tab == "routing" and row[1] == NULL:
+            return f"{row[0]} is not set"
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in EDITS:
+            return True
+        if not self.is_mounted or self.active_tab not in EDITS[action]:
+            return False   # not this tab's key: hidden from the footer
+        step = int(parameters[0]) if parameters else 0  # type: ignore[call-overload]
+        return None if self.edit_reason(action, step) else True
+
+    def on_key(self, event: events.Key) -> None:
+        """A key bound to an unavailable edit says why, instead of nothing at all."""
+        active = self.active_bindings.get(event.key)
+        if active is None or active.enabled:
+            return
+        action, params = active.binding.action, ()
+        if "(" in action:
+            action, _, rest = action.partition("(")
+            params = (int(rest.rstrip(")")),)
+        if action in EDITS:
+            reason = self.edit_reason(action, *params)
+            if reason:
+                self.app.notify(reason, severity="warning", timeout=4, markup=False)
+                event.stop()
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        self.refresh_bindings()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.refresh_bindings()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if self.check_action("edit", ()):
+            self.action_edit()
+
+    def _submit(self, what: str, fn: Any, on_done: Any = None) -> None:
+        app: Any = self.app
+        app.writer.submit(what, fn, lock=app.home.config_lock, on_done=on_done)
+
+    def action_edit(self) -> None:
+        row = self._row()
+        if row is None or self.edit_reason("edit"):
+            return
+        if self.active_tab == "strategies":
+            from .strategy import open_strategy_picker
+
+            pool = row[0]
+            state = getattr(self, "home_state", None)
+            configured = state.strategies.get(pool) if state is not None else None
+            open_strategy_picker(self.app, pool, configured)
+        elif self.active_tab == "routing":
+            from .routing_edit import RoutingEditScreen
+
+            key = row[0]
+            current = (_get(self.config, "routing", None) or {}).get(key)
+            self.app.push_screen(RoutingEditScreen(key, current))
+
+    def action_fallback_add(self) -> None:
+        from .fallback_edit import FallbackAddScreen
+
+        self.app.push_screen(FallbackAddScreen())
+
+    def action_remove_entry(self) -> None:
+        row = self._row()
+        if row is None or self.edit_reason("remove_entry"):
+            return
+        from store import config as cfg
+
+        from .confirm import ConfirmScreen
+
+        app: Any = self.app
+        home, timeout = app.home, app.lock_timeout
+        if self.active_tab == "fallback":
+            index = int(row[0])
+            title = f"Remove fallback #{index}: {row[2]} via {row[1]}?"
+            fn = lambda: cfg.fallback_remove(home, index, lock_timeout=timeout)  # noqa: E731
+            what = f"removing fallback #{index}"
+        else:
+            key = row[0]
+            title = f"Remove provider_routing.{key} (now {row[1]})?"
+            fn = lambda: cfg.routing_unset(home, key, lock_timeout=timeout)  # noqa: E731
+            what = f"removing provider_routing.{key}"
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._submit(what, fn)
+
+        self.app.push_screen(ConfirmScreen(title, [f"  in {home.config}"],
+                                           ["Comments and every other key of config.yaml are kept."]),
+                             answered)
+
+    def action_move_entry(self, step: int) -> None:
+        if self.edit_reason("move_entry", step):
+            return
+        from store import config as cfg
+
+        app: Any = self.app
+        home, timeout = app.home, app.lock_timeout
+        index = self._table().cursor_row + 1
+        to = index + step
+        self._cursor_to["fallback"] = to - 1
+
+        def done(result: Any) -> bool:
+            if not result.ok:
+                self._cursor_to.pop("fallback", None)
+            return False
+
+        self._submit(f"moving fallback #{index} to #{to}",
+                     lambda: cfg.fallback_move(home, index, to, lock_timeout=timeout), done)

@@ -1,8 +1,9 @@
 """The dashboard: every pool's credentials in one live table.
 
 It shows what the app hands it (:meth:`DashboardScreen.show_state`) and keeps
-the countdowns honest with a one-second tick. It never reads or writes the store
-itself; the app's watcher worker does the reading.
+the countdowns honest with a one-second tick. It never reads the store itself
+(the app's watcher worker does) and never writes it directly: its operator
+actions (screens.dashboard_actions) hand functions to the app's writer.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import math
 from datetime import datetime
 from typing import Any, Callable
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -21,6 +23,8 @@ from store.view import PoolView, build_pools
 from store.watch import HomeState
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
+
+from .dashboard_actions import WRITING, Key, OperatorActions
 
 
 def clock_time(epoch: float) -> str:
@@ -77,17 +81,32 @@ def problems(state: HomeState | None) -> list[tuple[str, str]]:
     return out
 
 
-class DashboardScreen(Screen):
+class DashboardScreen(OperatorActions, Screen):
     """The live table, its status lines, the events log and the filter box."""
 
     BINDINGS = [
+        # The app binds ? too; repeated here, first, so a narrow footer cuts anything but help.
+        Binding("question_mark", "app.help", "Help", key_display="?", id="dashboard.help"),
         Binding("enter", "detail", "Detail", id="dashboard.detail"),
         Binding("slash", "filter", "Filter", key_display="/", id="dashboard.filter"),
         Binding("escape", "clear_filter", "Clear filter", id="dashboard.clear_filter"),
-        Binding("o", "sort", "Sort", id="dashboard.sort"),
-        Binding("p", "pause", "Pause", id="dashboard.pause"),
-        Binding("w", "wide", "Wide", id="dashboard.wide"),
-        Binding("e", "events", "Events", id="dashboard.events"),
+        Binding("a", "add", "Add", id="dashboard.add"),
+        Binding("r", "reset", "Reset", id="dashboard.reset"),
+        Binding("c", "cooldown", "Cooldown", id="dashboard.cooldown"),
+        Binding("d", "remove", "Remove", id="dashboard.remove"),
+        Binding("K,shift+up", "move_up", "Move up", show=False, key_display="K",
+                id="dashboard.move_up"),
+        Binding("J,shift+down", "move_down", "Move down", show=False, key_display="J",
+                id="dashboard.move_down"),
+        Binding("space", "tag", "Tag / untag", show=False, id="dashboard.tag"),
+        Binding("u", "clear_tags", "Untag all", show=False, id="dashboard.clear_tags"),
+        Binding("s", "strategy", "Strategy", id="dashboard.strategy"),
+        Binding("p", "probe", "Probe", id="dashboard.probe"),
+        Binding("L", "audit", "Audit log", show=False, id="dashboard.audit"),
+        Binding("o", "sort", "Sort", show=False, id="dashboard.sort"),
+        Binding("z", "pause", "Pause", show=False, id="dashboard.pause"),
+        Binding("w", "wide", "Wide", show=False, id="dashboard.wide"),
+        Binding("e", "events", "Events", show=False, id="dashboard.events"),
         Binding("v", "config", "Config", id="dashboard.config"),
     ]
 
@@ -105,6 +124,8 @@ class DashboardScreen(Screen):
         self._tick_enabled = tick
         self._ready = False                      # children composed and mounted
         self._pending_events: list[Any] = []
+        self.tags: set[Key] = set()              # (pool, id) rows tagged for bulk actions
+        self.pending_cursor: Key | None = None   # a row just added: the cursor goes there
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -153,12 +174,26 @@ class DashboardScreen(Screen):
     def _apply(self, state: HomeState) -> None:
         self.state = state
         self.pools = list(state.pools)
+        if self.tags:
+            # A tag follows its credential; a credential that left the store takes it along.
+            self.tags &= {cv.key for pv in self.pools for cv in pv.credentials}
         self._refresh_table()
+        self.follow_pending_cursor()
 
     def _refresh_table(self) -> None:
         now = self.clock()
-        self.table.reconcile(self.pools, now, filter_text=self.filter_text, sort=self.sort)
+        table = self.table
+        table.set_marks(self.marks())
+        table.reconcile(self.pools, now, filter_text=self.filter_text, sort=self.sort)
         self._refresh_chrome()
+
+    def writes_changed(self) -> None:
+        """Tags or in-flight writes changed: redraw the marks, the status bar and the footer."""
+        if not self._ready:
+            return
+        self.table.set_marks(self.marks())
+        self._refresh_chrome()
+        self.refresh_bindings()
 
     def _refresh_chrome(self) -> None:
         state = self.state
@@ -180,7 +215,7 @@ class DashboardScreen(Screen):
             sort=self.sort, filter_text=self.filter_text,
             generation=state.generation if state else 0,
             updated=clock_time(state.read_at) if state else "",
-            held=held,
+            held=held, busy=self.app.writer.status_text(), tagged=len(self.tags),
         )
 
     # ------------------------------------------------------------ the tick
@@ -217,6 +252,9 @@ class DashboardScreen(Screen):
 
     # ------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in WRITING:
+            # None: shown dimmed in the footer; pressing it says why (on_key below).
+            return None if not self._ready or self.write_reason(action) else True
         if action == "detail":
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
@@ -224,6 +262,20 @@ class DashboardScreen(Screen):
             return self._ready and (bool(self.filter_text)
                                     or self.query_one("#filter").has_class("-shown"))
         return True
+
+    def on_key(self, event: events.Key) -> None:
+        """A key bound to an unavailable writing action says why, instead of nothing at all."""
+        active = self.active_bindings.get(event.key)
+        if active is None or active.enabled or active.binding.action not in WRITING:
+            return
+        if self.refuse(active.binding.action):
+            event.stop()
+
+    def attempt(self, action: str) -> None:
+        """Run *action* if it is available now, else say why (command palette)."""
+        if action in WRITING and self.refuse(action):
+            return
+        self.call_later(self.run_action, action)
 
     def action_detail(self) -> None:
         cv = self.table.cursor_credential

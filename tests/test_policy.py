@@ -141,7 +141,7 @@ row_states = st.sampled_from(["ok", "cooling", "ready", "dead"])
 
 def make_pool(states, counts):
     rows = []
-    for i, (state, count) in enumerate(zip(states, counts)):
+    for i, (state, count) in enumerate(zip(states, counts, strict=True)):
         r = ok_row(f"r{i}", prio=i, count=count)
         if state == "cooling":
             r.update(last_status="exhausted", last_status_at=NOW - 10, last_error_code=429,

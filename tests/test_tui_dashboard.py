@@ -311,13 +311,13 @@ async def test_pause_holds_updates_until_resumed(tmp_home: Home) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         table = table_of(app)
         k = key("openrouter", "a1b2c3")
-        await pilot.press("p")
+        await pilot.press("z")
         bench(tmp_home, "openrouter", "a1b2c3", NOW)
         app.reload()
         await pilot.pause()
         assert table.cell_text(k, "status") == "● ok"
         assert "PAUSED (1 held)" in app.dashboard.query_one(StatusBar).text
-        await pilot.press("p")
+        await pilot.press("z")
         await pilot.pause()
         assert table.cell_text(k, "status") == "◐ cooling"
 
@@ -362,7 +362,7 @@ async def test_dashboard_session_leaves_store_byte_identical(tmp_home: Home) -> 
     clock = FakeClock(NOW)
     app = app_for(tmp_home, clock)
     async with app.run_test(size=(80, 24)) as pilot:
-        for keys in (("down", "enter"), ("escape",), ("w", "e", "o", "p", "p"), ("v",),
+        for keys in (("down", "enter"), ("escape",), ("w", "e", "o", "z", "z"), ("v",),
                      ("escape", "question_mark"), ("escape",)):
             await pilot.press(*keys)
             clock.advance(30)

@@ -2,13 +2,15 @@
 
 Reading happens in one thread worker (watch the home directory, read, build the
 views, diff the events) that posts :class:`StoreLoaded`; the event loop only
-applies the newest state. Nothing here writes the store.
+applies the newest state. Writing happens only through :class:`tui.writer.Writer`
+(thread workers that post WriteWaiting / WriteDone back here).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
+from pathlib import Path
 from typing import ClassVar, Iterable
 
 from textual import work
@@ -16,18 +18,37 @@ from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 
+from screens.add_key import AddKeyScreen
+from screens.audit_view import AuditScreen
 from screens.commands import ConsoleCommands
 from screens.config_view import ConfigScreen
+from screens.confirm import ConfirmScreen
+from screens.cooldown import CooldownScreen
 from screens.dashboard import DashboardScreen
 from screens.detail import DetailScreen
+from screens.fallback_edit import FallbackAddScreen
 from screens.help import HelpScreen, binding_rows
+from screens.probe_result import ProbeResultScreen
+from screens.routing_edit import RoutingEditScreen
+from screens.strategy import StrategyScreen
 from store import events as ev
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.watch import HomeLoader, HomeState, watch_home
 
 from .clock import Clock, system_clock
+from .keymap import binding_ids, keymap_path, load_keymap
 from .widgets import CredentialTable
+from .writer import WriteDone, Writer, WriteWaiting
+
+# Every scope whose keys `?` lists, in the order shown.
+HELP_SCOPES: tuple[tuple[str, type], ...] = (
+    ("dashboard", DashboardScreen), ("table", CredentialTable), ("detail", DetailScreen),
+    ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
+    ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
+    ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
+    ("help", HelpScreen),
+)
 
 
 class StoreLoaded(Message):
@@ -75,8 +96,10 @@ class HermesAdminApp(App):
     def __init__(
         self, home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         clock: Clock = system_clock, watch: bool = True, tick: bool = True,
+        keymap_file: Path | None = None,
     ) -> None:
         super().__init__()
+        self._keymap_file = keymap_file
         self.home = home
         self.read_only = read_only
         self.lock_timeout = lock_timeout
@@ -88,6 +111,7 @@ class HermesAdminApp(App):
         self._stop = threading.Event()
         self._tick = tick
         self._store_was_bad = False
+        self.writer = Writer(self)
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
@@ -98,12 +122,23 @@ class HermesAdminApp(App):
         return self.screen_stack[0]  # type: ignore[return-value]
 
     def on_mount(self) -> None:
+        if self._keymap_file is not None:
+            self._apply_keymap(self._keymap_file)
         if self.read_only:
             self.sub_title = "READ-ONLY"
         if self.watch_enabled:
             self._watch()
         else:
             self.reload()
+
+    def _apply_keymap(self, path: Path) -> None:
+        from screens import all_screens
+
+        keymap, problems = load_keymap(path, binding_ids([type(self), CredentialTable, *all_screens()]))
+        if keymap:
+            self.set_keymap(keymap)
+        for problem in problems:
+            self.notify(f"keymap ignored: {problem}", severity="warning", timeout=10)
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -157,6 +192,23 @@ class HermesAdminApp(App):
             if show is not None:
                 show(state)
 
+    # ------------------------------------------------------------ writes
+    def on_write_waiting(self, message: WriteWaiting) -> None:
+        self.writer.waiting(message.request)
+
+    def on_write_done(self, message: WriteDone) -> None:
+        if message.result.ok and not self.watch_enabled:
+            # No watcher to notice our own write: read it now, before callbacks look.
+            self.reload()
+        self.writer.finish(message.result)
+
+    def writes_changed(self) -> None:
+        """The writer's pending set changed: every screen that shows it redraws."""
+        for screen in self.screen_stack:
+            hook = getattr(screen, "writes_changed", None)
+            if hook is not None:
+                hook()
+
     def log_events(self, events: Iterable[ev.Event]) -> None:
         events = list(events)
         if not events:
@@ -169,10 +221,7 @@ class HermesAdminApp(App):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        scopes = [("app", type(self)), ("dashboard", DashboardScreen),
-                  ("table", CredentialTable), ("detail", DetailScreen),
-                  ("config", ConfigScreen), ("help", HelpScreen)]
-        self.push_screen(HelpScreen(binding_rows(self, scopes)))
+        self.push_screen(HelpScreen(binding_rows(self, [("app", type(self)), *HELP_SCOPES])))
 
     def action_show_dashboard(self) -> None:
         while len(self.screen_stack) > 1:
@@ -183,13 +232,13 @@ class HermesAdminApp(App):
         self.push_screen(ConfigScreen(tab))
 
     def dashboard_action(self, action: str) -> None:
-        """Run a dashboard action from anywhere (command palette)."""
+        """Run a dashboard action from anywhere (command palette); an unavailable one says why."""
         self.action_show_dashboard()
-        self.call_later(self.dashboard.run_action, action)
+        self.call_later(self.dashboard.attempt, action)
 
 
 def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> int:
     """Entry point for `hermes-admin` with no verb."""
-    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout)
+    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path())
     app.run()
     return int(app.return_code or 0)

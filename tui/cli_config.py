@@ -18,15 +18,9 @@ from store.policy import known_strategy
 
 from .cli_store import home_of, warn
 from .format import NULL
+from .texts import STRATEGY_HELP as STRATEGY_HELP
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
-
-STRATEGY_HELP = {
-    "fill_first": "use the first available key until it is benched (default)",
-    "round_robin": "rotate: each pick moves the key to the back of the order",
-    "random": "pick any available key at random",
-    "least_used": "pick the available key with the fewest requests",
-}
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:

@@ -20,13 +20,11 @@ import sys
 import time
 from typing import Any, Callable
 
-from store import audit, policy, probe, view
-from store.actions import Change, Outcome, resolve
-from store.authfile import read_store
-from store.errors import EXIT_OK, EXIT_PROBE, BadInput
-from store.model import STATUS_FIELDS, pool_rows, pools, sorted_rows
+from store import probe
+from store.errors import EXIT_OK, EXIT_PROBE
 
 from .cli_store import home_of, load_config
+from .probe_report import record, run_probe
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
@@ -53,67 +51,16 @@ def _env(home: Any) -> dict[str, str]:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     home = home_of(args)
-    snap = read_store(home)
-    doc = snap.doc or {}
-    if args.pool not in pools(doc):
-        known = ", ".join(sorted(pools(doc))) or "none"
-        raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth} (pools: {known})")
-    targets = None
-    if args.target:
-        targets = {str(resolve(doc, args.pool, args.target).get("id"))}
     _cfg, ttls = load_config(home)
-    env = _env(home)
     now = time.time()
-    before = {str(r.get("id")): {f: r.get(f) for f in STATUS_FIELDS}
-              for r in pool_rows(doc, args.pool)}
-    fn = probe.default_verdict_fn(env, probe.VerdictCache(), timeout=args.timeout)
-    res = probe.lift_reopened_cooldowns(home, args.pool, fn, now, ttls=ttls, targets=targets,
-                                        lock_timeout=args.lock_timeout)
-    after_doc = read_store(home).doc or {}
-    rows = sorted_rows(pool_rows(after_doc, args.pool))
-    report = []
-    for index, row in enumerate(rows, start=1):
-        rid = str(row.get("id"))
-        if targets is not None and rid not in targets:
-            continue
-        v = res.verdicts.get(rid)
-        entry = {
-            "id": rid, "label": row.get("label"), "index": index,
-            "fingerprint": view.row_fingerprint(args.pool, row, env),
-            "verdict": v.state if v else None, "reason": v.reason if v else None,
-            "lifted": rid in res.cleared_reopened, "elapsed_cleared": rid in res.cleared_elapsed,
-            "status": policy.effective(row, rows, now, ttls).status,
-        }
-        report.append(entry)
-    lifted = res.cleared_reopened + res.cleared_elapsed
-    if lifted:
-        out = Outcome("probe-lift", args.pool)
-        by_id = {str(r.get("id")): r for r in rows}
-        for rid in lifted:
-            r = by_id.get(rid, {})
-            out.changes.append(Change(args.pool, rid, str(r.get("label") or ""), before.get(rid, {}),
-                                      {f: r.get(f) for f in STATUS_FIELDS}))
-        out.notes.append("lifted after a reopen probe (or an elapsed cooldown)")
-        audit.record(home, out, via="cli", now=now)
-    undecided = [e for e in report if e["verdict"] == probe.UNKNOWN]
+    report = run_probe(home, args.pool, now, ttls=ttls, env=_env(home), target=args.target,
+                       timeout=args.timeout, lock_timeout=args.lock_timeout)
+    record(home, report, via="cli")
     if args.json:
-        json.dump({"pool": args.pool, "checked_at": now, "available": res.available,
-                   "rows": report}, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump(report.to_json(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        for e in report:
-            print(_line(args.pool, e, res.verdicts.get(e["id"])))
-        state = "has a usable credential" if res.available else "has no usable credential yet"
-        print(f"{args.pool} {state}")
-    return EXIT_PROBE if undecided else EXIT_OK
-
-
-def _line(pool: str, e: dict[str, Any], v: probe.Verdict | None) -> str:
-    who = f"{pool} #{e['index']} {e['label'] or '—'} (id={e['id']}, {e['fingerprint'] or '—'})"
-    if v is None:
-        if e["elapsed_cleared"]:
-            return f"{who}: cooldown had elapsed; cleared"
-        return f"{who}: not probed ({e['status']})"
-    if e["lifted"]:
-        return f"{who}: reopened ({v.reason}); cooldown lifted"
-    return f"{who}: {v.describe()}"
+        for row in report.rows:
+            print(row.line(args.pool))
+        print(report.summary())
+    return EXIT_PROBE if report.undecided else EXIT_OK

@@ -118,10 +118,18 @@ def countdown_text(cv: CredentialView, now: float) -> str:
     return time_left(eff.status, left)
 
 
+TAG_MARK = "✓"
+PENDING_MARK = "⟳"
+
+
 def credential_cells(
-    cv: CredentialView, now: float, columns: Sequence[ColumnSpec],
+    cv: CredentialView, now: float, columns: Sequence[ColumnSpec], mark: str = "",
 ) -> list[Text]:
-    """The cells of one credential row, each cut to its column's width."""
+    """The cells of one credential row, each cut to its column's width.
+
+    *mark* leads the ``#`` cell: ``✓`` for a row tagged for a bulk action, ``⟳`` while
+    a write to it is in flight. A symbol, not a colour, so it reads in any terminal.
+    """
     r = cv.row
     eff = cv.effective
     out: list[Text] = []
@@ -130,7 +138,7 @@ def credential_cells(
         k = col.key
         style = ""
         if k == "pos":
-            text = f"{cv.index}{NEXT_MARK}" if cv.next else str(cv.index)
+            text = mark + (f"{cv.index}{NEXT_MARK}" if cv.next else str(cv.index))
         elif k == "label":
             text = _s(r.get("label"))
         elif k == "status":

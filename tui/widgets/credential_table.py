@@ -67,6 +67,8 @@ class CredentialTable(DataTable, inherit_bindings=False):
         self._versions: dict[RowKey, int] = {}
         self._version_seq = itertools.count(1)
         self._real_update_count: int | None = None
+        # (pool, id) -> mark shown in the # cell (tagged, write pending).
+        self._marks: dict[tuple[str, str], str] = {}
 
     # ----------------------------------------------------------- columns
     def on_mount(self) -> None:
@@ -161,10 +163,8 @@ class CredentialTable(DataTable, inherit_bindings=False):
         for e in wanted:
             key = e.key
             cv = e.cred
-            if cv is None:
-                sig: tuple = ("hdr", e.pool.strategy, tuple(sorted(e.pool.counts.items())))
-            else:
-                sig = C.signature(cv)
+            sig = self._sig(e)
+            if cv is not None:
                 eff = cv.effective
                 if eff.status == "cooling" and eff.available_at is not None:
                     cooling[key] = eff.available_at
@@ -188,10 +188,34 @@ class CredentialTable(DataTable, inherit_bindings=False):
         # ones now, the rest as they scroll into view (5,000 cells otherwise).
         self.refresh_countdowns(now)
 
+    def _sig(self, e: Entry) -> tuple:
+        cv = e.cred
+        if cv is None:
+            return ("hdr", e.pool.strategy, tuple(sorted(e.pool.counts.items())))
+        return (*C.signature(cv), self._marks.get(cv.key, ""))
+
     def _cells(self, e: Entry, now: float) -> list:
         if e.cred is None:
             return C.header_cells(e.pool, self.specs)
-        return C.credential_cells(e.cred, now, self.specs)
+        return C.credential_cells(e.cred, now, self.specs, self._marks.get(e.cred.key, ""))
+
+    # ----------------------------------------------------------- marks
+    @property
+    def marks(self) -> dict[tuple[str, str], str]:
+        return dict(self._marks)
+
+    def set_marks(self, marks: dict[tuple[str, str], str]) -> None:
+        """Show *marks* ((pool, id) -> symbol) in the # cells; only rows whose mark moved change."""
+        old, self._marks = self._marks, {k: v for k, v in marks.items() if v}
+        moved = {k for k in set(old) | set(self._marks) if old.get(k) != self._marks.get(k)}
+        if not moved:
+            return
+        for key in self._order:
+            e = self._entries.get(key)
+            if e is None or e.cred is None or e.cred.key not in moved:
+                continue
+            self._sigs[key] = self._sig(e)
+            self._set_cells(key, self._cells(e, self._now))
 
     def _set_cells(self, key: str, values: Iterable) -> None:
         row = self._data[RowKey(key)]

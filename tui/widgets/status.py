@@ -32,7 +32,8 @@ class StatusBar(_Quiet):
 
     def set_parts(
         self, *, home: str, live: str, read_only: bool, stale: bool, sort: str,
-        filter_text: str, generation: int, updated: str, held: int = 0,
+        filter_text: str, generation: int, updated: str, held: int = 0, busy: str = "",
+        tagged: int = 0,
     ) -> None:
         t = Text()
         t.append(" hermes-admin ", style="bold reverse")
@@ -47,6 +48,12 @@ class StatusBar(_Quiet):
         t.append(live, style="bold")
         if held:
             t.append(f" ({held} held)")
+        if busy:
+            # A write in flight (or waiting for a lock held elsewhere): say so up front.
+            t.append(" · ")
+            t.append(f"⟳ {busy}", style="bold")
+        if tagged:
+            t.append(f" · ✓ {tagged} tagged")
         if filter_text:
             t.append(f" · filter “{filter_text}”")
         t.append(f" · {updated} gen {generation} · sort {sort} · {home}")

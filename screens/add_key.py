@@ -1,0 +1,165 @@
+"""``a``: add an API key to a pool (an existing one, or a new provider id / custom:<name>).
+
+The key is typed (or pasted) into a masked input and leaves this screen only inside the
+write function; every message about it shows its fingerprint. Fields are checked with the
+store's own rules (``validate_pool_key``, and ``actions.add_key`` run on a copy of the
+store as last read), so most mistakes show inline before any lock is taken; the real
+write re-checks everything against the fresh file.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Input, Label, Select, Static
+
+from store import actions
+from store.errors import BadInput
+from store.model import validate_pool_key
+from store.secrets import fingerprint
+from store.transaction import apply
+from tui.texts import POOL_KEY_GUIDE
+from tui.writer import WriteResult
+
+from .form import ErrorLine, FormScreen, field_message
+
+NEW_POOL = "\x00new"
+
+
+@dataclass(frozen=True)
+class AddKeyForm:
+    """What the operator typed, checked. ``key`` is the secret: never print this object."""
+
+    pool: str
+    label: str | None
+    key: str
+    base_url: str | None
+    priority: int | None
+
+    def __repr__(self) -> str:
+        return f"AddKeyForm(pool={self.pool!r}, key={fingerprint(self.key)!r})"
+
+
+class AddKeyScreen(FormScreen):
+    """Dismisses with ``(pool, id)`` of the added row, or None when cancelled."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="add_key.cancel"),
+        Binding("ctrl+s", "submit", "Add the key", id="add_key.submit"),
+    ]
+
+    def __init__(self, pools: list[str], *, pool: str | None = None,
+                 doc: dict[str, Any] | None = None) -> None:
+        super().__init__(id="add-key")
+        self.pools = sorted(pools)
+        self.initial_pool = pool if pool in self.pools else (self.pools[0] if self.pools else NEW_POOL)
+        # A copy of the store as last read, to check the form against (never written).
+        self.doc = copy.deepcopy(doc) if doc is not None else None
+
+    def compose(self) -> ComposeResult:
+        options = [(p, p) for p in self.pools] + [("new pool…", NEW_POOL)]
+        with Vertical(classes="modal-box", id="add-key-box"):
+            yield Static("Add an API key", classes="modal-title")
+            yield Label("Pool")
+            yield Select(options, value=self.initial_pool, allow_blank=False, id="add-pool",
+                         compact=True)
+            yield Input(placeholder="new pool: openrouter, custom:my-server…", id="add-new-pool",
+                        compact=True)
+            yield Static(Text(POOL_KEY_GUIDE), id="add-pool-guide", classes="modal-hint")
+            yield Label("Key (hidden as you type; paste works)")
+            yield Input(password=True, placeholder="sk-…", id="add-key-value", compact=True)
+            yield Label("Label (optional)")
+            yield Input(placeholder="api-key-<n> by default", id="add-label", compact=True)
+            yield Label("Base URL (optional)")
+            yield Input(placeholder="https://…", id="add-base-url", compact=True)
+            yield Label("Priority (optional, 0 = tried first; default: last)")
+            yield Input(placeholder="last", type="integer", id="add-priority", compact=True)
+            yield ErrorLine(classes="form-error")
+            yield Static(id="form-busy", classes="form-busy")
+            yield Static("Enter or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel",
+                         classes="modal-keys")
+
+    def on_mount(self) -> None:
+        self._show_new_pool(self.initial_pool == NEW_POOL)
+        target = "#add-new-pool" if self.initial_pool == NEW_POOL else "#add-key-value"
+        self.query_one(target, Input).focus()
+
+    def _show_new_pool(self, shown: bool) -> None:
+        self.query_one("#add-new-pool").display = shown
+        self.query_one("#add-pool-guide").display = shown
+
+    @on(Select.Changed, "#add-pool")
+    def _pool_changed(self, event: Select.Changed) -> None:
+        self._show_new_pool(event.value == NEW_POOL)
+
+    @on(Input.Submitted)
+    def _enter(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    # ------------------------------------------------------------ checking
+    def read_form(self) -> AddKeyForm:
+        """The fields, checked; BadInput names the first field that is wrong."""
+        choice = self.query_one("#add-pool", Select).value
+        if choice == NEW_POOL:
+            pool = self.query_one("#add-new-pool", Input).value.strip()
+            if not pool:
+                raise BadInput("POOL", "type the new pool's name (" + POOL_KEY_GUIDE + ")")
+        else:
+            pool = str(choice)
+        try:
+            validate_pool_key(pool)
+        except ValueError as exc:
+            raise BadInput("POOL", str(exc)) from None
+        key = self.query_one("#add-key-value", Input).value.strip()
+        if not key:
+            raise BadInput("--api-key", "is empty: type or paste the key")
+        label = self.query_one("#add-label", Input).value.strip() or None
+        base_url = self.query_one("#add-base-url", Input).value.strip() or None
+        prio_text = self.query_one("#add-priority", Input).value.strip()
+        priority = None
+        if prio_text:
+            try:
+                priority = int(prio_text)
+            except ValueError:
+                raise BadInput("--priority", f"{prio_text!r} is not a whole number") from None
+        form = AddKeyForm(pool, label, key, base_url, priority)
+        # The store's own rules, on a throwaway copy: duplicate key or label, priority range...
+        trial = copy.deepcopy(self.doc) if self.doc is not None else {}
+        actions.add_key(trial, pool, key, self.app.clock(), label=label,  # type: ignore[attr-defined]
+                        priority=priority, base_url=base_url)
+        return form
+
+    def action_submit(self) -> None:
+        if self.request is not None:
+            return
+        try:
+            form = self.read_form()
+        except BadInput as exc:
+            self.show_error(field_message(exc.field, exc.problem))
+            return
+        app: Any = self.app
+        home, timeout, now = app.home, app.lock_timeout, app.clock()
+
+        def write() -> actions.Outcome:
+            return apply(home, lambda doc: actions.add_key(
+                doc, form.pool, form.key, now, label=form.label, priority=form.priority,
+                base_url=form.base_url), lock_timeout=timeout)
+
+        self.submit_write(f"adding {fingerprint(form.key)} to {form.pool}", write,
+                          secrets=[form.key])
+
+    def write_done(self, result: WriteResult) -> None:
+        change = result.value.changes[0]
+        self.app.notify(f"added {change.label!r} to {change.pool}", timeout=4, markup=False)
+        self.dismiss((change.pool, change.id))

@@ -1,0 +1,363 @@
+"""The dashboard's operator actions: add, reset, cooldown, remove, move, strategy, probe, tags.
+
+Each action collects what it needs (a confirmation, a modal), then hands the app's writer
+one function that does the whole change through the store (``store.transaction.apply``
+with ``store.actions``, ``store.config``, ``tui.probe_report``). Rows are named by id and
+found again inside the transaction, in the file as it is then; the table itself updates
+from the watcher like after any other change.
+
+Bulk actions (reset, cooldown) apply to the tagged rows when any are tagged, else to the
+row under the cursor; their confirmation lists which.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from store import actions
+from store.actions import Outcome
+from store.errors import BadInput
+from store.model import is_manual_source, pool_rows, sorted_rows
+from store.transaction import apply
+from store.view import CredentialView
+from tui.format import NULL, status_word
+from tui.texts import READ_ONLY, REMOVE_SEEDED, REMOVE_WARNING, RESET_LIVE_HERMES, RESET_WARNING
+from tui.widgets.cells import PENDING_MARK, TAG_MARK, error_text
+from tui.writer import WriteResult
+
+WRITING = frozenset({"add", "reset", "cooldown", "remove", "move_up", "move_down", "strategy", "probe"})
+LIST_LIMIT = 8
+
+Key = tuple[str, str]
+
+
+# ---------------------------------------------------------------- store changes (pure)
+def reset_rows(doc: dict, keys: Iterable[Key], now: float) -> list[Outcome]:
+    """store.actions.reset for each (pool, id), one Outcome per pool."""
+    out: dict[str, Outcome] = {}
+    for pool, rid in keys:
+        o = actions.reset(doc, pool, rid, now)
+        agg = out.setdefault(pool, Outcome("reset", pool, notes=list(o.notes)))
+        agg.changes.extend(o.changes)
+    return list(out.values())
+
+
+def cooldown_rows(doc: dict, keys: Iterable[Key], until: float, now: float,
+                  reason: str | None) -> list[Outcome]:
+    """store.actions.cooldown for each (pool, id), one Outcome per pool."""
+    out: dict[str, Outcome] = {}
+    for pool, rid in keys:
+        o = actions.cooldown(doc, pool, rid, until, now, reason)
+        agg = out.setdefault(pool, Outcome("cooldown", pool, notes=list(o.notes)))
+        agg.changes.extend(o.changes)
+    return list(out.values())
+
+
+def move_row(doc: dict, pool: str, rid: str, delta: int) -> Outcome:
+    """Move a row one place up (-1) or down (+1) in its pool's order, as it is in the file now."""
+    rows = sorted_rows(r for r in pool_rows(doc, pool) if isinstance(r, dict))
+    at = next((i for i, r in enumerate(rows) if str(r.get("id")) == rid), None)
+    if at is None:
+        raise BadInput("TARGET", f"{pool}: no credential with id {rid} any more")
+    to = at + delta
+    if not 0 <= to < len(rows):
+        where = "first" if delta < 0 else "last"
+        raise BadInput("TARGET", f"{rows[at].get('label')!r} is already {where} in {pool}")
+    return actions.set_priority(doc, pool, rid, to)
+
+
+# ---------------------------------------------------------------- wording
+def describe(cv: CredentialView) -> str:
+    """``openrouter #2 backup-key (id d4e5f6) ◐ cooling 402 insufficient_credits``."""
+    err = error_text(cv.row)
+    tail = f" {err}" if err != NULL else ""
+    return f"{cv.pool} #{cv.index} {cv.label or NULL} (id {cv.id}) {status_word(cv.effective.status)}{tail}"
+
+
+def listing(cvs: list[CredentialView], limit: int = LIST_LIMIT) -> list[str]:
+    lines = ["  " + describe(cv) for cv in cvs[:limit]]
+    if len(cvs) > limit:
+        lines.append(f"  …and {len(cvs) - limit} more")
+    return lines
+
+
+def count(n: int, what: str = "credential") -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+class OperatorActions:
+    """Mixed into DashboardScreen, which provides the table, the pools and the app."""
+
+    app: Any
+    pools: list
+    read_only: bool
+    tags: set[Key]
+    pending_cursor: Key | None
+
+    # ------------------------------------------------------------ selection
+    @property
+    def credential_views(self) -> list[CredentialView]:
+        return [cv for pv in self.pools for cv in pv.credentials]
+
+    def tagged(self) -> list[CredentialView]:
+        if not self.tags:
+            return []   # the footer asks on every cursor move: no scan of 10,000 rows for nothing
+        return [cv for cv in self.credential_views if cv.key in self.tags]
+
+    def targets(self) -> list[CredentialView]:
+        """Tagged rows when any are tagged, else the row under the cursor."""
+        tagged = self.tagged()
+        if tagged:
+            return tagged
+        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        return [cv] if cv is not None else []
+
+    def cursor_pool(self) -> str | None:
+        entry = self.table.cursor_entry  # type: ignore[attr-defined]
+        return entry.pool.key if entry is not None else None
+
+    def pool_size(self, pool: str) -> int:
+        return next((len(pv.credentials) for pv in self.pools if pv.key == pool), 0)
+
+    # ------------------------------------------------------------ availability
+    def write_reason(self, action: str) -> str | None:
+        """Why *action* cannot run now (None: it can). Drives check_action and the refusal notice."""
+        if action not in WRITING:
+            return None
+        if self.read_only:
+            return READ_ONLY
+        if action == "add":
+            return None
+        cursor = self.table.cursor_credential  # type: ignore[attr-defined]
+        if action in ("reset", "cooldown"):
+            return None if self.targets() else "select a credential row (or tag rows with space) first"
+        if action in ("remove", "move_up", "move_down"):
+            if cursor is None:
+                return "move the cursor to a credential row first"
+            if action == "move_up" and cursor.index <= 1:
+                return f"{cursor.label or cursor.id} is already first in {cursor.pool}"
+            if action == "move_down" and cursor.index >= self.pool_size(cursor.pool):
+                return f"{cursor.label or cursor.id} is already last in {cursor.pool}"
+            return None
+        pool = self.cursor_pool()
+        if pool is None:
+            return "move the cursor to a pool or a credential first"
+        if action == "probe" and any(r.what == f"probing {pool}" for r in self.app.writer.pending.values()):
+            return f"a probe of {pool} is already running"
+        return None
+
+    def refuse(self, action: str) -> bool:
+        """Say why *action* is unavailable; True when it was."""
+        reason = self.write_reason(action)
+        if reason:
+            self.app.notify(reason, severity="warning", timeout=4, markup=False)
+        return bool(reason)
+
+    # ------------------------------------------------------------ writing
+    def _write(self, what: str, change: Callable[[dict, float], Any], rows: Iterable[Key] = (),
+               on_done: Callable[[WriteResult], bool | None] | None = None) -> None:
+        app = self.app
+        home, timeout = app.home, app.lock_timeout
+        now = app.clock()
+
+        def write() -> Any:
+            return apply(home, lambda doc: change(doc, now), lock_timeout=timeout)
+
+        app.writer.submit(what, write, rows=rows, on_done=on_done)
+
+    def _clear_tags_on_success(self, keys: set[Key]) -> Callable[[WriteResult], bool]:
+        def done(result: WriteResult) -> bool:
+            if result.ok:
+                self.tags -= keys
+                self.writes_changed()  # type: ignore[attr-defined]
+            return False
+        return done
+
+    # ------------------------------------------------------------ add
+    def action_add(self) -> None:
+        if self.refuse("add"):
+            return
+        from .add_key import AddKeyScreen
+
+        state = self.app.state
+        doc = state.doc if state is not None else None
+        pools = [pv.key for pv in self.pools]
+        self.app.push_screen(AddKeyScreen(pools, pool=self.cursor_pool(), doc=doc), self._added)
+
+    def _added(self, key: Key | None) -> None:
+        if key is None:
+            return
+        self.pending_cursor = key
+        self.follow_pending_cursor()
+
+    def follow_pending_cursor(self) -> None:
+        """Put the cursor on the row just added, as soon as the table shows it."""
+        key = self.pending_cursor
+        if key is None:
+            return
+        table = self.table  # type: ignore[attr-defined]
+        for row_key in table.order:
+            e = table.entry(row_key)
+            if e is not None and e.cred is not None and e.cred.key == key:
+                table.move_to_key(row_key)
+                self.pending_cursor = None
+                return
+
+    # ------------------------------------------------------------ reset
+    def action_reset(self) -> None:
+        if self.refuse("reset"):
+            return
+        from .confirm import ConfirmScreen
+
+        cvs = self.targets()
+        keys = {cv.key for cv in cvs}
+        title = (f"Reset {describe(cvs[0])}?" if len(cvs) == 1
+                 else f"Reset {count(len(cvs), 'tagged credential')}?")
+        lines = ["Clears the status and cooldown of:", *listing(cvs)]
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            ordered = [cv.key for cv in cvs]
+            self._write(f"resetting {count(len(ordered))}",
+                        lambda doc, now: reset_rows(doc, ordered, now), rows=keys,
+                        on_done=self._clear_tags_on_success(keys))
+
+        self.app.push_screen(ConfirmScreen(title, lines, [RESET_WARNING, RESET_LIVE_HERMES]), answered)
+
+    # ------------------------------------------------------------ cooldown
+    def action_cooldown(self) -> None:
+        if self.refuse("cooldown"):
+            return
+        from .cooldown import CooldownScreen
+
+        cvs = self.targets()
+        live = [cv for cv in cvs if cv.effective.status != "dead"]
+        dead = [cv for cv in cvs if cv.effective.status == "dead"]
+        if not live:
+            self.app.notify("a dead credential cannot be benched: reset it or add a new key",
+                            severity="warning", timeout=5, markup=False)
+            return
+        notes = []
+        if dead:
+            notes.append(f"skipped, dead (reset or re-add instead): {', '.join(cv.label for cv in dead)}")
+        notes.append("A running agent honours last_error_reset_at as written.")
+        keys = {cv.key for cv in live}
+        lines = [f"Bench {count(len(live))}:", *listing(live)]
+
+        def chosen(value: tuple[float, str | None] | None) -> None:
+            if value is None:
+                return
+            until, reason = value
+            ordered = [cv.key for cv in live]
+            self._write(f"benching {count(len(ordered))}",
+                        lambda doc, now: cooldown_rows(doc, ordered, until, now, reason), rows=keys,
+                        on_done=self._clear_tags_on_success(keys))
+
+        self.app.push_screen(CooldownScreen(self.app.clock, lines, notes), chosen)
+
+    # ------------------------------------------------------------ remove
+    def action_remove(self) -> None:
+        if self.refuse("remove"):
+            return
+        from .confirm import ConfirmScreen
+
+        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        source = str(cv.row.get("source") or "")
+        lines = [f"  {describe(cv)}", f"  source {source or NULL} · key {cv.fingerprint or NULL}"]
+        notes = [REMOVE_WARNING]
+        if source and not is_manual_source(source):
+            notes.append(REMOVE_SEEDED.format(source=source))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.tags.discard(cv.key)
+                self._write(f"removing {cv.label or cv.id} from {cv.pool}",
+                            lambda doc, now: actions.remove(doc, cv.pool, cv.id), rows={cv.key})
+
+        self.app.push_screen(ConfirmScreen(f"Remove {cv.pool} #{cv.index} {cv.label or cv.id}?",
+                                           lines, notes), answered)
+
+    # ------------------------------------------------------------ priority
+    def _move(self, delta: int) -> None:
+        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        where = "up" if delta < 0 else "down"
+        self._write(f"moving {cv.label or cv.id} {where} in {cv.pool}",
+                    lambda doc, now: move_row(doc, cv.pool, cv.id, delta), rows={cv.key})
+
+    def action_move_up(self) -> None:
+        if not self.refuse("move_up"):
+            self._move(-1)
+
+    def action_move_down(self) -> None:
+        if not self.refuse("move_down"):
+            self._move(+1)
+
+    # ------------------------------------------------------------ strategy
+    def action_strategy(self) -> None:
+        if self.refuse("strategy"):
+            return
+        from .strategy import open_strategy_picker
+
+        pool = self.cursor_pool()
+        state = self.app.state
+        current = state.strategies.get(pool) if state is not None else None
+        open_strategy_picker(self.app, pool, current)
+
+    # ------------------------------------------------------------ probe
+    def action_probe(self) -> None:
+        if self.refuse("probe"):
+            return
+        from tui.probe_report import run_probe
+
+        from .probe_result import ProbeResultScreen
+
+        app = self.app
+        pool = self.cursor_pool()
+        state = app.state
+        ttls = state.ttls if state is not None else None
+        env = dict(state.env) if state is not None else {}
+        home, timeout, now = app.home, app.lock_timeout, app.clock()
+        cooling = {cv.key for pv in self.pools if pv.key == pool for cv in pv.credentials
+                   if cv.effective.status == "cooling"}
+
+        def probe() -> Any:
+            kw = {"ttls": ttls} if ttls is not None else {}
+            return run_probe(home, pool, now, env=env, lock_timeout=timeout, **kw)
+
+        def done(result: WriteResult) -> bool:
+            if result.ok:
+                app.push_screen(ProbeResultScreen(result.value))
+                return True
+            return False
+
+        app.writer.submit(f"probing {pool}", probe, rows=cooling, on_done=done)
+
+    # ------------------------------------------------------------ tags and the log
+    def action_tag(self) -> None:
+        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        if cv is None:
+            self.app.notify("tags are for credential rows; move the cursor to one", timeout=3,
+                            markup=False)
+            return
+        self.tags ^= {cv.key}
+        self.writes_changed()  # type: ignore[attr-defined]
+
+    def action_clear_tags(self) -> None:
+        self.tags.clear()
+        self.writes_changed()  # type: ignore[attr-defined]
+
+    def action_audit(self) -> None:
+        from store import audit
+
+        from .audit_view import AuditScreen
+
+        home = self.app.home
+        self.app.push_screen(AuditScreen(str(home.audit), audit.tail(home, 200)))
+
+    # ------------------------------------------------------------ marks
+    def marks(self) -> dict[Key, str]:
+        marks = {key: TAG_MARK for key in self.tags}
+        for key in self.app.writer.pending_rows():
+            marks[key] = PENDING_MARK
+        return marks

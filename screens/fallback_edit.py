@@ -1,0 +1,83 @@
+"""Add an entry to the fallback chain (config screen, Fallback tab, ``a``).
+
+Provider and model are required; base URL and the env var holding the key are optional.
+store.config refuses duplicates of the primary or of an entry already in the chain; its
+message shows inline and the form stays open. Secrets are never typed here: a fallback
+names the environment variable that holds its key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Input, Label, Static
+
+from .form import ErrorLine, FormScreen, field_message
+
+
+class FallbackAddScreen(FormScreen):
+    """Dismisses with the ConfigChange written, or None when cancelled."""
+
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel", id="fallback_add.cancel"),
+        Binding("ctrl+s", "submit", "Add the entry", id="fallback_add.submit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="fallback-add")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="modal-box", id="fallback-add-box"):
+            yield Static("Add a fallback (tried in order when a pool is out)", classes="modal-title")
+            yield Label("Provider (required): openrouter, nous, anthropic, custom…")
+            yield Input(id="fb-provider", compact=True)
+            yield Label("Model (required): e.g. anthropic/claude-sonnet-4")
+            yield Input(id="fb-model", compact=True)
+            yield Label("Base URL (optional)")
+            yield Input(placeholder="https://…", id="fb-base-url", compact=True)
+            yield Label("Env var holding the key (optional)")
+            yield Input(placeholder="MY_LOCAL_KEY", id="fb-key-env", compact=True)
+            yield ErrorLine(classes="form-error")
+            yield Static(id="form-busy", classes="form-busy")
+            yield Static("Enter or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel",
+                         classes="modal-keys")
+
+    def on_mount(self) -> None:
+        self.query_one("#fb-provider", Input).focus()
+
+    @on(Input.Submitted)
+    def _enter(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_submit(self) -> None:
+        if self.request is not None:
+            return
+        values = {k: self.query_one(f"#fb-{k}", Input).value.strip()
+                  for k in ("provider", "model", "base-url", "key-env")}
+        # The two required fields are checked here too, so Enter on an empty form
+        # answers at once; everything else is store.config's to judge.
+        for name, fld in (("provider", "PROVIDER"), ("model", "MODEL")):
+            if not values[name]:
+                self.show_error(field_message(fld, "is required"))
+                self.query_one(f"#fb-{name}", Input).focus()
+                return
+        app: Any = self.app
+        home, timeout = app.home, app.lock_timeout
+
+        def write() -> Any:
+            from store import config
+
+            return config.fallback_add(home, values["provider"], values["model"],
+                                       base_url=values["base-url"] or None,
+                                       key_env=values["key-env"] or None, lock_timeout=timeout)
+
+        self.submit_write(f"adding fallback {values['model']} via {values['provider']}", write,
+                          lock=home.config_lock)

@@ -1,0 +1,104 @@
+"""Pieces every editing modal shares: the inline error line and the in-flight status line.
+
+A modal validates what it can itself (with the store's own functions), hands the write
+to the app's writer, and stays open until the store answers: a BadInput then shows
+inline, naming the field, and the operator fixes it without retyping the rest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.css.query import NoMatches
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tui.writer import BAD_INPUT, WriteRequest, WriteResult
+
+# The CLI's argument names in BadInput messages, as the modal's fields are labelled.
+FIELD_NAMES = {
+    "--api-key": "key", "--label": "label", "--priority": "priority", "--base-url": "base URL",
+    "POOL": "pool", "TARGET": "row", "PROVIDER": "provider", "MODEL": "model",
+    "--key-env": "key env var", "--position": "position", "KEY": "setting", "VALUE": "value",
+    "STRATEGY": "strategy", "INDEX": "entry", "NEW_INDEX": "position",
+}
+
+
+def field_message(field: str | None, problem: str) -> str:
+    """``key: the key is empty``: the store's message under the modal's name for the field."""
+    if not field:
+        return problem
+    return f"{FIELD_NAMES.get(field, field)}: {problem}"
+
+
+class ErrorLine(Static):
+    """One line of red text under a form; empty (and hidden) when there is nothing wrong."""
+
+    text = ""
+
+    def set_error(self, message: str | None) -> None:
+        self.text = message or ""
+        self.set_class(bool(message), "-shown")
+        self.update(Text("✖ " + message if message else ""))
+
+
+class FormScreen(ModalScreen[Any]):
+    """A modal that submits one write and waits for it (see the module docstring)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(classes="modal", **kwargs)
+        self.request: WriteRequest | None = None
+        self.result: WriteResult | None = None
+
+    @property
+    def error_text(self) -> str:
+        return self.query_one(ErrorLine).text
+
+    def show_error(self, message: str | None) -> None:
+        self.query_one(ErrorLine).set_error(message)
+
+    def submit_write(self, what: str, fn: Any, **kwargs: Any) -> bool:
+        """Hand *fn* to the writer; the result comes back to :meth:`write_done`."""
+        if self.request is not None:
+            return False  # one write at a time from one form
+        self.show_error(None)
+        req = self.app.writer.submit(what, fn, on_done=self._done, **kwargs)  # type: ignore[attr-defined]
+        if req is None:
+            self.show_error("read-only: started with --read-only")
+            return False
+        self.request = req
+        self.writes_changed()
+        return True
+
+    def _done(self, result: WriteResult) -> bool:
+        self.request = None
+        self.result = result
+        if not self.is_attached:
+            return False   # the form was closed meanwhile: the writer notifies instead
+        self.writes_changed()
+        if result.ok:
+            self.write_done(result)
+            return True
+        if result.kind == BAD_INPUT:
+            self.show_error(field_message(result.field, result.problem or result.error or ""))
+            return True
+        self.show_error(result.error)
+        return False   # lock timeout, unreadable file: a notification too
+
+    def write_done(self, result: WriteResult) -> None:
+        """Called on success; the default closes the form with the written value."""
+        self.dismiss(result.value)
+
+    def writes_changed(self) -> None:
+        try:
+            line = self.query_one("#form-busy", Static)
+        except NoMatches:
+            return
+        text = ""
+        if self.request is not None:
+            waiting = self.app.writer.waiting_on.get(self.request.id)  # type: ignore[attr-defined]
+            text = f"⟳ waiting for {waiting}… (Esc closes; the write still lands)" if waiting \
+                else f"⟳ {self.request.what}…"
+        line.set_class(bool(text), "-shown")
+        line.update(Text(text))

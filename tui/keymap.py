@@ -1,0 +1,72 @@
+"""The operator's own key remapping: binding id -> keys, from a small YAML file.
+
+    # ~/.config/hermes-admin/keymap.yaml   (or $HERMES_ADMIN_KEYMAP)
+    dashboard.reset: R
+    dashboard.remove: "ctrl+d"
+    app.quit: "q,ctrl+c"
+
+Every Binding in the app has an id, so any key can be moved; the help screen and the
+footer show the remapped keys. The file is the operator's, not the Hermes home's: it
+never goes in config.yaml, which agents share.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import yaml
+from textual.binding import Binding
+
+ENV_VAR = "HERMES_ADMIN_KEYMAP"
+
+
+def keymap_path(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    if env.get(ENV_VAR):
+        return Path(env[ENV_VAR]).expanduser()
+    base = Path(env.get("XDG_CONFIG_HOME") or Path(env.get("HOME") or Path.home()) / ".config")
+    return base / "hermes-admin" / "keymap.yaml"
+
+
+def binding_ids(classes: Iterable[type]) -> set[str]:
+    """Every binding id declared by *classes* (and their bases)."""
+    ids: set[str] = set()
+    for cls in classes:
+        for base in cls.__mro__:
+            for b in Binding.make_bindings(base.__dict__.get("BINDINGS") or []):
+                if b.id:
+                    ids.add(b.id)
+    return ids
+
+
+def load_keymap(path: Path, known_ids: set[str]) -> tuple[dict[str, str], list[str]]:
+    """(keymap, problems). A missing file is no keymap and no problem; a bad file or entry
+    is a problem naming the file and the entry, and that entry is ignored."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}, []
+    except OSError as exc:
+        return {}, [f"{path}: cannot read ({exc.strerror or exc})"]
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        return {}, [f"{path}: not valid YAML{where}"]
+    if data is None:
+        return {}, []
+    if not isinstance(data, dict):
+        return {}, [f"{path}: expected a mapping of binding id to keys"]
+    keymap: dict[str, str] = {}
+    problems: list[str] = []
+    for bid, keys in data.items():
+        if bid not in known_ids:
+            problems.append(f"{path}: {bid!r} is not a binding id (see ? help for the ids)")
+        elif not isinstance(keys, str) or not keys.strip():
+            problems.append(f"{path}: {bid}: keys must be a string like 'R' or 'ctrl+d,D'")
+        else:
+            keymap[str(bid)] = keys.strip()
+    return keymap, problems
