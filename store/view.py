@@ -5,7 +5,7 @@ Built from one snapshot and the clock; computing a view never writes anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import policy
@@ -36,12 +36,12 @@ def row_fingerprint(pool: str, row: Row, env: Mapping[str, str] | None = None) -
 class CredentialView:
     pool: str
     index: int                      # 1-based position in priority order
-    row: Row
+    row: Row = field(repr=False)       # holds the secret: never in a repr or a log
     effective: policy.Effective
     fingerprint: str | None
     next: bool
     backed: bool | None             # env:VAR rows: is VAR set in .env/environment?
-    env: Mapping[str, str] | None = None
+    env: Mapping[str, str] | None = field(default=None, repr=False)
 
     @property
     def id(self) -> str:
