@@ -28,7 +28,7 @@ from store.transaction import apply
 from tui.texts import POOL_KEY_GUIDE
 from tui.writer import WriteResult
 
-from .form import ErrorLine, FormScreen, field_message
+from .form import FormScreen, field_message, form_footer
 
 NEW_POOL = "\x00new"
 
@@ -81,10 +81,7 @@ class AddKeyScreen(FormScreen):
             yield Input(placeholder="https://…", id="add-base-url", compact=True)
             yield Label("Priority (optional, 0 = tried first; default: last)")
             yield Input(placeholder="last", type="integer", id="add-priority", compact=True)
-            yield ErrorLine(classes="form-error")
-            yield Static(id="form-busy", classes="form-busy")
-            yield Static("Enter or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel",
-                         classes="modal-keys")
+            yield from form_footer("Enter or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel")
 
     def on_mount(self) -> None:
         self._show_new_pool(self.initial_pool == NEW_POOL)
@@ -98,14 +95,6 @@ class AddKeyScreen(FormScreen):
     @on(Select.Changed, "#add-pool")
     def _pool_changed(self, event: Select.Changed) -> None:
         self._show_new_pool(event.value == NEW_POOL)
-
-    @on(Input.Submitted)
-    def _enter(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_submit()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
     # ------------------------------------------------------------ checking
     def read_form(self) -> AddKeyForm:

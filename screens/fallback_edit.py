@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
-from .form import ErrorLine, FormScreen, field_message
+from .form import FormScreen, field_message, form_footer
 
 
 class FallbackAddScreen(FormScreen):
@@ -41,21 +40,10 @@ class FallbackAddScreen(FormScreen):
             yield Input(placeholder="https://…", id="fb-base-url", compact=True)
             yield Label("Env var holding the key (optional)")
             yield Input(placeholder="MY_LOCAL_KEY", id="fb-key-env", compact=True)
-            yield ErrorLine(classes="form-error")
-            yield Static(id="form-busy", classes="form-busy")
-            yield Static("Enter or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel",
-                         classes="modal-keys")
+            yield from form_footer("Enter or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel")
 
     def on_mount(self) -> None:
         self.query_one("#fb-provider", Input).focus()
-
-    @on(Input.Submitted)
-    def _enter(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_submit()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
     def action_submit(self) -> None:
         if self.request is not None:

@@ -1,4 +1,5 @@
-"""Pieces every editing modal shares: the inline error line and the in-flight status line.
+"""Pieces every editing modal shares: the inline error line, the in-flight status line,
+Enter to submit and Esc to cancel.
 
 A modal validates what it can itself (with the store's own functions), hands the write
 to the app's writer, and stays open until the store answers: a BadInput then shows
@@ -7,12 +8,14 @@ inline, naming the field, and the operator fixes it without retyping the rest.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from rich.text import Text
+from textual import on
 from textual.css.query import NoMatches
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widget import Widget
+from textual.widgets import Input, Static
 
 from tui.writer import BAD_INPUT, WriteRequest, WriteResult
 
@@ -43,13 +46,41 @@ class ErrorLine(Static):
         self.update(Text("✖ " + message if message else ""))
 
 
+def form_footer(keys: str) -> Iterator[Widget]:
+    """The lines every form ends with: its ErrorLine, the ``#form-busy`` line, the key help."""
+    yield ErrorLine(classes="form-error")
+    yield Static(id="form-busy", classes="form-busy")
+    yield Static(keys, classes="modal-keys")
+
+
 class FormScreen(ModalScreen[Any]):
-    """A modal that submits one write and waits for it (see the module docstring)."""
+    """A modal that submits one write and waits for it (see the module docstring).
+
+    Enter in any of its inputs calls :meth:`entered`, which submits the form; Esc (each
+    form binds it, under its own id) runs :meth:`action_cancel`.
+    """
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(classes="modal", **kwargs)
         self.request: WriteRequest | None = None
         self.result: WriteResult | None = None
+
+    @on(Input.Submitted)
+    def _enter(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.entered(event.value)
+
+    def entered(self, value: str) -> None:
+        """Enter in a field: submit the whole form (a form whose Enter means something else overrides it)."""
+        self.action_submit()
+
+    def action_submit(self) -> None:
+        """Check the fields and hand the write to :meth:`submit_write`; each form has its own."""
+        raise NotImplementedError
+
+    def action_cancel(self) -> None:
+        """Close without writing (a write already handed to the writer still lands)."""
+        self.dismiss(None)
 
     @property
     def error_text(self) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -21,7 +20,7 @@ from textual.widgets.option_list import Option
 from store.config import DATA_COLLECTION, ROUTING_LISTS, ROUTING_SORTS
 from store.errors import BadInput
 
-from .form import ErrorLine, FormScreen, field_message
+from .form import FormScreen, field_message, form_footer
 
 CHOICES: dict[str, tuple[tuple[str, str], ...]] = {
     "sort": tuple((s, {"price": "cheapest sub-provider first",
@@ -73,9 +72,7 @@ class RoutingEditScreen(FormScreen):
                 yield Input(value=current_text(self.current), placeholder="anthropic, google",
                             id="routing-value", compact=True)
                 keys = "Enter: save (empty: an empty list)"
-            yield ErrorLine(classes="form-error")
-            yield Static(id="form-busy", classes="form-busy")
-            yield Static(f"{keys}   ·   Esc: cancel   (config.yaml comments are kept)", classes="modal-keys")
+            yield from form_footer(f"{keys}   ·   Esc: cancel   (config.yaml comments are kept)")
 
     def on_mount(self) -> None:
         if self.key in CHOICES:
@@ -91,10 +88,8 @@ class RoutingEditScreen(FormScreen):
         event.stop()
         self.save(str(event.option.id))
 
-    @on(Input.Submitted)
-    def _enter(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.save(event.value)
+    def entered(self, value: str) -> None:
+        self.save(value)
 
     def save(self, text: str) -> None:
         from store import config
@@ -109,6 +104,3 @@ class RoutingEditScreen(FormScreen):
         self.submit_write(f"setting provider_routing.{key}",
                           lambda: config.routing_set(home, key, text, lock_timeout=timeout),
                           lock=home.config_lock)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
