@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from tui.format import NULL
+from tui.widgets.plain_table import fill_plain
 
 COLUMNS = ("time", "who", "via", "action", "pool", "rows", "status", "notes")
 
@@ -91,9 +92,4 @@ class AuditScreen(ModalScreen[None]):
             yield Static("Esc: close", classes="modal-keys")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for c in COLUMNS:
-            table.add_column(c, key=c)
-        for row in self.rows:
-            table.add_row(*(Text(c, no_wrap=True) for c in row))
-        table.focus()
+        fill_plain(self.query_one(DataTable), COLUMNS, self.rows)

@@ -17,6 +17,7 @@ from textual.widgets import DataTable, Static
 
 from tui.format import NULL
 from tui.probe_report import ProbeReport
+from tui.widgets.plain_table import fill_plain
 
 COLUMNS = ("#", "label", "key", "verdict", "result")
 
@@ -57,12 +58,7 @@ class ProbeResultScreen(ModalScreen[None]):
                          "Esc: close", classes="modal-keys")
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for c in COLUMNS:
-            table.add_column(c, key=c)
-        for row in self.rows:
-            table.add_row(*(Text(c, no_wrap=True) for c in row))
-        table.focus()
+        fill_plain(self.query_one(DataTable), COLUMNS, self.rows)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
