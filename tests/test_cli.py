@@ -200,3 +200,40 @@ def test_remove_of_a_seeded_row_suppresses_its_source(capsys, home):
     # Adding a key to the pool lifts the suppression, as Hermes's `auth add` does.
     assert run(capsys, home, "add", "openrouter", "--api-key", "sk-or-v1-zzzzzzzzzzzzzzzzzz")[0] == 0
     assert "suppressed_sources" not in authfile.read_store(home).doc
+
+
+def test_fallback_verbs_edit_the_chain_and_keep_comments(capsys, home):
+    home.root.mkdir(parents=True)
+    home.config.write_text("# operator note: keep me\nfallback_providers: []  # chain\n")
+    assert run(capsys, home, "fallback", "add", "openrouter", "m1")[0] == 0
+    assert run(capsys, home, "fallback", "add", "nous", "m2", "--base-url", "http://localhost:8000/v1/")[0] == 0
+    code, out, err = run(capsys, home, "fallback", "add", "NOUS", "m2", "--base-url", "http://localhost:8000/v1")
+    assert code == EXIT_BAD_INPUT and "already" in err  # same route after lower-casing and the trailing /
+    assert run(capsys, home, "fallback", "move", "2", "1")[0] == 0
+    code, out, _ = run(capsys, home, "fallback", "list", "--json")
+    assert [(e["provider"], e["model"]) for e in json.loads(out)] == [("nous", "m2"), ("openrouter", "m1")]
+    assert "# operator note: keep me" in home.config.read_text()
+    assert run(capsys, home, "fallback", "remove", "1")[0] == 0
+    code, out, err = run(capsys, home, "fallback", "remove", "5")
+    assert code == EXIT_BAD_INPUT
+    assert run(capsys, home, "fallback", "clear")[0] == 0
+    assert "no fallback chain" in run(capsys, home, "fallback", "list")[1]
+    actions = [json.loads(line)["action"] for line in home.audit.read_text().splitlines()]
+    assert actions == ["config.fallback.add", "config.fallback.add", "config.fallback.move",
+                       "config.fallback.remove", "config.fallback.clear"]
+
+
+def test_routing_verbs_validate_values(capsys, home):
+    assert run(capsys, home, "routing", "set", "sort", "price")[0] == 0
+    assert run(capsys, home, "routing", "set", "ignore", "together,deepinfra")[0] == 0
+    before = home.config.read_bytes()
+    for argv, field in ((["routing", "set", "sort", "cheapest"], "VALUE"),
+                        (["routing", "set", "colour", "blue"], "KEY"),
+                        (["routing", "set", "require_parameters", "maybe"], "VALUE")):
+        code, _, err = run(capsys, home, *argv)
+        assert code == EXIT_BAD_INPUT and field in err, err
+    assert home.config.read_bytes() == before
+    code, out, _ = run(capsys, home, "routing", "show", "--json")
+    assert json.loads(out) == {"sort": "price", "ignore": ["together", "deepinfra"]}
+    assert run(capsys, home, "routing", "unset", "sort")[0] == 0
+    assert "sort" not in json.loads(run(capsys, home, "routing", "show", "--json")[1])

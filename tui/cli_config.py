@@ -92,6 +92,13 @@ def _audit(args: argparse.Namespace, change: Any) -> None:
         print(f"note: {note}")
 
 
+def _edit(args: argparse.Namespace, edit: Callable[[Any, float], Any], done: str) -> int:
+    """Run one locked config.yaml edit, audit it, say what happened."""
+    _audit(args, edit(home_of(args), args.lock_timeout))
+    print(done)
+    return 0
+
+
 # --- strategy ----------------------------------------------------------------------------------
 
 def cmd_strategy(args: argparse.Namespace) -> int:
@@ -164,24 +171,18 @@ def cmd_fallback_add(args: argparse.Namespace) -> int:
 
 
 def cmd_fallback_remove(args: argparse.Namespace) -> int:
-    change = _config().fallback_remove(home_of(args), args.n, lock_timeout=args.lock_timeout)
-    _audit(args, change)
-    print(f"removed fallback entry {args.n}")
-    return 0
+    return _edit(args, lambda home, t: _config().fallback_remove(home, args.n, lock_timeout=t),
+                 f"removed fallback entry {args.n}")
 
 
 def cmd_fallback_move(args: argparse.Namespace) -> int:
-    change = _config().fallback_move(home_of(args), args.n, args.m, lock_timeout=args.lock_timeout)
-    _audit(args, change)
-    print(f"moved fallback entry {args.n} to {args.m}")
-    return 0
+    return _edit(args, lambda home, t: _config().fallback_move(home, args.n, args.m, lock_timeout=t),
+                 f"moved fallback entry {args.n} to {args.m}")
 
 
 def cmd_fallback_clear(args: argparse.Namespace) -> int:
-    change = _config().fallback_clear(home_of(args), lock_timeout=args.lock_timeout)
-    _audit(args, change)
-    print("fallback chain cleared")
-    return 0
+    return _edit(args, lambda home, t: _config().fallback_clear(home, lock_timeout=t),
+                 "fallback chain cleared")
 
 
 # --- routing -----------------------------------------------------------------------------------
@@ -204,14 +205,10 @@ def cmd_routing_show(args: argparse.Namespace) -> int:
 
 
 def cmd_routing_set(args: argparse.Namespace) -> int:
-    change = _config().routing_set(home_of(args), args.key, args.value, lock_timeout=args.lock_timeout)
-    _audit(args, change)
-    print(f"provider_routing.{args.key} set")
-    return 0
+    return _edit(args, lambda home, t: _config().routing_set(home, args.key, args.value, lock_timeout=t),
+                 f"provider_routing.{args.key} set")
 
 
 def cmd_routing_unset(args: argparse.Namespace) -> int:
-    change = _config().routing_unset(home_of(args), args.key, lock_timeout=args.lock_timeout)
-    _audit(args, change)
-    print(f"provider_routing.{args.key} removed")
-    return 0
+    return _edit(args, lambda home, t: _config().routing_unset(home, args.key, lock_timeout=t),
+                 f"provider_routing.{args.key} removed")
