@@ -237,3 +237,13 @@ def test_routing_verbs_validate_values(capsys, home):
     assert json.loads(out) == {"sort": "price", "ignore": ["together", "deepinfra"]}
     assert run(capsys, home, "routing", "unset", "sort")[0] == 0
     assert "sort" not in json.loads(run(capsys, home, "routing", "show", "--json")[1])
+
+
+def test_a_verb_on_a_missing_home_creates_nothing(capsys, home):
+    for argv in (["reset", "openrouter"], ["cooldown", "openrouter", "1", "--for", "1m"],
+                 ["priority", "openrouter", "1", "0"], ["remove", "openrouter", "1"]):
+        code, _, err = run(capsys, home, *argv)
+        assert code in (EXIT_BAD_INPUT, EXIT_UNREADABLE) and str(home.root) in err, (argv, err)
+    assert not home.root.exists()
+    assert run(capsys, home, "add", "openrouter", "--api-key", "sk-or-v1-zzzzzzzzzzzzzzzzzz")[0] == 0
+    assert home.auth.exists() and oct(home.root.stat().st_mode & 0o777) == "0o700"

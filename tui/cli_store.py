@@ -119,11 +119,16 @@ def confirm(question: str, assume_yes: bool) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def run_action(args: argparse.Namespace, change: Callable[[dict, float], actions.Outcome]) -> actions.Outcome:
-    """One transaction + audit line + a summary on stdout."""
+def run_action(args: argparse.Namespace, change: Callable[[dict, float], actions.Outcome], *,
+               create: bool = False) -> actions.Outcome:
+    """One transaction + audit line + a summary on stdout.
+
+    Only `add` may create a missing home: a reset aimed at a mistyped --home must not
+    leave an empty Hermes home behind.
+    """
     home = home_of(args)
     now = time.time()
-    with transaction(home, lock_timeout=args.lock_timeout) as doc:
+    with transaction(home, lock_timeout=args.lock_timeout, create=create) as doc:
         outcome = change(doc, now)
     audit.record(home, outcome, via="cli", now=now)
     for c in outcome.changes:
@@ -215,7 +220,7 @@ def cmd_add(args: argparse.Namespace) -> int:
         return actions.add_key(doc, args.pool, key, now, label=args.label, priority=args.priority,
                                base_url=args.base_url)
 
-    out = run_action(args, change)
+    out = run_action(args, change, create=True)
     for c in out.changes:
         print(f"key {fingerprint_of(key)} added to {c.pool} as {c.label!r}")
     return 0
