@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random as _random
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .model import (
     DEFAULT_STRATEGY,
@@ -234,17 +234,20 @@ def clear_elapsed(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) ->
 
 def select(
     rows: list[Row], strategy: str | None, now: float, ttls: Ttls = DEFAULT_TTLS,
-    rng: _random.Random | None = None,
+    rng: _random.Random | None = None, eligible: Callable[[Row], bool] | None = None,
 ) -> Row | None:
     """Choose a row the way an agent does, mutating *rows*: clear elapsed cooldowns,
-    pick by strategy, count the request, and for round_robin move the pick to the end."""
+    pick by strategy among usable rows (and *eligible* ones, e.g. those whose borrowed
+    secret is set), count the request, and for round_robin move the pick to the end."""
     clear_elapsed(rows, now, ttls)
+    candidates = [r for r in available(rows, now, ttls) if eligible is None or eligible(r)]
     strategy = known_strategy(strategy)
-    chosen = pick(rows, strategy, now, ttls, rng=rng or _random.Random())
+    chosen = pick(candidates, strategy, now, ttls, rng=rng or _random.Random())
     if chosen is None:
         return None
     chosen["request_count"] = as_int(chosen.get("request_count")) + 1
-    if strategy == "round_robin" and len(rows) > 1:
+    # Like Hermes: rotating a pool with one usable row would only churn priorities.
+    if strategy == "round_robin" and len(candidates) > 1:
         renumber(rows)
         rows.remove(chosen)
         rows.append(chosen)

@@ -18,7 +18,7 @@ from . import policy, probe, refresh
 from .agent_config import ConfigView
 from .authfile import read_store
 from .lock import DEFAULT_LOCK_TIMEOUT
-from .model import AUTH_OAUTH, Row, as_int, ensure_pool, pool_rows, pools
+from .model import AUTH_OAUTH, Row, ensure_pool, pool_rows, pools
 from .outcomes import (
     FAILED,
     OK,
@@ -83,25 +83,9 @@ class PoolClient:
                          row.get("inference_base_url") or row.get("base_url"), self.model)
 
     def _choose(self, rows: list[Row], now: float) -> Row | None:
-        """Clear elapsed cooldowns, pick by strategy among rows with a live secret, count
-        the request, and for round_robin move the pick last. Mutates *rows*."""
-        ttls = self.ttls
-        policy.clear_elapsed(rows, now, ttls)
-        usable = [r for r in policy.available(rows, now, ttls) if probe.row_secret(r, self.env)]
-        if not usable:
-            return None
-        strategy = policy.known_strategy(self.strategy)
-        chosen = policy.pick(usable, strategy, now, ttls, rng=self.rng)
-        if chosen is None:
-            return None
-        chosen["request_count"] = as_int(chosen.get("request_count")) + 1
-        if strategy == "round_robin" and len(usable) > 1:
-            policy.renumber(rows)
-            rows.remove(chosen)
-            rows.append(chosen)
-            for i, row in enumerate(rows):
-                row["priority"] = i
-        return chosen
+        """policy.select among rows whose secret is live here. Mutates *rows*."""
+        return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng,
+                             eligible=lambda r: bool(probe.row_secret(r, self.env)))
 
     def _pool_list(self, doc: dict) -> list[Row] | None:
         if self.pool not in pools(doc):
