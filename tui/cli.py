@@ -66,6 +66,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hermes-admin",
         description="Operator console for Hermes Agent credential pools. "
                     "With no verb, opens the live dashboard.",
+        epilog="exit codes: 0 ok, 1 unexpected failure or declined, 2 bad input, "
+               "3 store/config unreadable, 4 lock timeout, 5 probe undecided. "
+               "Nothing is written when a command fails.",
     )
     add_common(parser, top=True)
     parser.add_argument("--read-only", action="store_true",
