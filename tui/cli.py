@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "With no verb, opens the live dashboard.",
         epilog="exit codes: 0 ok, 1 unexpected failure or declined, 2 bad input, "
                "3 store/config unreadable, 4 lock timeout, 5 probe undecided. "
-               "Nothing is written when a command fails.",
+               "Exits 2-4 write nothing; probe exits 5 after lifting what did reopen.",
     )
     add_common(parser, top=True)
     parser.add_argument("--read-only", action="store_true",
