@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from . import redact, safeio
 from .actions import Outcome
 from .paths import Home
 
@@ -41,8 +42,12 @@ def record(home: Home, outcome: Outcome, *, via: str, extra: dict[str, Any] | No
         entry["notes"] = outcome.notes
     if extra:
         entry.update(extra)
-    line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-    fd = os.open(home.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    # Every string in the line passes the redactor: reasons, messages, notes and extras
+    # can all carry a key a provider echoed or an operator typed in the wrong field.
+    entry = redact.for_home(home).redact_obj(json.loads(json.dumps(entry, default=str)))
+    line = json.dumps(entry, ensure_ascii=False) + "\n"
+    fd = safeio.open_checked(home.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                             safeio.AUDIT_CAP)
     try:
         os.write(fd, line.encode("utf-8"))
     finally:
@@ -54,7 +59,11 @@ def tail(home: Home, limit: int = 200) -> list[dict[str, Any]]:
     """The latest *limit* entries, oldest first; unparseable lines are skipped."""
     path: Path = home.audit
     try:
-        with open(path, "rb") as fh:
+        fd = safeio.open_checked(path, os.O_RDONLY, None)
+    except FileNotFoundError:
+        return []
+    try:
+        with os.fdopen(fd, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
             fh.seek(max(0, size - 256 * 1024))
@@ -64,7 +73,9 @@ def tail(home: Home, limit: int = 200) -> list[dict[str, Any]]:
     out = []
     for line in data.splitlines()[-limit:]:
         try:
-            out.append(json.loads(line))
-        except ValueError:
+            entry = json.loads(line)
+        except (ValueError, RecursionError):  # a corrupt or hostile line is skipped
             continue
+        if isinstance(entry, dict):
+            out.append(entry)
     return out

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from . import safeio, shape
 from .errors import StoreUnreadable
 from .model import Doc
 from .paths import TEMP_PREFIX, Home
@@ -55,15 +56,14 @@ def parse_store(raw: bytes, path: Path, backup: Path | None = None) -> Doc:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise StoreUnreadable(path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", hint) from None
+    except RecursionError:
+        # 100,000 nested brackets overflow the parser: a hostile file, not an internal error.
+        raise StoreUnreadable(path, "JSON nested too deeply to be a credential store", hint) from None
     if not isinstance(doc, dict):
         raise StoreUnreadable(path, f"top level is a JSON {type(doc).__name__}, not an object", hint)
     if not isinstance(doc.get("providers"), dict) and not isinstance(doc.get("credential_pool"), dict):
         raise StoreUnreadable(path, "neither 'providers' nor 'credential_pool' is an object", hint)
-    cp = doc.get("credential_pool")
-    if isinstance(cp, dict):
-        for key, rows in cp.items():
-            if not isinstance(rows, list):
-                raise StoreUnreadable(path, f"credential_pool.{key} is not a list", hint)
+    shape.check(doc, path, hint)
     return doc
 
 
@@ -71,18 +71,10 @@ def read_store(home: Home) -> Snapshot:
     """Read auth.json without locking or writing. Missing file -> empty snapshot."""
     path = home.auth
     now = time.time()
-    try:
-        with open(path, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            raw = fh.read()
-    except FileNotFoundError:
+    got = safeio.read_checked(path, safeio.AUTH_CAP)
+    if got is None:
         return Snapshot(path, None, None, None, now)
-    except IsADirectoryError:
-        raise StoreUnreadable(path, "is a directory") from None
-    except PermissionError:
-        raise StoreUnreadable(path, "permission denied") from None
-    except OSError as exc:
-        raise StoreUnreadable(path, exc.strerror or str(exc)) from None
+    raw, st = got
     return Snapshot(path, parse_store(raw, path, home.backup), raw, st.st_mtime_ns, now)
 
 

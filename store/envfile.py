@@ -15,6 +15,8 @@ import codecs
 import re
 from pathlib import Path
 
+from . import safeio
+from .errors import StoreUnreadable
 from .paths import Home
 
 _KEY = re.compile(r"[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.\-]*)[ \t]*=[ \t]*")
@@ -34,15 +36,12 @@ def read_env_report(home: Home) -> tuple[dict[str, str], str | None]:
     """
     path: Path = home.env
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+        got = safeio.read_checked(path, safeio.ENV_CAP)
+    except StoreUnreadable as exc:  # a FIFO, device, directory, oversize or unreadable file
+        return {}, str(exc)
+    if got is None:
         return {}, None
-    except IsADirectoryError:
-        return {}, f"{path}: is a directory"
-    except PermissionError:
-        return {}, f"{path}: permission denied"
-    except OSError as exc:
-        return {}, f"{path}: {exc.strerror or 'cannot be read'}"
+    raw = got[0]
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

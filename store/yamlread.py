@@ -26,6 +26,7 @@ from ruamel.yaml.error import CommentMark
 from ruamel.yaml.error import MarkedYAMLError as RtMarkedError
 from ruamel.yaml.tokens import CommentToken
 
+from . import safeio, yamlguard
 from .errors import ConfigUnreadable
 
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -70,18 +71,10 @@ def _yaml_error(path: Path, exc: Exception) -> ConfigUnreadable:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, None when missing; ConfigUnreadable for anything else."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise ConfigUnreadable(path, "is a directory") from None
-    except PermissionError:
-        raise ConfigUnreadable(path, "permission denied") from None
-    except OSError as exc:
-        raise ConfigUnreadable(path, exc.strerror or str(exc)) from None
+    """The file's bytes, None when missing; ConfigUnreadable for anything else
+    (a FIFO, device or directory, or a file over the config size cap)."""
+    got = safeio.read_checked(path, safeio.CONFIG_CAP, ConfigUnreadable)
+    return None if got is None else got[0]
 
 
 def load_plain(raw: bytes, path: Path) -> tuple[Any, list[str]]:
@@ -89,6 +82,7 @@ def load_plain(raw: bytes, path: Path) -> tuple[Any, list[str]]:
 
     Raises ConfigUnreadable naming the 1-based line and column of a syntax error.
     """
+    yamlguard.check(raw, path)
     loader = _DupCheckingLoader(raw)
     try:
         data = loader.get_single_data()
@@ -159,6 +153,7 @@ def load_tree(raw: bytes | None, path: Path) -> tuple[CommentedMap, YAML]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigUnreadable(path, f"not valid UTF-8 text (byte {exc.start})") from None
+    yamlguard.check(text, path)
     rt = make_yaml(text)
     try:
         tree = rt.load(text)

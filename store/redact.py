@@ -1,0 +1,208 @@
+"""The one redaction boundary: text leaving hermes-admin shows keys only as fingerprints.
+
+A :class:`Redactor` replaces, in any text or JSON-like value:
+
+- every secret it was told about: the store's ``access_token``/``refresh_token``/
+  ``agent_key`` (and any other field whose name says token/key/secret), every
+  ``api_key``-like value anywhere in config.yaml (fallback, delegation, custom
+  providers, auxiliary), and the ``.env`` values rows or config borrow;
+- values registered at runtime with :func:`register` (an argument that was a key);
+- key-shaped strings, by provider prefix and minimum length (:data:`KEY_PATTERNS`),
+  so a key nobody told us about is still caught.
+
+Each is replaced by :func:`store.secrets.fingerprint` (``sk-or-…a1B2``), so the output
+is idempotent: a fingerprint holds ``…`` and is never key-shaped itself.
+
+What it leaves alone, on purpose: ordinary words and verb names (``restore-backup``,
+``round_robin``, ``openrouter``), paths, ISO times, 6-hex row ids, ``sha256:``
+fingerprints, and UUIDs and bare hex digests (hashes and ids look like that far more
+often than keys do; a bare-hex key the store or config holds is still caught by value).
+
+:func:`escape_controls` renders control, bidi and zero-width characters inert
+(``\\x1b``); :func:`looks_like_key` says whether text is key-shaped, for refusing keys
+where keys do not belong (labels, reasons, base URLs, pool names, targets).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+
+from . import safeio, yamlguard
+from .envfile import read_env
+from .errors import StoreUnreadable
+from .paths import Home
+from .secrets import ELLIPSIS, fingerprint
+
+# Known secrets shorter than this are not replaced by value: a 4-letter "secret" would
+# garble ordinary words everywhere. Key-shaped patterns below catch real keys anyway.
+MIN_SECRET_LEN = 8
+
+_B = r"(?<![A-Za-z0-9])"  # a key starts a token: "task-..." never matches "sk-..."
+KEY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+    _B + r"sk-[A-Za-z0-9_\-]{16,}",               # OpenAI, OpenRouter (sk-or-), Anthropic (sk-ant-)
+    _B + r"xai-[A-Za-z0-9_\-]{16,}",              # xAI
+    _B + r"gsk_[A-Za-z0-9]{16,}",                 # Groq
+    _B + r"AIza[0-9A-Za-z_\-]{30,}",              # Google API keys (AIza + 35)
+    _B + r"gh[pousr]_[A-Za-z0-9]{20,}",           # GitHub tokens
+    _B + r"github_pat_[A-Za-z0-9_]{20,}",
+    _B + r"hf_[A-Za-z0-9]{20,}",                  # Hugging Face
+    _B + r"(?:nvapi|pplx|fw)-[A-Za-z0-9_\-]{16,}",  # NVIDIA, Perplexity, Fireworks
+    _B + r"r8_[A-Za-z0-9]{20,}",                  # Replicate
+    _B + r"eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*){0,2}",  # JWT-ish (OAuth tokens)
+))
+# A single long token mixing letters and digits: key-like for *refusing input*, but not
+# redacted from output (UUIDs, hashes and long ids would be garbled).
+_LONG_TOKEN = re.compile(r"^[A-Za-z0-9_\-.+/=]{32,}$")
+
+# Field names (store rows, config at any depth) whose string values are secrets.
+_SECRET_NAME = re.compile(r"(?:^|_)(?:token|secret|password|api_?key|agent_key|access_key)$",
+                          re.IGNORECASE)
+_ENV_SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+
+_runtime: set[str] = set()
+
+
+def register(*values: str | None) -> None:
+    """Remember values known to be keys (an argument that held one) for every redactor."""
+    for v in values:
+        if isinstance(v, str):
+            _runtime.update(f for f in (v, v.strip()) if len(f) >= MIN_SECRET_LEN)
+
+
+def clear_registered() -> None:
+    """Forget runtime-registered values (tests)."""
+    _runtime.clear()
+
+
+def looks_like_key(text: Any) -> bool:
+    """True when *text* holds something key-shaped (a provider prefix, a JWT, or one long
+    token mixing letters and digits). Used to refuse keys outside ``--api-key``."""
+    if not isinstance(text, str) or not text:
+        return False
+    if any(p.search(text) for p in KEY_PATTERNS):
+        return True
+    s = text.strip()
+    return bool(_LONG_TOKEN.match(s)) and any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+def _fp(secret: str) -> str:
+    return fingerprint(secret) or ELLIPSIS
+
+
+class Redactor:
+    """Replace known secrets and key-shaped strings by fingerprints."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        self._secrets: set[str] = set()
+        self.add(*secrets)
+
+    def add(self, *values: str | None) -> None:
+        """Teach this redactor more secret values."""
+        for v in values:
+            if isinstance(v, str):
+                for form in (v, v.strip()):
+                    if len(form) >= MIN_SECRET_LEN:
+                        self._secrets.add(form)
+
+    def redact(self, text: Any) -> str:
+        """*text* (any value, as str) with every secret and key-shaped string fingerprinted."""
+        text = text if isinstance(text, str) else str(text)
+        for s in sorted(self._secrets | _runtime, key=len, reverse=True):
+            if s in text:
+                text = text.replace(s, _fp(s))
+        for pattern in KEY_PATTERNS:
+            text = pattern.sub(lambda m: _fp(m.group(0)), text)
+        return text
+
+    __call__ = redact
+
+    def redact_obj(self, value: Any) -> Any:
+        """A copy of a JSON-like *value* with every string (keys too) redacted."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact_obj(k): self.redact_obj(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.redact_obj(v) for v in value]
+        return value
+
+
+def escape_controls(text: Any) -> str:
+    """*text* with control, bidi, zero-width and line/paragraph separator characters shown
+    as escapes (``\\x1b``, ``\\u202e``), so text from a store is never sent raw to a
+    terminal (no title changes, no cleared screen, no reordered line)."""
+    text = text if isinstance(text, str) else str(text)
+    out = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                       else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# --- collecting a home's secrets ------------------------------------------------------------
+
+def _walk_secrets(node: Any, out: set[str], env_refs: set[str], depth: int = 0) -> None:
+    if depth > 64:
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            name = str(k)
+            if isinstance(v, str) and _SECRET_NAME.search(name):
+                out.add(v)
+            elif isinstance(v, str) and name in ("key_env", "api_key_env"):
+                env_refs.add(v)
+            elif isinstance(v, str) and name == "source" and v.startswith("env:"):
+                env_refs.add(v[4:])
+            else:
+                _walk_secrets(v, out, env_refs, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            _walk_secrets(v, out, env_refs, depth + 1)
+
+
+def _load(path: Path, cap: int, parse: Any) -> Any:
+    """Best-effort parse for collecting secrets: a file we cannot read holds none we can show."""
+    try:
+        got = safeio.read_checked(path, cap)
+        return None if got is None else parse(got[0])
+    except (StoreUnreadable, ValueError, RecursionError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+
+
+def _yaml(path: Path) -> Callable[[bytes], Any]:
+    def parse(raw: bytes) -> Any:
+        yamlguard.check(raw, path)
+        return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return parse
+
+
+def home_secrets(home: Home) -> set[str]:
+    """Every secret a home holds or borrows: store tokens, config keys, borrowed .env values."""
+    found: set[str] = set()
+    refs: set[str] = set()
+    _walk_secrets(_load(home.auth, safeio.AUTH_CAP, lambda b: json.loads(b.decode("utf-8-sig"))),
+                  found, refs)
+    _walk_secrets(_load(home.config, safeio.CONFIG_CAP, _yaml(home.config)), found, refs)
+    env = read_env(home)
+    for name, value in env.items():
+        if name in refs or _ENV_SECRET_NAME.search(name):
+            found.add(value)
+    return found
+
+
+def for_home(home: Home, extra: Iterable[str | None] = ()) -> Redactor:
+    """A redactor that knows every secret of *home* (and *extra*)."""
+    r = Redactor(home_secrets(home))
+    r.add(*extra)
+    return r

@@ -1,0 +1,103 @@
+"""Opening a home's files without trusting what sits at their names.
+
+A FIFO, device or directory planted at ``auth.json`` (or config.yaml, .env, the audit
+log) must never make hermes-admin block: a blocking ``open`` on a FIFO waits for a
+writer forever, and a write verb would wait while holding ``auth.lock``, stalling every
+agent on the host. So each file is opened with ``O_NONBLOCK`` and checked with
+``fstat`` before a byte is read; anything but a regular file (or a symlink to one) is
+refused at once. Each file also has a size cap, named in the error.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from .errors import StoreUnreadable
+
+MIB = 1024 * 1024
+AUTH_CAP = 64 * MIB
+CONFIG_CAP = 4 * MIB
+ENV_CAP = 1 * MIB
+# The audit log is only ever read from its tail; the cap guards appends to a file
+# someone replaced with something huge (or a special file).
+AUDIT_CAP = 256 * MIB
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _fmt_cap(cap: int) -> str:
+    return f"{cap // MIB} MiB" if cap % MIB == 0 else f"{cap} bytes"
+
+
+def check_regular(st: os.stat_result, path: Path, cap: int | None,
+                  error: type[StoreUnreadable] = StoreUnreadable) -> None:
+    """Raise *error* unless *st* is a regular file no larger than *cap* bytes."""
+    if not stat.S_ISREG(st.st_mode):
+        raise error(path, f"is {_kind(st.st_mode)}, not a regular file; hermes-admin will not open it")
+    if cap is not None and st.st_size > cap:
+        raise error(path, f"is {st.st_size} bytes, over the {_fmt_cap(cap)} cap for this file")
+
+
+def open_checked(path: Path, flags: int, cap: int | None,
+                 error: type[StoreUnreadable] = StoreUnreadable, mode: int = 0o600) -> int:
+    """``os.open`` *path* non-blocking, refuse anything but a regular file, return a
+    blocking fd. FileNotFoundError passes through (a missing file is the caller's call)."""
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0), mode)
+    except FileNotFoundError:
+        raise
+    except IsADirectoryError:
+        raise error(path, "is a directory, not a regular file; hermes-admin will not open it") from None
+    except PermissionError:
+        raise error(path, "permission denied") from None
+    except OSError as exc:
+        raise error(path, exc.strerror or str(exc)) from None
+    try:
+        check_regular(os.fstat(fd), path, cap, error)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_checked(path: Path, cap: int, error: type[StoreUnreadable] = StoreUnreadable,
+                 ) -> tuple[bytes, os.stat_result] | None:
+    """The bytes and stat of *path*, None when missing; *error* for a special file, an
+    oversize file (also one that grew past the cap while read), or a read failure."""
+    try:
+        fd = open_checked(path, os.O_RDONLY, cap, error)
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        chunks: list[bytes] = []
+        total = 0
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > cap:
+                raise error(path, f"grew past the {_fmt_cap(cap)} cap for this file while being read")
+            chunks.append(chunk)
+    except OSError as exc:
+        raise error(path, exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
+    return b"".join(chunks), st
