@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import safeio, shape
-from .errors import StoreUnreadable
+from .errors import StoreUnreadable, WriteFailed
 from .model import Doc
 from .paths import TEMP_PREFIX, Home
 
@@ -108,7 +108,13 @@ def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True, mode: int 
     """
     target = _target(path)
     directory = target.parent
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX + target.name + ".", suffix=".tmp", dir=directory)
+    try:
+        # The pid in the name lets the next writer tell a dead writer's temp from a live one.
+        fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{target.name}.{os.getpid()}.", suffix=".tmp",
+                                   dir=directory)
+    except OSError as exc:
+        raise WriteFailed(target, f"cannot create a temp file beside it ({exc.strerror}); "
+                          "nothing was written") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), mode)
@@ -122,15 +128,47 @@ def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True, mode: int 
             if sync:
                 os.fsync(fh.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(exc, OSError):
+            # Disk full, quota, read-only: the old file is untouched and no temp is left.
+            raise WriteFailed(target, f"write failed ({exc.strerror or exc}); the file was "
+                              "not changed") from None
         raise
     os.chmod(target, mode)
     if sync:
         _fsync_dir(directory)
+
+
+def keep_aside(directory: Path, stem: str, data: bytes) -> Path:
+    """Save *data* as ``<stem>-<UTC time>[-n]`` in *directory* under a name that did not
+    exist (O_EXCL): a kept copy is never overwritten, even by two runs in one second."""
+    when = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    for n in range(1, 1000):
+        path = directory / (f"{stem}-{when}" + (f"-{n}" if n > 1 else ""))
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise WriteFailed(path, f"cannot keep a copy aside ({exc.strerror})") from None
+        try:
+            os.fchmod(fd, 0o600)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as exc:
+            os.close(fd)
+            os.unlink(path)
+            raise WriteFailed(path, f"cannot keep a copy aside ({exc.strerror})") from None
+        os.close(fd)
+        _fsync_dir(directory)
+        return path
+    raise WriteFailed(directory / stem, "999 kept-aside copies already exist for this second")
 
 
 def keep_backup(home: Home) -> None:
@@ -167,22 +205,48 @@ def keep_backup(home: Home) -> None:
         atomic_write_bytes(home.backup, src.read_bytes(), sync=False)
 
 
+def _writer_dead(name: str) -> bool:
+    """True when the writer pid in our temp name is gone. The pid is the first all-digit
+    part (``<prefix>auth.json.<pid>.<rand>.tmp``, ``<prefix>backup.<pid>.<ns>.tmp``)."""
+    parts = name[len(TEMP_PREFIX):].split(".")
+    pid = next((int(p) for p in parts[:-1] if p.isdigit()), None)
+    if pid is None or pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, owned by someone else
+        return False
+    return False
+
+
 def sweep_orphans(home: Home, older_than: float = 60.0) -> list[Path]:
-    """Delete our own temp files left by a crash mid-write (never read as the store)."""
+    """Delete our own temp files left by a writer killed mid-write: our prefix, never the
+    live store or its backup (even if one is a symlink into such a name), and stale
+    (older than *older_than* seconds, or its writer's pid is gone). Each holds a copy of
+    every key, so they must not linger."""
     removed: list[Path] = []
     try:
         entries = list(os.scandir(home.root))
     except OSError:
         return removed
+    live = {os.path.realpath(home.auth), os.path.realpath(home.backup)}
     cutoff = time.time() - older_than
     for entry in entries:
-        if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".tmp"):
-            try:
-                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                    os.unlink(entry.path)
-                    removed.append(Path(entry.path))
-            except OSError:
-                pass
+        if not (entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".tmp")):
+            continue
+        if os.path.realpath(entry.path) in live:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                continue
+            if st.st_mtime < cutoff or _writer_dead(entry.name):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            pass
     return removed
 
 

@@ -37,6 +37,7 @@ from .errors import BadInput
 from .lock import DEFAULT_LOCK_TIMEOUT
 from .model import STRATEGIES, validate_pool_key
 from .paths import Home
+from .yamlcas import retry_on_change
 
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
@@ -114,6 +115,7 @@ def _check_pool(pool: str) -> str:
         raise BadInput("POOL", str(exc)) from None
 
 
+@retry_on_change
 def set_strategy(home: Home, pool: str, strategy: str | None, *,
                  lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> ConfigChange:
     """Set ``credential_pool_strategies.<pool>``; None removes it (and an emptied mapping).
@@ -161,6 +163,7 @@ def _fallback_seq(tree: CommentedMap) -> CommentedSeq:
     return ye.block(node)
 
 
+@retry_on_change
 def fallback_add(home: Home, provider: str, model: str, *, base_url: str | None = None,
                  key_env: str | None = None, position: int | None = None,
                  primary: tuple[str, str] | None = None,
@@ -230,6 +233,7 @@ def _chain_or_index_error(plain: dict[str, Any], index: int, name: str) -> list[
     return chain
 
 
+@retry_on_change
 def fallback_remove(home: Home, index: int, *,
                     lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> ConfigChange:
     """Remove entry #*index* (1-based) of the effective chain from the key it came from.
@@ -269,6 +273,7 @@ def _entry_record(e: FallbackEntry) -> dict[str, Any]:
     return {k: v for k, v in e.to_dict().items() if not (v is None or v == {})}
 
 
+@retry_on_change
 def fallback_move(home: Home, index: int, new_index: int, *,
                   lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> ConfigChange:
     """Move chain entry #*index* to #*new_index* (1-based) within ``fallback_providers``."""
@@ -296,6 +301,7 @@ def fallback_move(home: Home, index: int, new_index: int, *,
                         notes=(f"moved {entry.describe()} from #{index} to #{new_index}",))
 
 
+@retry_on_change
 def fallback_clear(home: Home, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> ConfigChange:
     """Remove ``fallback_providers`` and ``fallback_model`` entirely."""
     with _session(home, {FALLBACK_LIST, FALLBACK_LEGACY}, lock_timeout) as s:
@@ -339,6 +345,7 @@ def parse_routing_value(key: str, value: str) -> Any:
     return text.lower()
 
 
+@retry_on_change
 def routing_set(home: Home, key: str, value: str, *,
                 lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> ConfigChange:
     """Set one ``provider_routing`` key from its CLI string form."""
@@ -365,6 +372,7 @@ def routing_set(home: Home, key: str, value: str, *,
     return ConfigChange("routing.set", where, before, parsed)
 
 
+@retry_on_change
 def routing_unset(home: Home, key: str, *,
                   lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> ConfigChange:
     """Remove one ``provider_routing`` key (an unknown key that is present may be removed)."""

@@ -53,6 +53,10 @@ class StoreUnreadable(HermesAdminError):
         super().__init__(msg)
 
 
+class WriteFailed(StoreUnreadable):
+    """Writing a store file failed (disk full, read-only, quota): nothing was replaced."""
+
+
 class ConfigUnreadable(StoreUnreadable):
     """config.yaml exists but does not parse or has the wrong shape."""
 

@@ -97,23 +97,36 @@ def probe_for(pool: str) -> Probe | None:
 
 # --- HTTP -----------------------------------------------------------------------------------
 
-def http_get_json(url: str, token: str, timeout: float) -> tuple[int, Any]:
-    """GET *url* with a bearer token; return (status, parsed JSON or None).
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect: urllib would resend the Authorization header to wherever
+    the Location points (another host included) and we would trust that host's answer.
+    The 3xx comes back as the status, which every probe reads as unknown."""
 
-    HTTP error statuses are returned, not raised; network failures raise OSError.
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def http_get_json(url: str, token: str, timeout: float) -> tuple[int, Any]:
+    """GET *url* with a bearer token, at that origin only (no redirects); return
+    (status, parsed JSON or None; None for an undecodable body).
+
+    HTTP error statuses (3xx included) are returned, not raised; network failures raise OSError.
     """
     req = urllib.request.Request(url, method="GET", headers={
         "Authorization": f"Bearer {token}", "Accept": "application/json",
         "User-Agent": "hermes-admin-probe",
     })
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 (http(s) only)
+        with _OPENER.open(req, timeout=timeout) as resp:  # noqa: S310 (http(s) only)
             status, raw = resp.status, resp.read()
     except urllib.error.HTTPError as exc:
         status, raw = exc.code, exc.read() or b""
     try:
         body = json.loads(raw) if raw else None
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     return status, body
 

@@ -50,6 +50,8 @@ def transaction(home: Home, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, creat
         except _NoChange:
             return
         data = authfile.serialize(doc)
+        # A writer SIGKILLed mid-write left a temp copy of every key; the next write clears it.
+        authfile.sweep_orphans(home)
         if snap.exists:
             authfile.keep_backup(home)
         authfile.atomic_write_bytes(home.auth, data)

@@ -27,16 +27,17 @@ from ruamel.yaml.error import CommentMark
 from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
+from . import safeio
 from .authfile import atomic_write_bytes
 from .errors import ConfigUnreadable, HermesAdminError
 from .lock import DEFAULT_LOCK_TIMEOUT, locked
+from .yamlcas import ConfigChanged, unchanged_since
 from .yamlread import (
     SafeLoader,
     is_block,
     load_plain,
     load_tree,
     put_trailing,
-    read_bytes,
     split_lead,
     take_trailing,
     top_level_problem,
@@ -49,6 +50,8 @@ NEW_FILE_MODE = 0o600
 # Test hook: called inside the lock right after the fresh read. Tests use it to
 # widen the read-modify-write window and prove the lock is what prevents loss.
 after_read_hook: Callable[[], None] | None = None
+# Tests: runs just before the same-file check (where a lock-free writer would strike).
+before_replace_hook: Callable[[], None] | None = None
 
 
 def dump_tree(rt: YAML, tree: CommentedMap) -> bytes:
@@ -327,7 +330,8 @@ def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
     nothing is written. Raising inside the block writes nothing.
     """
     with locked(lock_path, lock_timeout):
-        raw = read_bytes(path)
+        got = safeio.read_checked(path, safeio.CONFIG_CAP, ConfigUnreadable)
+        raw = None if got is None else got[0]
         plain_before: Any = None
         if raw is not None:
             plain_before, _ = load_plain(raw, path)
@@ -343,6 +347,12 @@ def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
             return
         data = dump_tree(rt, tree)
         _verify(path, rt, tree, data, session)
+        if before_replace_hook is not None:
+            before_replace_hook()
+        # Hermes writes config.yaml by temp + rename and takes no lock: our lock cannot
+        # keep it out. Replacing a file that changed since we read it would drop its edit.
+        if not unchanged_since(path, got):
+            raise ConfigChanged(path)
         write_keeping_mode(path, data)
         session.written = data
 

@@ -13,7 +13,8 @@ import os
 import sys
 from typing import Callable, Sequence
 
-from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
+from store import bounds
+from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, BadInput, HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.secrets import fingerprint, redact
 
@@ -43,12 +44,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _lock_timeout(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value < 0 or value > 3600:
-        raise argparse.ArgumentTypeError("must be between 0 and 3600 seconds")
-    return value
+        return bounds.lock_timeout(text)
+    except BadInput as exc:
+        raise argparse.ArgumentTypeError(exc.problem) from None
 
 
 def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:

@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from store import actions, audit, authfile, view
+from store import actions, audit, authfile, bounds, view
 from store.errors import BadInput, ConfigUnreadable, StoreUnreadable
 from store.lock import locked
 from store.paths import Home, resolve_home
@@ -256,6 +256,7 @@ def cmd_cooldown(args: argparse.Namespace) -> int:
     now = time.time()
     try:
         until = now + parse_duration(args.duration) if args.duration else parse_when(args.until, now)
+        until = bounds.cooldown_until(until, now, "--for" if args.duration else "--until")
     except ValueError as exc:
         raise BadInput("--for" if args.duration else "--until", str(exc)) from None
     run_action(args, lambda doc, t: actions.cooldown(doc, args.pool, args.target, until, t, args.reason))
@@ -294,8 +295,7 @@ def cmd_restore_backup(args: argparse.Namespace) -> int:
         return 1
     with locked(home.lock, args.lock_timeout):
         if home.auth.exists():
-            aside = home.root / f"auth.json.replaced-{time.strftime('%Y%m%dT%H%M%S')}"
-            authfile.atomic_write_bytes(aside, home.auth.read_bytes())
+            aside = authfile.keep_aside(home.root, "auth.json.replaced", home.auth.read_bytes())
             print(f"kept the current file as {aside}")
         authfile.atomic_write_bytes(home.auth, raw)
     audit.record(home, actions.Outcome("restore-backup", "*"), via="cli")
