@@ -77,10 +77,30 @@ class Effective:
     available_at: float | None       # epoch seconds the row is usable again (None: now/never)
     seconds_left: float | None       # > 0 only while cooling
     model_benches: dict[str, float] = field(default_factory=dict)  # model -> until, still future
+    data_error: str | None = None    # a stored value Hermes cannot use, shown raw (e.g. reset time)
 
     @property
     def usable(self) -> bool:
         return self.status in (OK, READY)
+
+    def usable_for(self, model: str | None = None) -> bool:
+        """Usable by a caller asking for *model*. Newer Hermes treats any active per-model
+        cooldown as blocking a caller that names no model."""
+        if not self.usable:
+            return False
+        return not self.model_benches if model is None else model not in self.model_benches
+
+
+def reset_at_problem(row: Row) -> str | None:
+    """Why the row's ``last_error_reset_at`` cannot be used (None when absent or usable).
+
+    Hermes then ignores it and falls back to ``last_status_at + TTL`` (spec section 4),
+    which is what :func:`until` computes; the raw value is shown so an operator can fix it.
+    """
+    value = row.get("last_error_reset_at")
+    if value is None or value == "" or parse_epoch(value) is not None:
+        return None
+    return f"last_error_reset_at {value!r} is not a usable time; Hermes ignores it"
 
 
 def is_dead(row: Row) -> bool:
@@ -146,29 +166,41 @@ def until(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_T
 
 
 def model_benches(row: Row, now: float) -> dict[str, float]:
-    """Per-model cooldowns (newer Hermes) still in the future."""
+    """Per-model cooldowns (newer Hermes) still in the future.
+
+    Like newer Hermes, a bench observed at or before the row's ``status_cleared_at``
+    (an operator reset) is ignored: the reset came after it.
+    """
     mc = row.get("model_cooldowns")
     if not isinstance(mc, dict):
         return {}
+    observed = row.get("model_cooldown_observed_at")
+    observed = observed if isinstance(observed, dict) else {}
+    cleared = parse_epoch(row.get("status_cleared_at"))
     out: dict[str, float] = {}
     for model, value in mc.items():
         t = parse_epoch(value)
-        if t is not None and t > now:
-            out[str(model)] = t
+        if t is None or t <= now:
+            continue
+        seen = parse_epoch(observed.get(model))
+        if cleared is not None and seen is not None and seen <= cleared:
+            continue
+        out[str(model)] = t
     return out
 
 
 def effective(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) -> Effective:
     """The effective status of *row* at *now*."""
     benches = model_benches(row, now)
+    problem = reset_at_problem(row)
     if is_dead(row):
-        return Effective(DEAD, None, None, benches)
+        return Effective(DEAD, None, None, benches, problem)
     if row.get("last_status") != STATUS_EXHAUSTED:
-        return Effective(OK, None, None, benches)
+        return Effective(OK, None, None, benches, problem)
     t = until(row, pool_rows, now, ttls)
     if t is not None and t > now:
-        return Effective(COOLING, t, t - now, benches)
-    return Effective(READY, t, None, benches)
+        return Effective(COOLING, t, t - now, benches, problem)
+    return Effective(READY, t, None, benches, problem)
 
 
 def known_strategy(name: Any) -> str:
@@ -178,10 +210,12 @@ def known_strategy(name: Any) -> str:
     return norm if norm in STRATEGIES else DEFAULT_STRATEGY
 
 
-def available(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) -> list[Row]:
-    """Usable rows in the order Hermes tries them."""
+def available(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS,
+              model: str | None = None) -> list[Row]:
+    """Usable rows in the order Hermes tries them, for a caller asking for *model*
+    (None: any active per-model cooldown makes a row unavailable, as in newer Hermes)."""
     ordered = sorted_rows(rows)
-    return [r for r in ordered if effective(r, ordered, now, ttls).usable]
+    return [r for r in ordered if effective(r, ordered, now, ttls).usable_for(model)]
 
 
 def pick(
@@ -192,13 +226,14 @@ def pick(
     rng: _random.Random | None = None,
     leases: Mapping[str, int] | None = None,
     lease_cap: int | None = None,
+    model: str | None = None,
 ) -> Row | None:
     """The row the strategy chooses next, without changing anything.
 
     `random` needs *rng*; without one it returns None (no honest "next" exists).
     With *leases*/*lease_cap*, rows at the cap are only used when all are.
     """
-    candidates = available(rows, now, ttls)
+    candidates = available(rows, now, ttls, model)
     if not candidates:
         return None
     if leases is not None and lease_cap is not None:
@@ -235,14 +270,15 @@ def clear_elapsed(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) ->
 def select(
     rows: list[Row], strategy: str | None, now: float, ttls: Ttls = DEFAULT_TTLS,
     rng: _random.Random | None = None, eligible: Callable[[Row], bool] | None = None,
+    model: str | None = None,
 ) -> Row | None:
     """Choose a row the way an agent does, mutating *rows*: clear elapsed cooldowns,
     pick by strategy among usable rows (and *eligible* ones, e.g. those whose borrowed
     secret is set), count the request, and for round_robin move the pick to the end."""
     clear_elapsed(rows, now, ttls)
-    candidates = [r for r in available(rows, now, ttls) if eligible is None or eligible(r)]
+    candidates = [r for r in available(rows, now, ttls, model) if eligible is None or eligible(r)]
     strategy = known_strategy(strategy)
-    chosen = pick(candidates, strategy, now, ttls, rng=rng or _random.Random())
+    chosen = pick(candidates, strategy, now, ttls, rng=rng or _random.Random(), model=model)
     if chosen is None:
         return None
     chosen["request_count"] = as_int(chosen.get("request_count")) + 1

@@ -84,6 +84,7 @@ class CredentialView:
         out["fingerprint"] = self.fingerprint
         out["next"] = self.next
         out["model_cooldowns"] = dict(eff.model_benches)
+        out["data_error"] = eff.data_error
         out["status_cleared_at"] = r.get("status_cleared_at")
         out["base_url"] = r.get("base_url")
         out["has_secret"] = bool(r.get("access_token")) or bool(self.backed)

@@ -526,6 +526,9 @@ def test_changes_go_to_the_audit_log_without_secrets(home: Home) -> None:
 def _add_worker(root: str, tag: str, n: int, use_lock: bool, delay: float, barrier) -> None:
     if not use_lock:
         yamledit.locked = lambda path, timeout: nullcontext()
+        # The same-file check before the replace would also catch these overlaps
+        # (tests/test_hostile_writes.py); switch it off to see what the lock alone prevents.
+        yamledit.unchanged_since = lambda path, got: True
     yamledit.after_read_hook = (lambda: time.sleep(delay)) if delay else None
     barrier.wait(timeout=20)
     for i in range(n):

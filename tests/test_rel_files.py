@@ -57,11 +57,14 @@ def test_crash_between_temp_write_and_replace(home: Home) -> None:
     snap = authfile.read_store(home)
     assert snap.raw == before and "written_by_crashed_process" not in snap.doc
 
-    # A fresh orphan survives a sweep with the default age (a live writer may own it)...
-    assert authfile.sweep_orphans(home) == []
-    assert orphans[0].exists()
-    # ...and is removed once it is old enough.
-    assert authfile.sweep_orphans(home, older_than=0) == orphans
+    # A fresh temp whose writer is alive survives a sweep with the default age (it may be
+    # mid-write); the crashed writer's is removed at once, its pid being gone...
+    live = home.root / f"{TEMP_PREFIX}auth.json.{os.getppid()}.live0000.tmp"
+    live.write_bytes(b"{}")
+    assert authfile.sweep_orphans(home) == orphans
+    assert live.exists()
+    # ...and a live writer's is removed once it is old enough.
+    assert authfile.sweep_orphans(home, older_than=0) == [live]
     assert _orphans(home) == []
     assert home.lock.exists() and home.auth.exists()
     # The next write is not disturbed by the crash.
