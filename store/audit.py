@@ -47,7 +47,7 @@ def record(home: Home, outcome: Outcome, *, via: str, extra: dict[str, Any] | No
     entry = redact.for_home(home).redact_obj(json.loads(json.dumps(entry, default=str)))
     line = json.dumps(entry, ensure_ascii=False) + "\n"
     fd = safeio.open_checked(home.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
-                             safeio.AUDIT_CAP)
+                             None)
     try:
         os.write(fd, line.encode("utf-8"))
     finally:
@@ -66,7 +66,7 @@ def tail(home: Home, limit: int = 200) -> list[dict[str, Any]]:
         with os.fdopen(fd, "rb") as fh:
             fh.seek(0, os.SEEK_END)
             size = fh.tell()
-            fh.seek(max(0, size - 256 * 1024))
+            fh.seek(max(0, size - safeio.AUDIT_TAIL))
             data = fh.read()
     except OSError:
         return []

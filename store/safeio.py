@@ -10,6 +10,7 @@ refused at once. Each file also has a size cap, named in the error.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -20,9 +21,9 @@ MIB = 1024 * 1024
 AUTH_CAP = 64 * MIB
 CONFIG_CAP = 4 * MIB
 ENV_CAP = 1 * MIB
-# The audit log is only ever read from its tail; the cap guards appends to a file
-# someone replaced with something huge (or a special file).
-AUDIT_CAP = 256 * MIB
+# The audit log needs no cap: it is read only from its last AUDIT_TAIL bytes, and an
+# append is never refused for the log's size (the write it records already happened).
+AUDIT_TAIL = 256 * 1024
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -53,19 +54,37 @@ def check_regular(st: os.stat_result, path: Path, cap: int | None,
         raise error(path, f"is {st.st_size} bytes, over the {_fmt_cap(cap)} cap for this file")
 
 
+def _os_error(path: Path, exc: OSError, error: type[StoreUnreadable]) -> StoreUnreadable:
+    if isinstance(exc, IsADirectoryError):
+        return error(path, "is a directory, not a regular file; hermes-admin will not open it")
+    if isinstance(exc, PermissionError):
+        return error(path, "permission denied")
+    return error(path, exc.strerror or str(exc))
+
+
 def open_checked(path: Path, flags: int, cap: int | None,
                  error: type[StoreUnreadable] = StoreUnreadable, mode: int = 0o600) -> int:
     """``os.open`` *path* non-blocking, refuse anything but a regular file, return a
     blocking fd. FileNotFoundError passes through (a missing file is the caller's call)."""
     try:
+        # stat first (never blocks) so the error names the kind of file; fstat below
+        # closes the race with a swap between the two.
+        check_regular(os.stat(path), path, cap, error)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise error(path, exc.strerror or str(exc)) from None
+    try:
         fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0), mode)
     except FileNotFoundError:
         raise
-    except IsADirectoryError:
-        raise error(path, "is a directory, not a regular file; hermes-admin will not open it") from None
-    except PermissionError:
-        raise error(path, "permission denied") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP and flags & getattr(os, "O_NOFOLLOW", 0):
+            raise error(path, "is a symlink; hermes-admin does not follow one here") from None
+        if exc.errno != errno.ELOOP:
+            raise _os_error(path, exc, error) from None
         raise error(path, exc.strerror or str(exc)) from None
     try:
         check_regular(os.fstat(fd), path, cap, error)
