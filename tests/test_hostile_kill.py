@@ -105,7 +105,7 @@ def test_sigkill_storm_against_a_peer_loses_nothing_and_leaves_no_temp(tmp_path)
             # A third are killed: at a random moment (start-up to write), or mid-write.
             kill: Kill = None
             if i % 6 == 1:
-                kill = time.monotonic() + rng.uniform(0.2, 0.9)
+                kill = time.monotonic() + rng.uniform(0.1, 0.6)
             elif i % 6 == 4:
                 kill = marker
             running.append((proc, kill))
@@ -130,7 +130,8 @@ def test_sigkill_storm_against_a_peer_loses_nothing_and_leaves_no_temp(tmp_path)
     assert proc.returncode == 0, proc.stderr
     left = [p.name for p in home.root.iterdir() if p.name.startswith(TEMP_PREFIX) and p.name.endswith(".tmp")]
     assert left == [], left
-    assert WRITES // 3 - 5 <= killed <= WRITES // 3 + 5, (killed, finished)
+    # 67 are meant to die; a random-moment kill can come after a fast run ended.
+    assert WRITES // 4 <= killed <= WRITES // 3 + 1, (killed, finished)
     assert orphans, "no writer died mid-write: the sweep was not exercised"
     print(f"storm: {finished} CLI writes finished, {killed} SIGKILLed ({len(set(orphans))} temp copies "
           f"seen right after mid-write kills), {len(left_before)} temps before the final write, "
