@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from store import watch
 from store.paths import Home
 from store.watch import HomeLoader, follow, watch_home
 from tests.conftest import make_row, make_store, write_store
@@ -94,6 +95,27 @@ def test_fifty_atomic_replaces_from_another_process_are_all_seen(tmp_home: Home)
     assert set(range(1, 51)) <= set(values), sorted(set(range(1, 51)) - set(values))
     gens = [g for g, v in c.seen if v and v >= 1]
     assert len(set(gens)) == len(gens) >= 50 and gens == sorted(gens)
+
+
+def test_negative_control_a_watch_on_the_file_misses_the_replaces(
+        tmp_home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reload test can fail: watching auth.json itself (not its directory) follows the
+    first inode, which the first atomic replace unlinks, so later writes go unseen."""
+
+
+    real = watch.RustNotify
+    monkeypatch.setattr(watch, "RustNotify", lambda paths, *a: real([str(tmp_home.auth)], *a))
+    seed(tmp_home)
+    c = Collector(tmp_home)
+    try:
+        assert c.wait(lambda: c.seen, 5), "no initial load"
+        proc = run_writer(tmp_home, 50, 0.04)
+        assert proc.wait(timeout=60) == 0
+        c.wait(lambda: any(v == 50 for _, v in c.seen), 3)
+    finally:
+        c.close()
+    values = {v for _, v in c.seen}
+    assert not set(range(1, 51)) <= values, "a file watch was expected to miss replaces"
 
 
 def test_burst_ends_on_the_last_generation(tmp_home: Home) -> None:
