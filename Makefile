@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint clean install
+.PHONY: demo test test-fast bench lint clean install mutate
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_store.py
 	$(BIN)/python bench/bench_tui.py
 	$(BIN)/python bench/bench_runtime.py --procs 1 4 --seconds 3
+
+# Mutation testing (not in CI; minutes to hours): kill rate in the README.
+mutate: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[mutate]'
+	$(BIN)/mutmut run
+	$(BIN)/mutmut results
 
 lint: $(STAMP)
 	$(BIN)/ruff check store tui screens tests bench
