@@ -19,7 +19,7 @@ import pytest
 
 from store import probe
 from store.paths import Home
-from tests.conftest import make_row, read_doc, write_store
+from tests.conftest import make_row, read_doc, run_cli, write_store
 
 KEY = "sk-or-v1-probeCANARY000000000000000000000000001"
 REOPENED_BODY = {"data": {"limit": None}}
@@ -113,3 +113,23 @@ def test_non_2xx_or_undecodable_is_unknown(tmp_home: Home, origins: tuple[_Serve
                                            probe.default_verdict_fn({}, probe.VerdictCache()))
     assert result.verdicts["aaaaaa"].state == probe.UNKNOWN
     assert tmp_home.auth.read_bytes() == raw
+
+
+ECHOED = "sk-ant-api03-echoedCANARY000000000000000000000001"   # not in the store: caught by shape
+
+
+def test_a_probe_lift_audits_no_secret_from_any_field(tmp_home: Home, origins: tuple[_Server, _Server]) -> None:
+    """The lift's audit record carries the row's reasons and messages from before the reset;
+    every one of them passes the redactor (a known store secret and a key-shaped echo)."""
+    _, other = origins                     # answers "reopened" directly
+    now = time.time()
+    write_store(tmp_home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [
+        make_row("aaaaaa", token=KEY, base_url=other.url + "/api/v1", last_status="exhausted",
+                 last_status_at=now - 10, last_error_code=402, last_error_reset_at=now + 3600,
+                 last_error_reason=f"reason {KEY}", last_error_message=f"message {ECHOED}",
+                 failure_reason=f"billing {KEY}")]}})
+    proc = run_cli(tmp_home, "probe", "openrouter", ok=False)
+    assert proc.returncode == 0, proc.stderr
+    text = tmp_home.audit.read_text()
+    assert "probe" in text and KEY not in text and ECHOED not in text
+    assert "sk-ant-…0001" in text
