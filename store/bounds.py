@@ -17,14 +17,15 @@ MAX_PRIORITY = 10_000
 
 
 def _number(value: Any, field: str) -> float:
+    # The value is never echoed: an argument in the wrong place may be a key.
     if isinstance(value, bool):
-        raise BadInput(field, f"{value!r} is not a number")
+        raise BadInput(field, "is not a number")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise BadInput(field, f"{value!r} is not a number") from None
+    except (TypeError, ValueError, OverflowError):
+        raise BadInput(field, "is not a number") from None
     if not math.isfinite(number):
-        raise BadInput(field, f"{value!r} is not a finite number")
+        raise BadInput(field, "is not a finite number")
     return number
 
 
@@ -51,7 +52,7 @@ def priority(value: Any, field: str = "--priority") -> int:
     """A row position: an integer from 0 to MAX_PRIORITY."""
     p = _number(value, field)
     if not p.is_integer():
-        raise BadInput(field, f"{value!r} is not a whole number")
+        raise BadInput(field, "is not a whole number")
     if not 0 <= p <= MAX_PRIORITY:
         raise BadInput(field, f"must be between 0 and {MAX_PRIORITY}")
     return int(p)

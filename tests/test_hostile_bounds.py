@@ -88,3 +88,14 @@ def test_negative_control_a_range_check_alone_lets_nan_through() -> None:
     assert not (v < 0 or v > 3600)
     with pytest.raises(BadInput):
         bounds.lock_timeout(v)
+
+
+@pytest.mark.parametrize("args", [("priority", "openrouter", "aaaaaa", "99999999999"),
+                                  ("priority", "openrouter", "aaaaaa", "-1"),
+                                  ("priority", "openrouter", "aaaaaa", "sk-or-v1-" + "k" * 32)])
+def test_cli_priority_is_bounded_and_never_echoes_the_value(tmp_home: Home, args) -> None:
+    raw = _store(tmp_home)
+    proc = run_cli(tmp_home, *args, ok=False)
+    assert proc.returncode == 2 and "argument N" in proc.stderr, proc.stderr
+    assert args[-1] not in proc.stderr
+    assert tmp_home.auth.read_bytes() == raw

@@ -21,6 +21,13 @@ from .timeparse import parse_duration, parse_when
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
 
+def _priority(text: str) -> int:
+    try:
+        return bounds.priority(text, "N")
+    except BadInput as exc:
+        raise argparse.ArgumentTypeError(exc.problem) from None
+
+
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p = sub.add_parser("list", help="list pools and credentials with live cooldowns")
     p.add_argument("pool", nargs="?", metavar="POOL")
@@ -33,7 +40,7 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p.add_argument("--api-key", required=True, metavar="KEY|-",
                    help="the key, or - to read it from stdin (keeps it out of `ps` and shell history)")
     p.add_argument("--label", metavar="L")
-    p.add_argument("--priority", type=int, metavar="N", help="0 = tried first (default: last)")
+    p.add_argument("--priority", type=_priority, metavar="N", help="0 = tried first (default: last)")
     p.add_argument("--base-url", metavar="URL")
     add_common(p)
     p.set_defaults(func=cmd_add)
@@ -64,7 +71,7 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p = sub.add_parser("priority", help="move a credential to priority N (0 = tried first)")
     p.add_argument("pool", metavar="POOL")
     p.add_argument("target", metavar="TARGET")
-    p.add_argument("n", type=int, metavar="N")
+    p.add_argument("n", type=_priority, metavar="N")
     add_common(p)
     p.set_defaults(func=cmd_priority)
 
