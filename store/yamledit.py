@@ -28,9 +28,10 @@ from ruamel.yaml.scalarstring import SingleQuotedScalarString
 from ruamel.yaml.tokens import CommentToken
 
 from . import safeio
-from .authfile import atomic_write_bytes
+from .authfile import atomic_write_bytes, sweep_orphans
 from .errors import ConfigUnreadable, HermesAdminError
 from .lock import DEFAULT_LOCK_TIMEOUT, locked
+from .paths import Home
 from .yamlcas import ConfigChanged, unchanged_since
 from .yamlread import (
     SafeLoader,
@@ -353,6 +354,8 @@ def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
         # keep it out. Replacing a file that changed since we read it would drop its edit.
         if not unchanged_since(path, got):
             raise ConfigChanged(path)
+        # A config writer SIGKILLed mid-write left its temp; only stale ones of ours go.
+        sweep_orphans(Home(path.parent))
         write_keeping_mode(path, data)
         session.written = data
 

@@ -327,3 +327,11 @@ def test_audit_line_is_json_and_redacted_after_a_write(tmp_home: Home) -> None:
     audit.record(tmp_home, out, via="test", extra={"note": KEY})
     text = tmp_home.audit.read_text()
     assert KEY not in text and json.loads(text.splitlines()[-1])["via"] == "test"
+
+
+def test_a_config_edit_also_sweeps_a_dead_writers_temp(tmp_home: Home) -> None:
+    tmp_home.root.mkdir(mode=0o700, exist_ok=True)
+    orphan = tmp_home.root / f"{TEMP_PREFIX}config.yaml.{_dead_pid()}.abcd1234.tmp"
+    orphan.write_text(f"api_key: {KEY}\n")
+    cfg.set_strategy(tmp_home, "openrouter", "round_robin")
+    assert not orphan.exists()
