@@ -166,9 +166,10 @@ class OperatorActions:
         app.writer.submit(what, write, rows=rows, on_done=on_done)
 
     def _clear_tags_on_success(self, keys: set[Key]) -> Callable[[WriteResult], bool]:
+        # Tags survive the action (k9s keeps marks), so a `c` then `r` on one set works;
+        # only `u` clears them. Kept as a hook: the marks redraw when the write lands.
         def done(result: WriteResult) -> bool:
             if result.ok:
-                self.tags -= keys
                 self.writes_changed()  # type: ignore[attr-defined]
             return False
         return done
@@ -342,6 +343,7 @@ class OperatorActions:
             return
         self.tags ^= {cv.key}
         self.writes_changed()  # type: ignore[attr-defined]
+        self.table.action_cursor_down()  # type: ignore[attr-defined]  # htop: tag, then next
 
     def action_clear_tags(self) -> None:
         self.tags.clear()
