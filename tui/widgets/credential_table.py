@@ -58,7 +58,7 @@ class CredentialTable(ScrollView, can_focus=True):
     """Keyed reconcile, per-row strip cache, pool headers that fold, htop-style cursor."""
 
     DEFAULT_CSS = """
-    CredentialTable { scrollbar-size-vertical: 1; height: 1fr; }
+    CredentialTable { scrollbar-size-vertical: 1; height: 1fr; background: $surface; }
     CredentialTable > .credential-table--header { text-style: bold; background: $panel; }
     CredentialTable > .credential-table--cursor {
         background: $block-cursor-background; color: $block-cursor-foreground;
@@ -117,6 +117,7 @@ class CredentialTable(ScrollView, can_focus=True):
         self._fp_need = 0
         self._layout: tuple[int, ...] = ()
         self._layout_id = 0
+        self._full = 0      # painted width of a line: the terminal's, or the columns' if wider
         self._cooling: dict[str, float] = {}
         self._next_flip = math.inf
         self._now = 0.0
@@ -320,8 +321,9 @@ class CredentialTable(ScrollView, can_focus=True):
         natural = {k: max(v, default=0) for k, v in self._lengths.items()}
         total = max(0, self.scrollable_content_region.width or self.size.width)
         layout = widths(self.specs, total, natural, {"fingerprint": self._fp_need})
-        if layout != self._layout:
-            self._layout = layout
+        full = max(total, sum(w + 2 * PAD for w in layout))
+        if layout != self._layout or full != self._full:
+            self._layout, self._full = layout, full
             self._layout_id += 1
             self.virtual_size = Size(sum(w + 2 * PAD for w in layout), len(self._order) + 1)
             self.refresh()
@@ -373,19 +375,19 @@ class CredentialTable(ScrollView, can_focus=True):
             if cell_style and not cursor:
                 style = base + _style(cell_style)
             segs.append(Segment(pad + text.ljust(w) + pad, style))
-        return Strip(segs).simplify()
+        # Padded here, in the row's own style, so a cursor bar spans the whole width.
+        return Strip(segs).simplify().extend_cell_length(self._full, base)
 
     def _render_header(self) -> Strip:
         style = self.rich_style + self.get_component_rich_style("credential-table--header")
         pad = " " * PAD
         text = "".join(pad + s.label.ljust(w)[:w] + pad for s, w in zip(self.specs, self._layout))
-        return Strip([Segment(text, style)])
+        return Strip([Segment(text, style)]).extend_cell_length(self._full, style)
 
     def render_line(self, y: int) -> Strip:
-        layout = self._widths()
+        self._widths()
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
-        full = max(width, sum(w + 2 * PAD for w in layout))
         if y == 0:
             strip = self._render_header()
         else:
@@ -400,7 +402,7 @@ class CredentialTable(ScrollView, can_focus=True):
             if strip is None:
                 strip = self._render_row(key, cursor)
                 self._strips[ck] = strip
-        return strip.extend_cell_length(full, self.rich_style).crop(scroll_x, scroll_x + width)
+        return strip.crop(scroll_x, scroll_x + width)
 
     def _refresh_rows(self, keys: Sequence[str]) -> None:
         """Repaint just the lines of *keys* that are on screen."""
