@@ -31,14 +31,15 @@ from textual.timer import Timer
 
 from store.view import CredentialView, PoolView
 
-from ..format import countdown
 from . import cells as C
 from .rows import Entry, entries, split_key
+from .table_cells import GROWING, RowCells
 from .table_layout import PAD, cut_fingerprint, distinct_fingerprints, widths
+from .table_nav import TableNavigation
+from .table_tick import CountdownTick
 
 # Every column either layout can show, uncut: widths are applied when painting.
 ALL = tuple({s.key: C.ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW)}.values())
-GROWING = ("label", "message", "error", "fingerprint", "reason", "source")
 COLLAPSED_MARK = "▸"
 
 
@@ -54,7 +55,7 @@ def _style(spec: str) -> Style:
     return Style.parse(spec) if spec else Style()
 
 
-class CredentialTable(ScrollView, can_focus=True):
+class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_focus=True):
     """Keyed reconcile, per-row strip cache, pool headers that fold, htop-style cursor."""
 
     DEFAULT_CSS = """
@@ -136,7 +137,7 @@ class CredentialTable(ScrollView, can_focus=True):
 
     @property
     def columns(self) -> list[Column]:
-        return [Column(s.key, s.label, w) for s, w in zip(self.specs, self._widths())]
+        return [Column(s.key, s.label, w) for s, w in zip(self.specs, self._widths(), strict=True)]
 
     @property
     def cursor_key(self) -> str | None:
@@ -261,43 +262,10 @@ class CredentialTable(ScrollView, can_focus=True):
         if e.cred is None:
             return {}  # headers are poured into the current widths when painted
         texts = C.credential_cells(e.cred, now, ALL, self._marks.get(e.cred.key, ""))
-        out = {s.key: (t.plain, str(t.style or "")) for s, t in zip(ALL, texts)}
+        out = {s.key: (t.plain, str(t.style or "")) for s, t in zip(ALL, texts, strict=True)}
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
-
-    def update_cell(self, row_key: str, column: str, value: tuple[str, str]) -> None:
-        """Set one cell; the row re-renders on its next paint (callers refresh the line)."""
-        row = self._data[row_key]
-        self._count_length(column, row.get(column), -1)
-        row[column] = value
-        self._count_length(column, value, +1)
-        self._versions[row_key] = next(self._seq)
-
-    def _set_data(self, key: str, row: dict[str, tuple[str, str]]) -> None:
-        self._data[key] = row
-        for col in GROWING:
-            self._count_length(col, row.get(col), +1)
-        self._versions[key] = next(self._seq)
-
-    def _forget(self, key: str) -> None:
-        row = self._data.pop(key, {})
-        for col in GROWING:
-            self._count_length(col, row.get(col), -1)
-        self._sigs.pop(key, None)
-        self._versions.pop(key, None)
-        self._entries.pop(key, None)
-
-    def _count_length(self, col: str, value: tuple[str, str] | None, delta: int) -> None:
-        lengths = self._lengths.get(col)
-        if lengths is None or value is None:
-            return
-        n = len(value[0])
-        left = lengths.get(n, 0) + delta
-        if left > 0:
-            lengths[n] = left
-        else:
-            lengths.pop(n, None)
 
     def _rebuild_order(self) -> bool:
         """Rows shown after folding; True when the order changed (every line moves)."""
@@ -347,11 +315,11 @@ class CredentialTable(ScrollView, can_focus=True):
         e = self._entries[row_key]
         if e.cred is None:
             mark = COLLAPSED_MARK if e.pool.key in self._folded else C.HEADER_MARK
-            specs = [C.ColumnSpec(s.key, s.label, w) for s, w in zip(self.specs, layout)]
+            specs = [C.ColumnSpec(s.key, s.label, w) for s, w in zip(self.specs, layout, strict=True)]
             return [mark] + C.flow(C.header_tokens(e.pool), [s.width for s in specs[1:]])
         row = self._data[row_key]
         out = []
-        for spec, w in zip(self.specs, layout):
+        for spec, w in zip(self.specs, layout, strict=True):
             text = row.get(spec.key, (C.NULL, ""))[0]
             out.append(cut_fingerprint(text, w) if spec.key == "fingerprint"
                        else C.ellipsize(text, w))
@@ -369,7 +337,7 @@ class CredentialTable(ScrollView, can_focus=True):
         row = self._data.get(row_key, {})
         segs = []
         pad = " " * PAD
-        for spec, w, text in zip(self.specs, self._layout, texts):
+        for spec, w, text in zip(self.specs, self._layout, texts, strict=True):
             style = base
             cell_style = row.get(spec.key, ("", ""))[1]
             if cell_style and not cursor:
@@ -381,7 +349,7 @@ class CredentialTable(ScrollView, can_focus=True):
     def _render_header(self) -> Strip:
         style = self.rich_style + self.get_component_rich_style("credential-table--header")
         pad = " " * PAD
-        text = "".join(pad + s.label.ljust(w)[:w] + pad for s, w in zip(self.specs, self._layout))
+        text = "".join(pad + s.label.ljust(w)[:w] + pad for s, w in zip(self.specs, self._layout, strict=True))
         return Strip([Segment(text, style)]).extend_cell_length(self._full, style)
 
     def render_line(self, y: int) -> Strip:
@@ -416,215 +384,3 @@ class CredentialTable(ScrollView, can_focus=True):
                 regions.append(Region(0, i - top + 1, width, 1))
         if regions:
             self.refresh(*regions)
-
-    # ----------------------------------------------------------- marks
-    @property
-    def marks(self) -> dict[tuple[str, str], str]:
-        return dict(self._marks)
-
-    def set_marks(self, marks: dict[tuple[str, str], str]) -> None:
-        """Show *marks* ((pool, id) -> symbol) in the # cells; only rows whose mark moved change."""
-        old, self._marks = self._marks, {k: v for k, v in marks.items() if v}
-        moved = {k for k in set(old) | set(self._marks) if old.get(k) != self._marks.get(k)}
-        if not moved:
-            return
-        dirty = []
-        for key, e in self._entries.items():
-            if e.cred is None or e.cred.key not in moved:
-                continue
-            self._sigs.pop(key, None)  # the next reconcile recomputes it
-            pos = C.credential_cells(e.cred, self._now, (ALL[0],), self._marks.get(e.cred.key, ""))
-            self.update_cell(key, "pos", (pos[0].plain, ""))
-            dirty.append(key)
-        self._refresh_rows(dirty)
-
-    # ----------------------------------------------------------- cursor
-    def move_cursor(self, *, row: int, animate: bool = False, scroll: bool = True) -> None:
-        if not self._order:
-            return
-        row = min(max(row, 0), len(self._order) - 1)
-        old = self.cursor_row
-        self.cursor_row = row
-        if old != row:
-            if old < len(self._order):
-                self._refresh_rows([self._order[old]])
-            self._refresh_rows([self._order[row]])
-            self.post_message(self.RowHighlighted(self._order[row]))
-        if scroll:
-            self._scroll_to_cursor()
-
-    def _scroll_to_cursor(self) -> None:
-        visible = max(1, self.size.height - 1)
-        top = int(self.scroll_y)
-        if self.cursor_row < top:
-            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
-        elif self.cursor_row >= top + visible:
-            self.scroll_to(y=self.cursor_row - visible + 1, animate=False, immediate=True)
-
-    def move_to_key(self, row_key: str) -> bool:
-        idx = self._index.get(row_key)
-        if idx is None:
-            return False
-        self.move_cursor(row=idx)
-        return True
-
-    def _restore_cursor(self, keep: str | None, old_index: dict[str, int]) -> None:
-        if not self._order:
-            return
-        if keep is not None and keep in self._index:
-            idx = self._index[keep]
-        elif keep is None:
-            # First fill: start on the first credential, not on a pool header.
-            idx = next((i for i, k in enumerate(self._order) if not self._entries[k].is_header), 0)
-        else:
-            # The credential under the cursor vanished: stay at the same height.
-            idx = min(old_index.get(keep, self.cursor_row), len(self._order) - 1)
-        self.move_cursor(row=idx)
-
-    def action_cursor_up(self) -> None:
-        self.move_cursor(row=self.cursor_row - 1)
-
-    def action_cursor_down(self) -> None:
-        self.move_cursor(row=self.cursor_row + 1)
-
-    def action_page_up(self) -> None:
-        self.move_cursor(row=self.cursor_row - max(1, self.size.height - 2))
-
-    def action_page_down(self) -> None:
-        self.move_cursor(row=self.cursor_row + max(1, self.size.height - 2))
-
-    def action_first_row(self) -> None:
-        self.move_cursor(row=0)
-
-    def action_last_row(self) -> None:
-        self.move_cursor(row=len(self._order) - 1)
-
-    def _headers(self) -> list[int]:
-        return [i for i, k in enumerate(self._order) if self._entries[k].is_header]
-
-    def action_prev_pool(self) -> None:
-        prev = [i for i in self._headers() if i < self.cursor_row]
-        if prev:
-            self.move_cursor(row=prev[-1])
-
-    def action_next_pool(self) -> None:
-        nxt = [i for i in self._headers() if i > self.cursor_row]
-        if nxt:
-            self.move_cursor(row=nxt[0])
-
-    def fold(self, pool: str, folded: bool) -> None:
-        """Collapse (True) or expand a pool's rows under its header; the cursor stays on it."""
-        if (pool in self._folded) == folded:
-            return
-        keep = self.cursor_key
-        (self._folded.add if folded else self._folded.discard)(pool)
-        self._sigs.pop(f"pool\x1f{pool}", None)
-        self._versions[f"pool\x1f{pool}"] = next(self._seq)
-        self._rebuild_order()
-        self._restore_cursor(keep if keep in self._index else f"pool\x1f{pool}", {})
-        self.refresh()
-        self._arm()
-
-    def action_select_cursor(self) -> None:
-        e = self.cursor_entry
-        if e is None:
-            return
-        if e.is_header:
-            self.fold(e.pool.key, e.pool.key not in self._folded)
-        else:
-            self.post_message(self.RowSelected(e.key))
-
-    def action_cursor_left(self) -> None:
-        e = self.cursor_entry
-        if e is not None and e.is_header:
-            self.fold(e.pool.key, True)
-        else:
-            self.scroll_to(x=self.scroll_x - 4, animate=False)
-
-    def action_cursor_right(self) -> None:
-        e = self.cursor_entry
-        if e is not None and e.is_header:
-            self.fold(e.pool.key, False)
-        else:
-            self.scroll_to(x=self.scroll_x + 4, animate=False)
-
-    def on_click(self, event: events.Click) -> None:
-        if event.y >= 1:
-            self.move_cursor(row=int(self.scroll_y) + event.y - 1)
-
-    # ----------------------------------------------------------- the tick
-    def visible_range(self) -> range:
-        """Row indices currently on screen."""
-        top = int(self.scroll_y)
-        return range(top, min(top + max(0, self.size.height - 1), len(self._order)))
-
-    def visible_cooling(self) -> bool:
-        order, cooling = self._order, self._cooling
-        return any(order[i] in cooling for i in self.visible_range())
-
-    def start_ticking(self, callback: Callable[[], None]) -> None:
-        """Call *callback* each second while a cooling row is on screen, else not at all
-        (a one-shot timer still fires when an off-screen cooldown ends)."""
-        self._ticker = callback
-        self._timer = self.set_interval(1.0, callback, pause=True, name="countdown")
-        self._arm()
-
-    def _arm(self) -> None:
-        if self._timer is None or self._ticker is None:
-            return
-        self._ticking = self.visible_cooling()
-        if self._ticking:
-            self._timer.resume()
-        else:
-            self._timer.pause()
-        if self._flip_timer is not None:
-            self._flip_timer.stop()
-            self._flip_timer = None
-        if math.isfinite(self._next_flip) and not self._ticking:
-            delay = max(0.05, self._next_flip - self._now + 0.05)
-            self._flip_timer = self.set_timer(delay, self._ticker, name="flip")
-
-    @property
-    def ticking(self) -> bool:
-        """True while the one-second tick runs."""
-        return self._ticking
-
-    def tick(self, now: float) -> list[str]:
-        """Refresh on-screen countdowns; return the keys whose cooldown has just ended."""
-        self._now = now
-        flipped: list[str] = []
-        if now >= self._next_flip:
-            flipped = [k for k, t in self._cooling.items() if t <= now]
-            for k in flipped:
-                del self._cooling[k]
-            self._next_flip = min(self._cooling.values(), default=math.inf)
-        self.refresh_countdowns(now)
-        self._arm()
-        return flipped
-
-    def refresh_countdowns(self, now: float | None = None) -> int:
-        """Rewrite the countdown cell of on-screen cooling rows whose text changed."""
-        now = self._now if now is None else now
-        changed = []
-        for i in self.visible_range():
-            key = self._order[i]
-            t = self._cooling.get(key)
-            if t is None:
-                continue
-            text = countdown(t - now)
-            if self._data[key]["left"][0] != text:
-                self.write_countdown(key, text)
-                changed.append(key)
-        self._refresh_rows(changed)
-        return len(changed)
-
-    def write_countdown(self, row_key: str, text: str) -> None:
-        """Set a countdown cell; the row's version bump re-renders that row alone."""
-        self._data[row_key]["left"] = (text, "")
-        self._versions[row_key] = next(self._seq)
-
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if round(old_value) != round(new_value) and self._cooling:
-            self.refresh_countdowns()
-            self._arm()

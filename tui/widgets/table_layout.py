@@ -96,6 +96,6 @@ def distinct_fingerprints(creds: Sequence[CredentialView]) -> dict[tuple[str, st
         for n in range(5, 17):
             fps = [fingerprint(s, tail=min(n, len(s) // 4)) if s else None for s in secrets]
             if None not in fps and len(set(fps)) == len(fps):
-                out.update({cv.key: fp for cv, fp in zip(group, fps) if fp})
+                out.update({cv.key: fp for cv, fp in zip(group, fps, strict=True) if fp})
                 break
     return out
