@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from watchfiles._rust_notify import RustNotify
 
-from . import authfile, events
+from . import authfile, events, inotify
 from .errors import ConfigUnreadable, StoreUnreadable
 from .paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from .policy import DEFAULT_TTLS, Ttls
@@ -36,6 +36,9 @@ STEP_MS = 10
 # was removed or replaced (which silently kills an inotify watch).
 IDLE_CHECK_MS = 1000
 MISSING_HOME_POLL = 0.25
+# The inotify path sleeps in poll() with this timeout: a bound on how late a stop is
+# seen (quitting), not a polling step (5 wake-ups a second cost ~0.01% of a core).
+STOP_CHECK_MS = 200
 
 
 def _is_watched(_change: Any, path: str) -> bool:
@@ -67,13 +70,67 @@ def watch_home(
     """
     debounce_ms = DEBOUNCE_MS if debounce_ms is None else debounce_ms
     step_ms = STEP_MS if step_ms is None else step_ms
+    if backend() == "inotify":
+        yield from _watch_inotify(home, stop, debounce_ms, step_ms, missing_poll)
+    else:
+        yield from _watch_watchfiles(home, stop, debounce_ms, step_ms, missing_poll)
+
+
+def backend() -> str:
+    """``inotify`` on Linux (no wake-ups while idle), else ``watchfiles`` (portable).
+
+    HERMES_ADMIN_WATCH=watchfiles forces the portable path; so does
+    WATCHFILES_FORCE_POLLING (a network filesystem that inotify cannot see).
+    """
+    choice = os.environ.get("HERMES_ADMIN_WATCH", "").strip().lower()
+    if choice == "watchfiles" or _force_polling() or not inotify.available():
+        return "watchfiles"
+    return "inotify"
+
+
+def _wait_for_home(home: Home, stop: threading.Event, missing_poll: float) -> None:
+    # Event.wait keeps this responsive to stop.
+    while not stop.is_set() and _dir_identity(home.root) is None:
+        stop.wait(missing_poll)
+
+
+def _watch_inotify(
+    home: Home, stop: threading.Event, debounce_ms: int, step_ms: int, missing_poll: float,
+) -> Iterator[set[str]]:
+    while not stop.is_set():
+        ident = _dir_identity(home.root)
+        if ident is None:
+            yield set(WATCHED)
+            _wait_for_home(home, stop, missing_poll)
+            continue
+        try:
+            watch = inotify.DirWatch(str(home.root))
+        except OSError:
+            stop.wait(missing_poll)  # removed between the stat and the watch
+            continue
+        with watch:
+            yield set(WATCHED)  # armed first, so the initial load cannot miss a write
+            while not stop.is_set():
+                # Blocks in poll(); the timeout only bounds how late `stop` is seen.
+                if not watch.wait(STOP_CHECK_MS):
+                    if _dir_identity(home.root) != ident:
+                        break
+                    continue
+                names, gone = watch.collect(WATCHED, step_ms, debounce_ms)
+                if names:
+                    yield names
+                if gone or _dir_identity(home.root) != ident:
+                    break  # the home was removed or swapped: re-arm on the new one
+
+
+def _watch_watchfiles(
+    home: Home, stop: threading.Event, debounce_ms: int, step_ms: int, missing_poll: float,
+) -> Iterator[set[str]]:
     while not stop.is_set():
         ident = _dir_identity(home.root)
         if ident is None:
             yield set(WATCHED)  # "nothing there" is a state worth showing too
-            # Wait for the home to exist; Event.wait keeps this responsive to stop.
-            while not stop.is_set() and _dir_identity(home.root) is None:
-                stop.wait(missing_poll)
+            _wait_for_home(home, stop, missing_poll)
             continue
         try:
             # RustNotify directly (not watchfiles.watch) so the watch is armed
