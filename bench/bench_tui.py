@@ -19,6 +19,7 @@ RSS(10000) <= 250 MB.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -55,7 +56,8 @@ def make_home(root: Path, n: int, *, pools: int = 5, cooling_every: int = 2) -> 
         rows.append({
             "id": f"{i:06x}", "label": f"key-{i:05d}", "auth_type": "api_key",
             "priority": len(rows), "source": "manual",
-            "access_token": f"sk-or-v1-bench{i:08d}abcdefabcdef",
+            # Distinct tails, as real keys have (a shared tail is the fingerprint test's job).
+            "access_token": "sk-or-v1-" + hashlib.sha256(str(i).encode()).hexdigest()[:40],
             "last_status": "exhausted" if cooling else None,
             # 20 s .. 50 min left: nothing flips to ready while measuring.
             "last_status_at": now - (i % 3000) if cooling else None,

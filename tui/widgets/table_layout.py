@@ -22,6 +22,10 @@ GROW: tuple[tuple[str, int], ...] = (
     ("label", 40), ("message", 80), ("error", 60), ("fingerprint", 24),
     ("reason", 32), ("source", 30),
 )
+# Below the spec widths (a terminal under 80 columns), these give way first, in order.
+SHRINK: tuple[tuple[str, int], ...] = (
+    ("message", 10), ("error", 9), ("source", 8), ("reason", 8), ("label", 8),
+)
 ELLIPSIS = "…"
 
 
@@ -36,6 +40,14 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
     minimum = minimum or {}
     out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
     spare = total - sum(w + 2 * PAD for w in out.values())
+    for key, floor in SHRINK:
+        # Too narrow for the spec widths: give up message text before the key's tail.
+        if spare >= 0:
+            break
+        if key in out and out[key] > floor:
+            take = min(out[key] - floor, -spare)
+            out[key] -= take
+            spare += take
     for key, cap in GROW:
         if spare <= 0:
             break
@@ -86,16 +98,22 @@ def distinct_fingerprints(creds: Sequence[CredentialView]) -> dict[tuple[str, st
     Still a fingerprint: never more than a quarter of the secret.
     """
     counts = Counter(cv.fingerprint for cv in creds if cv.fingerprint)
-    clashes = [cv for cv in creds if cv.fingerprint and counts[cv.fingerprint] > 1]
-    out: dict[tuple[str, str], str] = {}
     groups: dict[str, list[CredentialView]] = {}
-    for cv in clashes:
-        groups.setdefault(cv.fingerprint or "", []).append(cv)
+    for cv in creds:
+        if cv.fingerprint and counts[cv.fingerprint] > 1:
+            groups.setdefault(cv.fingerprint, []).append(cv)
+    out: dict[tuple[str, str], str] = {}
     for group in groups.values():
         secrets = [str(cv.row.get("access_token") or "").strip() for cv in group]
-        for n in range(5, 17):
-            fps = [fingerprint(s, tail=min(n, len(s) // 4)) if s else None for s in secrets]
-            if None not in fps and len(set(fps)) == len(fps):
-                out.update({cv.key: fp for cv, fp in zip(group, fps, strict=True) if fp})
-                break
+        if not all(secrets):
+            continue  # env-backed or hash-only rows: nothing longer to show
+        cap = min(16, min(len(s) for s in secrets) // 4)
+        n = next((n for n in range(5, cap + 1) if len({s[-n:] for s in secrets}) == len(secrets)),
+                 None)
+        if n is None:
+            continue
+        for cv, secret in zip(group, secrets, strict=True):
+            fp = fingerprint(secret, tail=n)
+            if fp:
+                out[cv.key] = fp
     return out
