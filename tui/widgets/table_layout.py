@@ -40,9 +40,11 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
     minimum = minimum or {}
     out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
     spare = total - sum(w + 2 * PAD for w in out.values())
+    give = sum(max(0, out[k] - floor) for k, floor in SHRINK if k in out)
     for key, floor in SHRINK:
         # Too narrow for the spec widths: give up message text before the key's tail.
-        if spare >= 0:
+        # Only when that makes the table fit; otherwise it scrolls sideways at full widths.
+        if spare >= 0 or give < -spare:
             break
         if key in out and out[key] > floor:
             take = min(out[key] - floor, -spare)
