@@ -24,6 +24,7 @@ from . import authfile, events, inotify
 from .errors import ConfigUnreadable, StoreUnreadable
 from .paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from .policy import DEFAULT_TTLS, Ttls
+from .pool_cache import PoolCache, diff_changed
 from .view import PoolView, build_pools
 
 WATCHED = frozenset({AUTH_FILE, CONFIG_FILE, ENV_FILE})
@@ -247,6 +248,7 @@ class HomeLoader:
         self._env_problem: str | None = None
         self._pools: list[PoolView] | None = None
         self._loaded: set[str] = set()
+        self._cache = PoolCache()
 
     def load(self, changed: set[str] | None = None) -> HomeState:
         """Re-read the files named in *changed* (all when None) and return the new state."""
@@ -279,8 +281,10 @@ class HomeLoader:
         doc = store.doc if store is not None else None
         strategies = dict(getattr(self._config, "strategies", None) or {})
         ttls = getattr(self._config, "ttls", None) or DEFAULT_TTLS
-        pools = build_pools(doc, strategies=strategies, now=now, ttls=ttls, env=self._env)
-        evs = events.diff(self._pools, pools, now) if self._pools is not None else []
+        # Only the pools whose rows (or settings) changed are rebuilt and diffed.
+        pools, changed = self._cache.build(doc, strategies=strategies, now=now, ttls=ttls,
+                                           env=self._env)
+        evs = diff_changed(self._pools, pools, changed, now)
         self._pools = pools
         self.generation += 1
         warnings = list(getattr(self._config, "warnings", None) or [])

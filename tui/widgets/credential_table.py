@@ -124,6 +124,11 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
         self._now = 0.0
         self._marks: dict[tuple[str, str], str] = {}
         self._folded: set[str] = set()
+        # Per pool: the view, filter/sort and entries last shown; clashing fingerprints;
+        # cooling rows. A pool the loader did not rebuild skips all three.
+        self._pool_memo: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]] = {}
+        self._pool_fps: dict[str, dict[tuple[str, str], str]] = {}
+        self._pool_cooling: dict[str, dict[str, float]] = {}
         self.cursor_row = 0
         self._ticker: Callable[[], None] | None = None
         self._timer: Timer | None = None
@@ -171,61 +176,76 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
     def cooling_keys(self) -> dict[str, float]:
         return dict(self._cooling)
 
-    def cell_text(self, row_key: str, column: str) -> str:
-        """The text *column* of *row_key* shows at the current width."""
-        cols = [s.key for s in self.specs]
-        return self._cell_texts(row_key)[cols.index(column)]
-
-    def row_texts(self, row_key: str) -> list[str]:
-        return self._cell_texts(row_key)
-
-    def line_text(self, row_key: str) -> str:
-        """The row as currently painted ('' when scrolled out of view)."""
-        y = self._index.get(row_key, -1) - int(self.scroll_y) + 1
-        if row_key not in self._index or not 1 <= y < self.size.height:
-            return ""
-        return self.render_line(y).text
-
     # ----------------------------------------------------------- reconcile
     def reconcile(
         self, pools: Sequence[PoolView], now: float, *, filter_text: str = "",
         sort: str = "priority",
     ) -> None:
-        """Make the table show *pools* (filtered, sorted), touching only what changed."""
-        self._apply(entries(pools, filter_text, sort), now, self.cursor_key)
+        """Make the table show *pools* (filtered, sorted), touching only what changed.
+
+        A pool whose view is the very object shown last time (the loader reuses the
+        views of pools nobody wrote to) is not even looked at row by row.
+        """
+        view = (filter_text, sort)
+        wanted: list[Entry] = []
+        fresh: set[str] = set()
+        memo: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]] = {}
+        for pv in pools:
+            hit = self._pool_memo.get(pv.key)
+            if hit is not None and hit[0] is pv and hit[1] == view:
+                rows = hit[2]
+            else:
+                rows = entries([pv], filter_text, sort)
+                fresh.add(pv.key)
+            memo[pv.key] = (pv, view, rows)
+            wanted.extend(rows)
+        self._pool_memo = memo
+        self._apply(wanted, now, self.cursor_key, fresh)
 
     def clear(self) -> None:
         """Forget every row (a reconcile never needs this)."""
         for key in list(self._data):
             self._forget(key)
         self._all, self._order, self._index, self._entries = [], [], {}, {}
+        self._pool_memo, self._pool_fps, self._pool_cooling = {}, {}, {}
         self._strips.clear()
         self.refresh()
 
-    def _apply(self, wanted: list[Entry], now: float, keep: str | None) -> None:
+    def _apply(self, wanted: list[Entry], now: float, keep: str | None,
+               fresh: set[str] | None = None) -> None:
+        """Show *wanted*; only rows of pools in *fresh* (all when None) are compared."""
         self._now = now
         old_index = self._index
         want = {e.key for e in wanted}
         for key in [k for k in self._data if k not in want]:
             self._forget(key)
-        fps: dict[tuple[str, str], str] = {}
+        pools_now = {e.pool.key for e in wanted if e.cred is None}
+        stale = {p for p in self._pool_fps if p not in pools_now or fresh is None or p in fresh}
+        for p in stale:
+            self._pool_fps.pop(p, None)
+            self._pool_cooling.pop(p, None)
         by_pool: dict[str, list[CredentialView]] = {}
         for e in wanted:
-            if e.cred is not None:
+            if e.cred is not None and (fresh is None or e.pool.key in fresh):
                 by_pool.setdefault(e.pool.key, []).append(e.cred)
-        for creds in by_pool.values():
-            if len({cv.fingerprint for cv in creds}) < len(creds):
-                fps.update(distinct_fingerprints(creds))
-        cooling: dict[str, float] = {}
+        for pool, creds in by_pool.items():
+            clash = len({cv.fingerprint for cv in creds}) < len(creds)
+            self._pool_fps[pool] = distinct_fingerprints(creds) if clash else {}
+            self._pool_cooling[pool] = {}
+        fps: dict[tuple[str, str], str] = {}
+        for part in self._pool_fps.values():
+            fps.update(part)
         dirty: list[str] = []
         for e in wanted:
             key = e.key
+            if fresh is not None and e.pool.key not in fresh and key in self._data:
+                continue  # an untouched pool: same view object, same rows
             cv = e.cred
             self._entries[key] = e
             if cv is not None:
                 eff = cv.effective
                 if eff.status == "cooling" and eff.available_at is not None:
-                    cooling[key] = eff.available_at
+                    self._pool_cooling.setdefault(e.pool.key, {})[key] = eff.available_at
             sig = self._sig(e, fps)
             if self._sigs.get(key) == sig:
                 continue
@@ -237,6 +257,9 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
             for col, value in self._cells(e, now, fps).items():
                 if self._data[key].get(col) != value:
                     self.update_cell(key, col, value)
+        cooling: dict[str, float] = {}
+        for part in self._pool_cooling.values():
+            cooling.update(part)
         self._cooling = cooling
         self._next_flip = min(cooling.values(), default=math.inf)
         self._fp_need = max((len(f) for f in fps.values()), default=0)

@@ -17,6 +17,21 @@ POS = (ColumnSpec("pos", "#", 10**6),)
 class RowCells:
     """Cell store per row key, with per-column text lengths kept for the layout."""
 
+    def cell_text(self, row_key: str, column: str) -> str:
+        """The text *column* of *row_key* shows at the current width."""
+        cols = [s.key for s in self.specs]
+        return self._cell_texts(row_key)[cols.index(column)]
+
+    def row_texts(self, row_key: str) -> list[str]:
+        return self._cell_texts(row_key)
+
+    def line_text(self, row_key: str) -> str:
+        """The row as currently painted ('' when scrolled out of view)."""
+        y = self._index.get(row_key, -1) - int(self.scroll_y) + 1
+        if row_key not in self._index or not 1 <= y < self.size.height:
+            return ""
+        return self.render_line(y).text
+
     def update_cell(self, row_key: str, column: str, value: tuple[str, str]) -> None:
         """Set one cell; the row re-renders on its next paint (callers refresh the line)."""
         row = self._data[row_key]

@@ -59,6 +59,8 @@ class CountdownTick:
             flipped = [k for k, t in self._cooling.items() if t <= now]
             for k in flipped:
                 del self._cooling[k]
+                for part in self._pool_cooling.values():
+                    part.pop(k, None)
             self._next_flip = min(self._cooling.values(), default=math.inf)
         self.refresh_countdowns(now)
         self._arm()
