@@ -114,6 +114,7 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
         self._versions: dict[str, int] = {}
         self._seq = count(1)
         self._strips: LRUCache[tuple, Strip] = LRUCache(2048)
+        self._base_styles: dict[tuple[bool, bool], Style] = {}
         self._lengths: dict[str, dict[int, int]] = {k: {} for k in GROWING}
         self._fp_need = 0
         self._layout: tuple[int, ...] = ()
@@ -348,26 +349,47 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
                        else C.ellipsize(text, w))
         return out
 
+    def _base_style(self, header: bool, cursor: bool) -> Style:
+        # Resolving component styles walks the CSS; once per theme, not once per row.
+        key = (header, cursor)
+        style = self._base_styles.get(key)
+        if style is None:
+            style = self.rich_style
+            if header:
+                style += self.get_component_rich_style("credential-table--pool")
+            if cursor:
+                style += self.get_component_rich_style("credential-table--cursor")
+            self._base_styles[key] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base_styles.clear()
+        self._strips.clear()
+
     def _render_row(self, row_key: str, cursor: bool) -> Strip:
         """One row as a strip, full width (cropped to the scroll position when painted)."""
         texts = self._cell_texts(row_key)
-        e = self._entries[row_key]
-        base = self.rich_style
-        if e.cred is None:
-            base = base + self.get_component_rich_style("credential-table--pool")
-        if cursor:
-            base = base + self.get_component_rich_style("credential-table--cursor")
+        base = self._base_style(self._entries[row_key].cred is None, cursor)
         row = self._data.get(row_key, {})
-        segs = []
+        segs: list[Segment] = []
+        run: list[str] = []
         pad = " " * PAD
         for spec, w, text in zip(self.specs, self._layout, texts, strict=True):
-            style = base
-            cell_style = row.get(spec.key, ("", ""))[1]
-            if cell_style and not cursor:
-                style = base + _style(cell_style)
-            segs.append(Segment(pad + text.ljust(w) + pad, style))
+            cell_style = "" if cursor else row.get(spec.key, ("", ""))[1]
+            cell = pad + text.ljust(w) + pad
+            if not cell_style:
+                run.append(cell)
+                continue
+            if run:
+                segs.append(Segment("".join(run), base))
+                run = []
+            segs.append(Segment(cell, base + _style(cell_style)))
         # Padded here, in the row's own style, so a cursor bar spans the whole width.
-        return Strip(segs).simplify().extend_cell_length(self._full, base)
+        used = sum(w + 2 * PAD for w in self._layout)
+        run.append(" " * max(0, self._full - used))
+        segs.append(Segment("".join(run), base))
+        return Strip(segs, max(self._full, used))
 
     def _render_header(self) -> Strip:
         style = self.rich_style + self.get_component_rich_style("credential-table--header")
