@@ -40,6 +40,7 @@ from .table_tick import CountdownTick
 
 # Every column either layout can show, uncut: widths are applied when painting.
 ALL = tuple({s.key: C.ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW)}.values())
+ALL_KEYS = tuple(s.key for s in ALL)
 COLLAPSED_MARK = "▸"
 
 
@@ -285,8 +286,8 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
     def _cells(self, e: Entry, now: float, fps: dict) -> dict[str, tuple[str, str]]:
         if e.cred is None:
             return {}  # headers are poured into the current widths when painted
-        texts = C.credential_cells(e.cred, now, ALL, self._marks.get(e.cred.key, ""))
-        out = {s.key: (t.plain, str(t.style or "")) for s, t in zip(ALL, texts, strict=True)}
+        texts = C.cell_texts(e.cred, now, ALL, self._marks.get(e.cred.key, ""))
+        out = dict(zip(ALL_KEYS, texts, strict=True))
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
