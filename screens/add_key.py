@@ -24,7 +24,7 @@ from store import actions
 from store.errors import BadInput
 from store.model import validate_pool_key
 from store.secrets import fingerprint
-from store.transaction import apply
+from store.write import StoreChange
 from tui.texts import POOL_KEY_GUIDE
 from tui.writer import WriteResult
 
@@ -138,12 +138,12 @@ class AddKeyScreen(FormScreen):
             self.show_error(field_message(exc.field, exc.problem))
             return
         app: Any = self.app
-        home, timeout, now = app.home, app.lock_timeout, app.clock()
 
-        def write() -> actions.Outcome:
-            return apply(home, lambda doc: actions.add_key(
-                doc, form.pool, form.key, now, label=form.label, priority=form.priority,
-                base_url=form.base_url), lock_timeout=timeout)
+        def add(doc: dict, now: float) -> actions.Outcome:
+            return actions.add_key(doc, form.pool, form.key, now, label=form.label,
+                                   priority=form.priority, base_url=form.base_url)
+
+        write = StoreChange(add, lock_timeout=app.lock_timeout, create=True)
 
         self.submit_write(f"adding {fingerprint(form.key)} to {form.pool}", write,
                           secrets=[form.key])

@@ -18,11 +18,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from store import config as cfg
 from store.config import ROUTING_KEYS
 from store.model import STRATEGIES
 from store.watch import HomeState
 from tui.format import NULL
 from tui.texts import READ_ONLY
+
+from .confirm import ConfirmScreen
+from .fallback_edit import FallbackAddScreen
+from .routing_edit import RoutingEditScreen
+from .strategy import open_strategy_picker
 
 TABS = {
     "strategies": "Strategies",
@@ -295,32 +301,22 @@ class ConfigScreen(Screen):
         if row is None or self.edit_reason("edit"):
             return
         if self.active_tab == "strategies":
-            from .strategy import open_strategy_picker
-
             pool = row[0]
             state = getattr(self, "home_state", None)
             configured = state.strategies.get(pool) if state is not None else None
             open_strategy_picker(self.app, pool, configured)
         elif self.active_tab == "routing":
-            from .routing_edit import RoutingEditScreen
-
             key = row[0]
             current = (_get(self.config, "routing", None) or {}).get(key)
             self.app.push_screen(RoutingEditScreen(key, current))
 
     def action_fallback_add(self) -> None:
-        from .fallback_edit import FallbackAddScreen
-
         self.app.push_screen(FallbackAddScreen())
 
     def action_remove_entry(self) -> None:
         row = self._row()
         if row is None or self.edit_reason("remove_entry"):
             return
-        from store import config as cfg
-
-        from .confirm import ConfirmScreen
-
         app: Any = self.app
         home, timeout = app.home, app.lock_timeout
         if self.active_tab == "fallback":
@@ -345,8 +341,6 @@ class ConfigScreen(Screen):
     def action_move_entry(self, step: int) -> None:
         if self.edit_reason("move_entry", step):
             return
-        from store import config as cfg
-
         app: Any = self.app
         home, timeout = app.home, app.lock_timeout
         index = self._table().cursor_row + 1

@@ -24,7 +24,9 @@ from store.watch import HomeState
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
 
+from .config_view import ConfigScreen
 from .dashboard_actions import WRITING, Key, OperatorActions
+from .detail import DetailScreen
 
 
 def clock_time(epoch: float) -> str:
@@ -281,8 +283,6 @@ class DashboardScreen(OperatorActions, Screen):
         cv = self.table.cursor_credential
         if cv is None:
             return
-        from .detail import DetailScreen
-
         self.app.push_screen(DetailScreen(cv.key, self.clock))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -344,8 +344,6 @@ class DashboardScreen(OperatorActions, Screen):
         self.events_log.toggle_class("-shown")
 
     def action_config(self) -> None:
-        from .config_view import ConfigScreen
-
         self.app.push_screen(ConfigScreen())
 
     def add_events(self, events: list[Any]) -> None:

@@ -1,8 +1,8 @@
 """The dashboard's operator actions: add, reset, cooldown, remove, move, strategy, probe, tags.
 
 Each action collects what it needs (a confirmation, a modal), then hands the app's writer
-one function that does the whole change through the store (``store.transaction.apply``
-with ``store.actions``, ``store.config``, ``tui.probe_report``). Rows are named by id and
+one job for ``store.write.perform`` (a ``StoreChange`` with ``store.actions``, a
+``store.config_edit`` edit, ``store.probe_report.run_probe``). Rows are named by id and
 found again inside the transaction, in the file as it is then; the table itself updates
 from the watcher like after any other change.
 
@@ -14,16 +14,24 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from store import actions
+from store import actions, audit
 from store.actions import Outcome
 from store.errors import BadInput
 from store.model import is_manual_source, pool_rows, sorted_rows
-from store.transaction import apply
+from store.probe_report import run_probe
 from store.view import CredentialView
+from store.write import StoreChange
 from tui.format import NULL, status_word
 from tui.texts import READ_ONLY, REMOVE_SEEDED, REMOVE_WARNING, RESET_LIVE_HERMES, RESET_WARNING
 from tui.widgets.cells import PENDING_MARK, TAG_MARK, error_text
 from tui.writer import WriteResult
+
+from .add_key import AddKeyScreen
+from .audit_view import AuditScreen
+from .confirm import ConfirmScreen
+from .cooldown import CooldownScreen
+from .probe_result import ProbeResultScreen
+from .strategy import open_strategy_picker
 
 WRITING = frozenset({"add", "reset", "cooldown", "remove", "move_up", "move_down", "strategy", "probe"})
 LIST_LIMIT = 8
@@ -157,12 +165,7 @@ class OperatorActions:
     def _write(self, what: str, change: Callable[[dict, float], Any], rows: Iterable[Key] = (),
                on_done: Callable[[WriteResult], bool | None] | None = None) -> None:
         app = self.app
-        home, timeout = app.home, app.lock_timeout
-        now = app.clock()
-
-        def write() -> Any:
-            return apply(home, lambda doc: change(doc, now), lock_timeout=timeout)
-
+        write = StoreChange(change, lock_timeout=app.lock_timeout)
         app.writer.submit(what, write, rows=rows, on_done=on_done)
 
     def _clear_tags_on_success(self, keys: set[Key]) -> Callable[[WriteResult], bool]:
@@ -177,8 +180,6 @@ class OperatorActions:
     def action_add(self) -> None:
         if self.refuse("add"):
             return
-        from .add_key import AddKeyScreen
-
         state = self.app.state
         doc = state.doc if state is not None else None
         pools = [pv.key for pv in self.pools]
@@ -207,8 +208,6 @@ class OperatorActions:
     def action_reset(self) -> None:
         if self.refuse("reset"):
             return
-        from .confirm import ConfirmScreen
-
         cvs = self.targets()
         keys = {cv.key for cv in cvs}
         title = (f"Reset {describe(cvs[0])}?" if len(cvs) == 1
@@ -229,8 +228,6 @@ class OperatorActions:
     def action_cooldown(self) -> None:
         if self.refuse("cooldown"):
             return
-        from .cooldown import CooldownScreen
-
         cvs = self.targets()
         live = [cv for cv in cvs if cv.effective.status != "dead"]
         dead = [cv for cv in cvs if cv.effective.status == "dead"]
@@ -260,8 +257,6 @@ class OperatorActions:
     def action_remove(self) -> None:
         if self.refuse("remove"):
             return
-        from .confirm import ConfirmScreen
-
         cv = self.table.cursor_credential  # type: ignore[attr-defined]
         source = str(cv.row.get("source") or "")
         lines = [f"  {describe(cv)}", f"  source {source or NULL} · key {cv.fingerprint or NULL}"]
@@ -297,8 +292,6 @@ class OperatorActions:
     def action_strategy(self) -> None:
         if self.refuse("strategy"):
             return
-        from .strategy import open_strategy_picker
-
         pool = self.cursor_pool()
         state = self.app.state
         current = state.strategies.get(pool) if state is not None else None
@@ -308,10 +301,6 @@ class OperatorActions:
     def action_probe(self) -> None:
         if self.refuse("probe"):
             return
-        from tui.probe_report import run_probe
-
-        from .probe_result import ProbeResultScreen
-
         app = self.app
         pool = self.cursor_pool()
         state = app.state
@@ -348,10 +337,6 @@ class OperatorActions:
         self.writes_changed()  # type: ignore[attr-defined]
 
     def action_audit(self) -> None:
-        from store import audit
-
-        from .audit_view import AuditScreen
-
         home = self.app.home
         self.app.push_screen(AuditScreen(str(home.audit), audit.tail(home, 200)))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime
 from typing import Any, Callable
@@ -89,8 +90,6 @@ def render_value(value: Any) -> str:
     if value is None or value == "":
         return NULL
     if isinstance(value, (dict, list)):
-        import json
-
         return json.dumps(value, ensure_ascii=False)
     return str(value)
 

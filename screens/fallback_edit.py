@@ -15,6 +15,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
+from store import config
+
 from .form import FormScreen, field_message, form_footer
 
 
@@ -61,8 +63,6 @@ class FallbackAddScreen(FormScreen):
         home, timeout = app.home, app.lock_timeout
 
         def write() -> Any:
-            from store import config
-
             return config.fallback_add(home, values["provider"], values["model"],
                                        base_url=values["base-url"] or None,
                                        key_env=values["key-env"] or None, lock_timeout=timeout)

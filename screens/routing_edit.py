@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from store import config
 from store.config import DATA_COLLECTION, ROUTING_LISTS, ROUTING_SORTS
 from store.errors import BadInput
 
@@ -92,8 +93,6 @@ class RoutingEditScreen(FormScreen):
         self.save(value)
 
     def save(self, text: str) -> None:
-        from store import config
-
         try:
             config.parse_routing_value(self.key, text)   # the store's own check, before any lock
         except BadInput as exc:

@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from store import config
 from store.model import DEFAULT_STRATEGY, STRATEGIES
 from tui.texts import STRATEGY_HELP
 
@@ -82,8 +83,6 @@ def open_strategy_picker(app: Any, pool: str, current: str | None) -> None:
         home, timeout = app.home, app.lock_timeout
 
         def write() -> Any:
-            from store import config
-
             return config.set_strategy(home, pool, strategy, lock_timeout=timeout)
 
         def done(result: Any) -> bool:

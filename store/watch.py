@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from watchfiles._rust_notify import RustNotify
 
-from . import authfile, events
+from . import authfile, config_read, envfile, events
 from .errors import ConfigUnreadable, StoreUnreadable
 from .paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from .policy import DEFAULT_TTLS, Ttls
@@ -108,17 +108,13 @@ def _force_polling() -> bool:
 
 
 def _read_config(home: Home) -> Any:
-    """store.config.read_config(home); None when there is no config file."""
-    from . import config as config_mod
-
+    """store.config_read.read_config(home); None when there is no config file."""
     if not home.config.exists():
         return None
-    return config_mod.read_config(home)
+    return config_read.read_config(home)
 
 
 def _read_env(home: Home) -> tuple[dict[str, str], str | None]:
-    from . import envfile
-
     values, problem = envfile.read_env_report(home)
     return dict(values), problem
 

@@ -257,7 +257,7 @@ def test_modal_audit_view(snap_compare) -> None:
 
 
 def test_modal_probe_result(snap_compare) -> None:
-    from tui.probe_report import ProbeReport, ProbeRow
+    from store.probe_report import ProbeReport, ProbeRow
 
     home = fixed_home("m-probe")
     write_sample(home)

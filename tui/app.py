@@ -18,19 +18,11 @@ from textual.app import App
 from textual.binding import Binding
 from textual.message import Message
 
-from screens.add_key import AddKeyScreen
-from screens.audit_view import AuditScreen
+from screens import SCOPES, all_screens
 from screens.commands import ConsoleCommands
 from screens.config_view import ConfigScreen
-from screens.confirm import ConfirmScreen
-from screens.cooldown import CooldownScreen
 from screens.dashboard import DashboardScreen
-from screens.detail import DetailScreen
-from screens.fallback_edit import FallbackAddScreen
 from screens.help import HelpScreen, binding_rows
-from screens.probe_result import ProbeResultScreen
-from screens.routing_edit import RoutingEditScreen
-from screens.strategy import StrategyScreen
 from store import events as ev
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
@@ -41,14 +33,8 @@ from .keymap import binding_ids, keymap_path, load_keymap
 from .widgets import CredentialTable
 from .writer import WriteDone, Writer, WriteWaiting
 
-# Every scope whose keys `?` lists, in the order shown.
-HELP_SCOPES: tuple[tuple[str, type], ...] = (
-    ("dashboard", DashboardScreen), ("table", CredentialTable), ("detail", DetailScreen),
-    ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
-    ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
-    ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
-    ("help", HelpScreen),
-)
+# Every scope whose keys `?` lists, in the order shown: the screen registry's.
+HELP_SCOPES = SCOPES
 
 
 class StoreLoaded(Message):
@@ -132,8 +118,6 @@ class HermesAdminApp(App):
             self.reload()
 
     def _apply_keymap(self, path: Path) -> None:
-        from screens import all_screens
-
         keymap, problems = load_keymap(path, binding_ids([type(self), CredentialTable, *all_screens()]))
         if keymap:
             self.set_keymap(keymap)

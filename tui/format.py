@@ -6,7 +6,7 @@ import math
 from datetime import datetime
 from typing import Any
 
-NULL = "—"
+from store.view import NULL as NULL
 
 # Every state has a word and a symbol, so colour is never the only signal.
 STATUS_SYMBOL = {"ok": "●", "cooling": "◐", "ready": "○", "dead": "✖"}

@@ -17,9 +17,9 @@ Behaviour is scripted per API key (the bearer token):
 - ``usage(key, ...)`` / ``key_info(key, ...)`` for the probe endpoints;
 - ``oauth(refresh_token, ...)`` for the token endpoint.
 
-Run as a process for the demo: ``python -m tui.fake_provider --port 0 --script FILE
+Run as a process for the demo: ``python -m tui.demo.fake_provider --port 0 --script FILE
 --port-file PATH`` (the script is JSON, see :func:`load_script`). What it answers lives
-in :mod:`tui.fake_script`; this module is the server around it.
+in :mod:`tui.demo.fake_script`; this module is the server around it.
 """
 
 from __future__ import annotations
@@ -170,7 +170,7 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
 # --- as a process -------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tui.fake_provider",
+    parser = argparse.ArgumentParser(prog="python -m tui.demo.fake_provider",
                                      description="scriptable fake LLM provider on 127.0.0.1")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--script", type=Path, help="JSON script (see load_script)")
