@@ -103,7 +103,7 @@ def cycles(root: Path) -> list[list[str]]:
 def local_imports(root: Path) -> list[str]:
     """``path:line`` of every import made inside a function body."""
     hits = []
-    for name, f in modules(root).items():
+    for f in modules(root).values():
         tree = ast.parse(f.read_text(encoding="utf-8"))
         for fn in ast.walk(tree):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
