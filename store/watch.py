@@ -159,11 +159,6 @@ class HomeState:
     def ttls(self) -> Ttls:
         return getattr(self.config, "ttls", None) or DEFAULT_TTLS
 
-    def rebuild(self, now: float) -> list[PoolView]:
-        """The pool views at *now* from this state's documents (no IO)."""
-        return build_pools(self.doc, strategies=self.strategies, now=now, ttls=self.ttls,
-                           env=self.env)
-
 
 class HomeLoader:
     """Reads a home into successive :class:`HomeState` values, keeping the last good ones.
@@ -234,15 +229,3 @@ class HomeLoader:
             config_error=self._config_error, env=dict(self._env), pools=pools, events=evs,
             warnings=warnings,
         )
-
-
-def follow(
-    home: Home, stop: threading.Event, *, clock: Callable[[], float] = time.time,
-    loader: HomeLoader | None = None,
-) -> Iterator[HomeState]:
-    """Watch *home* and yield a fresh :class:`HomeState` for every change, until *stop*."""
-    loader = loader or HomeLoader(home, clock)
-    for changed in watch_home(home, stop):
-        if stop.is_set():
-            return
-        yield loader.load(changed)

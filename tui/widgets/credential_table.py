@@ -18,7 +18,6 @@ from typing import Iterable, Sequence
 from rich.text import Text
 from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
-from textual.coordinate import Coordinate
 from textual.geometry import Region
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellKey, ColumnKey, RowKey
@@ -27,7 +26,7 @@ from store.view import CredentialView, PoolView
 
 from ..format import countdown
 from . import cells as C
-from .rows import Entry, entries, split_key
+from .rows import Entry, entries
 from .versioned_rows import VersionedRows
 
 
@@ -197,10 +196,6 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
         return C.credential_cells(e.cred, now, self.specs, self._marks.get(e.cred.key, ""))
 
     # ----------------------------------------------------------- marks
-    @property
-    def marks(self) -> dict[tuple[str, str], str]:
-        return dict(self._marks)
-
     def set_marks(self, marks: dict[tuple[str, str], str]) -> None:
         """Show *marks* ((pool, id) -> symbol) in the # cells; only rows whose mark moved change."""
         old, self._marks = self._marks, {k: v for k, v in marks.items() if v}
@@ -334,15 +329,3 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
         super().watch_scroll_y(old_value, new_value)
         if round(old_value) != round(new_value) and self._cooling:
             self.refresh_countdowns()
-
-    def cooling_keys(self) -> dict[str, float]:
-        return dict(self._cooling)
-
-    def credential_key(self, row_key: str) -> tuple[str, str] | None:
-        return split_key(row_key)
-
-    def coordinate_of(self, row_key: str) -> Coordinate | None:
-        try:
-            return Coordinate(self._order.index(row_key), 0)
-        except ValueError:
-            return None
