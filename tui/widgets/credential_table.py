@@ -16,11 +16,10 @@ import math
 from typing import Iterable, Sequence
 
 from rich.text import Text
-from textual._two_way_dict import TwoWayDict
 from textual.binding import Binding
 from textual.geometry import Region
 from textual.widgets import DataTable
-from textual.widgets.data_table import CellKey, ColumnKey, RowKey
+from textual.widgets.data_table import ColumnKey
 
 from store.view import CredentialView, PoolView
 
@@ -210,7 +209,7 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
             self._set_cells(key, self._cells(e, self._now))
 
     def _set_cells(self, key: str, values: Iterable) -> None:
-        row = self._data[RowKey(key)]
+        row = self.row_values(key)
         for spec, value in zip(self.specs, values, strict=True):
             if row.get(spec.key) != value:
                 self.update_cell(key, spec.key, value)
@@ -230,36 +229,17 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
         if idx != self.cursor_row:
             self.move_cursor(row=idx, animate=False, scroll=True)
 
-    # ----------------------------------------------------------- internals
-    # DataTable.remove_row rebuilds its key->index map per call (O(n) each); a
-    # filter that hides thousands of rows would be quadratic. These helpers do the
-    # same bookkeeping once per batch.
+    # ----------------------------------------------------------- batches
     def _drop(self, keys: list[str]) -> None:
         drop = set(keys)
         for key in keys:
-            rk = RowKey(key)
-            for ck in self._data.get(rk, {}):
-                self._updated_cells.discard(CellKey(rk, ck))
-            self._new_rows.discard(rk)
-            self.rows.pop(rk, None)
-            self._data.pop(rk, None)
             self._entries.pop(key, None)
             self._sigs.pop(key, None)
-            self._versions.pop(rk, None)
-        remaining = [k for k in self._order if k not in drop]
-        self._order = remaining
-        self._row_locations = TwoWayDict({RowKey(k): i for i, k in enumerate(remaining)})
-        self._require_update_dimensions = True
-        self._update_count += 1
-        self.cursor_coordinate = self.cursor_coordinate
-        self.hover_coordinate = self.hover_coordinate
-        self.refresh(layout=True)
-        self.check_idle()
+        self._order = [k for k in self._order if k not in drop]
+        self.drop_rows(keys, self._order)
 
     def _reorder(self, keys: list[str]) -> None:
-        self._row_locations = TwoWayDict({RowKey(k): i for i, k in enumerate(keys)})
-        self._update_count += 1
-        self.refresh()
+        self.set_row_order(keys)
 
     # ----------------------------------------------------------- the tick
     def visible_range(self) -> range:
@@ -292,7 +272,6 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
         width = self.size.width
         order = self._order
         cooling = self._cooling
-        data = self._data
         col = ColumnKey(self._left_col)
         for i in self.visible_range():
             key = order[i]
@@ -300,7 +279,7 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
             if t is None:
                 continue
             text = countdown(t - now)
-            if data[RowKey(key)][col].plain != text:
+            if self.row_values(key)[col].plain != text:
                 self.write_countdown(key, text)
                 # Repaint just that line: the rest of the table is unchanged.
                 dirty.append(Region(0, i - top, width, 1))
@@ -314,9 +293,7 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
         The row's version bump makes VersionedRows re-render just this cell. Callers
         refresh the widget once per batch (see refresh_countdowns).
         """
-        rk = RowKey(row_key)
-        self._data[rk][self._left_col] = C.T(text)
-        self._versions[rk] = next(self._version_seq)
+        self.write_in_place(row_key, self._left_col, C.T(text))
 
     def line_text(self, row_key: str) -> str:
         """The row as currently rendered on screen ('' when scrolled out of view)."""

@@ -8,9 +8,12 @@ last rendering with only that cell re-rendered (the other cells only change with
 the table-wide counter).
 
 The host class (a DataTable subclass listing this mixin first) provides
-``_left_index``, the index of the column a version bump re-renders, and bumps a
-row with ``self._versions[row_key] = next(self._version_seq)`` after writing the
-cell's value into ``_data`` (then refreshes the row's region itself).
+``_left_index``, the index of the column a version bump re-renders, and writes such
+a cell with :meth:`VersionedRows.write_in_place` (then refreshes the row's region itself).
+
+This is the one module that reaches into DataTable's private state (``_data``,
+``_row_locations``, ``_update_count``, the render caches, ``textual._two_way_dict``);
+tests/test_private_api.py fails when the Textual internals it relies on change.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from textual._two_way_dict import TwoWayDict
 from textual.coordinate import Coordinate
-from textual.widgets.data_table import RowKey
+from textual.widgets.data_table import CellKey, RowKey
 
 
 class VersionedRows:
@@ -109,3 +113,41 @@ class VersionedRows:
                                         hover)
         finally:
             self._update_count = versioned
+
+    # ----------------------------------------------------------- row bookkeeping
+    def row_values(self, row_key: str) -> dict[Any, Any]:
+        """The row's cell values by column key, as DataTable holds them (no copy)."""
+        return self._data[RowKey(row_key)]
+
+    def write_in_place(self, row_key: str, column: str, value: Any) -> None:
+        """Set one cell without invalidating every other row's render cache (a version bump)."""
+        rk = RowKey(row_key)
+        self._data[rk][column] = value
+        self._versions[rk] = next(self._version_seq)
+
+    # DataTable.remove_row rebuilds its key->index map per call (O(n) each); a
+    # filter that hides thousands of rows would be quadratic. These do the same
+    # bookkeeping once per batch.
+    def drop_rows(self, keys: list[str], remaining: list[str]) -> None:
+        """Remove the rows *keys*; *remaining* is the order of the rows left."""
+        for key in keys:
+            rk = RowKey(key)
+            for ck in self._data.get(rk, {}):
+                self._updated_cells.discard(CellKey(rk, ck))
+            self._new_rows.discard(rk)
+            self.rows.pop(rk, None)
+            self._data.pop(rk, None)
+            self._versions.pop(rk, None)
+        self._row_locations = TwoWayDict({RowKey(k): i for i, k in enumerate(remaining)})
+        self._require_update_dimensions = True
+        self._update_count += 1
+        self.cursor_coordinate = self.cursor_coordinate
+        self.hover_coordinate = self.hover_coordinate
+        self.refresh(layout=True)
+        self.check_idle()
+
+    def set_row_order(self, keys: list[str]) -> None:
+        """Show the existing rows in the order *keys* (all of them, nothing added)."""
+        self._row_locations = TwoWayDict({RowKey(k): i for i, k in enumerate(keys)})
+        self._update_count += 1
+        self.refresh()
