@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Input
 from store import events as ev
 from store.view import PoolView, build_pools
 from store.watch import HomeState
+from tui.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
 
@@ -150,9 +151,12 @@ class DashboardScreen(OperatorActions, Screen):
 
     def on_mount(self) -> None:
         self._ready = True
+        app = host(self)
+        app.state_signal.subscribe(self, self.show_state, immediate=True)
+        app.writes_signal.subscribe(self, self._writes_changed, immediate=True)
         if self.latest is None:
             # The first read can land before this screen is on the stack.
-            self.latest = getattr(self.app, "state", None)
+            self.latest = app.state
         if self._tick_enabled:
             self.set_interval(1.0, self.tick, name="countdown")
         if self.latest is not None:
@@ -188,6 +192,9 @@ class DashboardScreen(OperatorActions, Screen):
         table.set_marks(self.marks())
         table.reconcile(self.pools, now, filter_text=self.filter_text, sort=self.sort)
         self._refresh_chrome()
+
+    def _writes_changed(self, _: None) -> None:
+        self.writes_changed()
 
     def writes_changed(self) -> None:
         """Tags or in-flight writes changed: redraw the marks, the status bar and the footer."""
@@ -248,15 +255,13 @@ class DashboardScreen(OperatorActions, Screen):
         for cv in flipped_views:
             avail[cv.key] = cv.effective.available_at or now
             labels[cv.key] = cv.label
-        log = getattr(self.app, "log_events", None)
-        if log is not None:
-            log(ev.elapsed(avail, labels, -math.inf, now))
+        host(self).log_events(ev.elapsed(avail, labels, -math.inf, now))
 
     # ------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in WRITING:
             # None: shown dimmed in the footer; pressing it says why (on_key below).
-            return None if not self._ready or self.write_reason(action) else True
+            return self.availability(action, parameters) if self._ready else None
         if action == "detail":
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
@@ -267,11 +272,7 @@ class DashboardScreen(OperatorActions, Screen):
 
     def on_key(self, event: events.Key) -> None:
         """A key bound to an unavailable writing action says why, instead of nothing at all."""
-        active = self.active_bindings.get(event.key)
-        if active is None or active.enabled or active.binding.action not in WRITING:
-            return
-        if self.refuse(active.binding.action):
-            event.stop()
+        self.explain_disabled_key(event)
 
     def attempt(self, action: str) -> None:
         """Run *action* if it is available now, else say why (command palette)."""

@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
 from store import config
+from tui.host import host
 
 from .form import FormScreen, field_message, form_footer
 
@@ -59,7 +60,7 @@ class FallbackAddScreen(FormScreen):
                 self.show_error(field_message(fld, "is required"))
                 self.query_one(f"#fb-{name}", Input).focus()
                 return
-        app: Any = self.app
+        app = host(self)
         home, timeout = app.home, app.lock_timeout
 
         def write() -> Any:

@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from store import config
 from store.model import DEFAULT_STRATEGY, STRATEGIES
+from tui.host import Host
 from tui.texts import STRATEGY_HELP
 
 DEFAULT_CHOICE = "default"
@@ -73,7 +74,7 @@ class StrategyScreen(ModalScreen["str | None"]):
         self.dismiss(None)
 
 
-def open_strategy_picker(app: Any, pool: str, current: str | None) -> None:
+def open_strategy_picker(app: Host, pool: str, current: str | None) -> None:
     """Show the picker for *pool*; write the choice through the app's writer (config lock)."""
 
     def chosen(name: str | None) -> None:

@@ -2,8 +2,10 @@
 
 Reading happens in one thread worker (watch the home directory, read, build the
 views, diff the events) that posts :class:`StoreLoaded`; the event loop only
-applies the newest state. Writing happens only through :class:`tui.writer.Writer`
-(thread workers that post WriteWaiting / WriteDone back here).
+applies the newest state and publishes it on ``state_signal``. Writing happens only
+through :class:`tui.writer.Writer` (thread workers that post WriteWaiting / WriteDone back
+here); a change in the pending writes is published on ``writes_signal``. Screens see the
+app as a :class:`tui.host.Host` and subscribe to both signals on mount.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import ClassVar, Iterable
 from textual import work
 from textual.app import App
 from textual.binding import Binding
-from textual.message import Message
+from textual.signal import Signal
 
 from screens import SCOPES, all_screens
 from screens.commands import ConsoleCommands
@@ -30,39 +32,12 @@ from store.watch import HomeLoader, HomeState, watch_home
 
 from .clock import Clock, system_clock
 from .keymap import binding_ids, keymap_path, load_keymap
+from .messages import StoreLoaded, WatchFailed
 from .widgets import CredentialTable
 from .writer import WriteDone, Writer, WriteWaiting
 
 # Every scope whose keys `?` lists, in the order shown: the screen registry's.
 HELP_SCOPES = SCOPES
-
-
-class StoreLoaded(Message):
-    """A new state of the home, read off the event loop.
-
-    Bursts coalesce: a queued StoreLoaded is replaced by a newer one, which takes
-    over the older one's events so the timeline loses nothing.
-    """
-
-    def __init__(self, state: HomeState) -> None:
-        super().__init__()
-        self.state = state
-        self.events: list[ev.Event] = list(state.events)
-
-    def can_replace(self, message: Message) -> bool:
-        # Textual asks the older queued message whether *message* (newer) supersedes it.
-        if isinstance(message, StoreLoaded) and message.state.generation > self.state.generation:
-            message.events = self.events + message.events
-            return True
-        return False
-
-
-class WatchFailed(Message):
-    """The watcher worker hit an unexpected error; it retries after a pause."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
 
 
 class HermesAdminApp(App):
@@ -97,6 +72,8 @@ class HermesAdminApp(App):
         self._stop = threading.Event()
         self._tick = tick
         self._store_was_bad = False
+        self.state_signal: Signal[HomeState] = Signal(self, "state")
+        self.writes_signal: Signal[None] = Signal(self, "writes")
         self.writer = Writer(self)
 
     # ------------------------------------------------------------ lifecycle
@@ -105,7 +82,9 @@ class HermesAdminApp(App):
 
     @property
     def dashboard(self) -> DashboardScreen:
-        return self.screen_stack[0]  # type: ignore[return-value]
+        screen = self.screen_stack[0]
+        assert isinstance(screen, DashboardScreen)
+        return screen
 
     def on_mount(self) -> None:
         if self._keymap_file is not None:
@@ -171,10 +150,7 @@ class HermesAdminApp(App):
             self._store_was_bad = bad
         self.state = state
         self.log_events(events)
-        for screen in self.screen_stack:
-            show = getattr(screen, "show_state", None)
-            if show is not None:
-                show(state)
+        self.state_signal.publish(state)
 
     # ------------------------------------------------------------ writes
     def on_write_waiting(self, message: WriteWaiting) -> None:
@@ -188,10 +164,7 @@ class HermesAdminApp(App):
 
     def writes_changed(self) -> None:
         """The writer's pending set changed: every screen that shows it redraws."""
-        for screen in self.screen_stack:
-            hook = getattr(screen, "writes_changed", None)
-            if hook is not None:
-                hook()
+        self.writes_signal.publish(None)
 
     def log_events(self, events: Iterable[ev.Event]) -> None:
         events = list(events)

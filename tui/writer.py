@@ -23,7 +23,7 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from textual.message import Message
 
@@ -34,9 +34,6 @@ from store.secrets import redact
 from store.write import Clock, StoreChange, perform
 
 from .texts import READ_ONLY
-
-if TYPE_CHECKING:
-    from textual.app import App
 
 OK = "ok"
 BAD_INPUT = "bad_input"
@@ -129,16 +126,33 @@ def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None 
 Callback = Callable[[WriteResult], bool | None]
 
 
+class WriterHost(Protocol):
+    """What the writer needs of the app (the app shell provides it)."""
+
+    home: Home
+    read_only: bool
+    clock: Clock
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None: ...
+
+    def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
+                   exit_on_error: bool) -> Any: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def writes_changed(self) -> None: ...
+
+
 class Writer:
     """Submits writes to thread workers and routes their results back.
 
-    *app* must provide ``home``, ``read_only``, ``clock``, ``notify`` and
-    ``run_worker``, and forward :class:`WriteWaiting` / :class:`WriteDone` to
-    :meth:`waiting` / :meth:`finish`. Listeners (the dashboard) are told through
-    ``app.writes_changed()`` when the set of pending writes changes.
+    *app* (a :class:`WriterHost`) forwards :class:`WriteWaiting` / :class:`WriteDone`
+    to :meth:`waiting` / :meth:`finish`, and is told through ``app.writes_changed()``
+    when the set of pending writes changes (it publishes that to the screens).
     """
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: WriterHost) -> None:
         self.app = app
         self.pending: dict[int, WriteRequest] = {}
         self.waiting_on: dict[int, str] = {}      # request id -> lock name it waits for
@@ -170,7 +184,7 @@ class Writer:
                rows: Iterable[tuple[str, str]] = (), secrets: Iterable[str] = (),
                on_done: Callback | None = None) -> WriteRequest | None:
         """Run *job* on a worker thread; return the request, or None when refused (read-only)."""
-        app: Any = self.app
+        app = self.app
         if app.read_only:
             app.notify(READ_ONLY, severity="warning", timeout=4, markup=False)
             return None
@@ -205,7 +219,7 @@ class Writer:
         del self.results[:-50]
         callback = self._callbacks.pop(req.id, None)
         handled = bool(callback(result)) if callback is not None else False
-        app: Any = self.app
+        app = self.app
         if not result.ok and not handled:
             app.notify(result.message(), severity="error", timeout=10, markup=False,
                        title="store busy" if result.kind == LOCK_TIMEOUT else "")
@@ -214,6 +228,4 @@ class Writer:
         self._changed()
 
     def _changed(self) -> None:
-        hook = getattr(self.app, "writes_changed", None)
-        if hook is not None:
-            hook()
+        self.app.writes_changed()
