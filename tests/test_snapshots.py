@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from tests.test_tui_cells import CANARY, NOW, utc, write_sample  # noqa: F401
+from tests.tui_sample import CANARY, NOW, write_sample
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.widgets import CredentialTable

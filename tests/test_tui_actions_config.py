@@ -24,8 +24,7 @@ from store.errors import BadInput, LockTimeout, StoreUnreadable
 from store.paths import Home
 from store.write import outcomes_of
 from tests.conftest import make_row, make_store, read_doc, write_store
-from tests.test_tui_actions import app_for, audit_lines, key, on_row, settle, table_of
-from tests.test_tui_cells import NOW, sample_doc, utc, write_sample  # noqa: F401
+from tests.tui_sample import NOW, app_for, audit_lines, key, on_row, sample_doc, settle, table_of, write_sample
 from tui import app as app_module
 from tui.demo.fake_provider import FakeProvider
 from tui.writer import BAD_INPUT, FAILED, LOCK_TIMEOUT, OK, UNREADABLE, WriteRequest, run_write
