@@ -47,9 +47,10 @@ class HermesAdminApp(App):
     TITLE = "hermes-admin"
     COMMANDS: ClassVar = App.COMMANDS | {ConsoleCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit — leave hermes-admin"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
-        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help",
+                tooltip="Help: keys — every key binding"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
                 id="app.command_palette"),
     ]

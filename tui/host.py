@@ -44,6 +44,8 @@ class Host(Protocol):
 
     def action_show_config(self, tab: str = "strategies") -> None: ...
 
+    def dashboard_action(self, action: str) -> None: ...
+
 
 def host(node: DOMNode) -> Host:
     """The running app of *node*, as a :class:`Host`."""
