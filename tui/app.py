@@ -31,7 +31,7 @@ from store.paths import Home
 from store.watch import HomeLoader, HomeState, watch_home
 
 from .clock import Clock, system_clock
-from .keymap import binding_ids, keymap_path, load_keymap
+from .keymap import apply_keymap, keymap_path
 from .messages import StoreLoaded, WatchFailed
 from .widgets import CredentialTable
 from .writer import WriteDone, Writer, WriteWaiting
@@ -89,20 +89,13 @@ class HermesAdminApp(App):
 
     def on_mount(self) -> None:
         if self._keymap_file is not None:
-            self._apply_keymap(self._keymap_file)
+            apply_keymap(self, self._keymap_file, [type(self), CredentialTable, *all_screens()])
         if self.read_only:
             self.sub_title = "READ-ONLY"
         if self.watch_enabled:
             self._watch()
         else:
             self.reload()
-
-    def _apply_keymap(self, path: Path) -> None:
-        keymap, problems = load_keymap(path, binding_ids([type(self), CredentialTable, *all_screens()]))
-        if keymap:
-            self.set_keymap(keymap)
-        for problem in problems:
-            self.notify(f"keymap ignored: {problem}", severity="warning", timeout=10)
 
     def on_unmount(self) -> None:
         self._stop.set()
