@@ -30,6 +30,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check store tui screens tests bench
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .cache build *.egg-info
