@@ -229,3 +229,19 @@ class HomeLoader:
             config_error=self._config_error, env=dict(self._env), pools=pools, events=evs,
             warnings=warnings,
         )
+
+
+def follow(
+    home: Home, stop: threading.Event, *, clock: Callable[[], float] = time.time,
+    loader: HomeLoader | None = None,
+) -> Iterator[HomeState]:
+    """Watch *home* and yield a fresh :class:`HomeState` for every change, until *stop*.
+
+    The console's watcher worker runs this loop; one thread owns the loader, so reads are
+    serial and generations only grow.
+    """
+    loader = loader or HomeLoader(home, clock)
+    for changed in watch_home(home, stop):
+        if stop.is_set():
+            return
+        yield loader.load(changed)

@@ -28,7 +28,7 @@ from screens.help import HelpScreen, binding_rows
 from store import events as ev
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
-from store.watch import HomeLoader, HomeState, watch_home
+from store.watch import HomeLoader, HomeState, follow
 
 from .clock import Clock, system_clock
 from .keymap import apply_keymap, keymap_path
@@ -115,10 +115,8 @@ class HermesAdminApp(App):
         # One thread owns the loader: reads are serial, so generations only grow.
         while not self._stop.is_set():
             try:
-                for changed in watch_home(self.home, self._stop):
-                    if self._stop.is_set():
-                        return
-                    self.post_message(StoreLoaded(self.loader.load(changed)))
+                for state in follow(self.home, self._stop, loader=self.loader):
+                    self.post_message(StoreLoaded(state))
                 return
             except Exception as exc:  # the one place watcher failures surface
                 self.post_message(WatchFailed(f"{type(exc).__name__}: {exc}"))
