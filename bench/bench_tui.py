@@ -148,7 +148,7 @@ def bench_paint(tmp: Path, runs: int = 3) -> None:
 
 # ---------------------------------------------------------------- 10k in process
 def bench_big(tmp: Path) -> None:
-    from tests.test_tui_cells import NOW  # noqa: F401  (only to share the import cost)
+    from tests.tui_sample import NOW  # noqa: F401  (only to share the import cost)
     from tui.app import HermesAdminApp
     from tui.widgets import CredentialTable
 
