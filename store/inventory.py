@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import config as config_mod
-from . import yamlread
-from .errors import ConfigUnreadable, StoreUnreadable
+from .errors import StoreUnreadable
 from .paths import Home
 from .profile_config import (
     CronJob,
@@ -74,12 +73,10 @@ class ProfileInventory:
 
 
 def _config_extras(cfg: Any, w: list[str]) -> tuple[Delegation, Gateway]:
-    raw = getattr(cfg, "raw", None)
-    if not raw:
-        return Delegation(), Gateway()
-    try:
-        data, _dups = yamlread.load_plain(raw, cfg.path)
-    except ConfigUnreadable:
+    # The mapping read_config already parsed: parsing config.yaml twice per profile
+    # was a third of a 50-profile load (bench/bench_profiles.py).
+    data = getattr(cfg, "data", None)
+    if not isinstance(data, dict):
         return Delegation(), Gateway()
     return read_delegation(data, w), read_gateway(data, w)
 
