@@ -84,6 +84,10 @@ def test_without_all_profiles_only_the_home_changes(root: Root) -> None:
     assert proc.returncode == 0, proc.stderr
     assert status(Home(root.path), "aaaaaa") == "exhausted"
     assert root.profile("team").home.auth.read_bytes() == team_bytes
+    # Every audit line names its profile, the single-home verbs' too.
+    assert run(root.profile("solo").home.root, "reset", "openrouter", "1").returncode == 0
+    assert [x["profile"] for x in audit_lines(Home(root.path))] == ["default"]
+    assert [x["profile"] for x in audit_lines(root.profile("solo").home)] == ["solo"]
 
 
 def test_partial_failure_names_what_changed_and_what_did_not(root: Root) -> None:
