@@ -77,6 +77,14 @@ def test_reset_all_profiles_from_a_named_profile(root: Root) -> None:
     assert [x["action"] for x in audit_lines(team)] == ["cooldown", "reset"]
 
 
+def test_origin_profile_by_name_under_an_explicit_root(root: Root, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    proc = run(elsewhere, "cooldown", "openrouter", "team-key", "--for", "1h", "--all-profiles",
+               "--root", str(root.path), "--profile", "team")
+    assert proc.returncode == 0, proc.stderr
+    assert status(Home(root.path), "aaaaaa") == "exhausted" and not elsewhere.exists()
+
+
 def test_without_all_profiles_only_the_home_changes(root: Root) -> None:
     """Negative control: the same verb without the flag leaves the other holders alone."""
     team_bytes = root.profile("team").home.auth.read_bytes()
@@ -117,6 +125,8 @@ def test_all_profiles_bad_input_writes_nothing(root: Root, tmp_path: Path) -> No
         (("cooldown", "openrouter", "main", "--for", "1h", "--all-profiles", "--root",
           str(tmp_path / "elsewhere")), "--home"),
         (("reset", "openrouter", "main", "--root", str(root.path)), "--root"),
+        (("reset", "openrouter", "main", "--profile", "team"), "--profile"),
+        (("reset", "openrouter", "main", "--all-profiles", "--profile", "../x"), "--profile"),
     ):
         proc = run(root.path, *args)
         assert proc.returncode == 2, (args, proc.stderr)

@@ -6,7 +6,7 @@ credential (status, fingerprint, source, request count; never a secret) and the
 findings over them. Exit 0 even with findings; 3 only when the root itself is missing.
 
 ``cooldown POOL TARGET --all-profiles`` / ``reset POOL TARGET --all-profiles``: TARGET
-names a key in POOL of the home given by --home/$HERMES_HOME (a profile of the root);
+names a key in POOL of the profile given by --profile, else by --home/$HERMES_HOME;
 every profile of the root holding that key is changed, each in its own transaction
 under its own lock. A profile whose lock stays busy is left unchanged and the verb
 exits 4 after saying which profiles were and were not changed.
@@ -47,14 +47,18 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
         vp.add_argument("--all-profiles", action="store_true",
                         help="act on this key in every profile of the root that holds it")
         vp.add_argument("--root", metavar="DIR", help=_ROOT_HELP)
+        vp.add_argument("--profile", metavar="NAME",
+                        help="with --all-profiles: the profile whose POOL/TARGET names the key "
+                             "(default: the --home profile, else default)")
         vp.set_defaults(func=_dispatch(verb, vp.get_default("func")))
 
 
 def _dispatch(verb: str, single: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         if not getattr(args, "all_profiles", False):
-            if getattr(args, "root", None):
-                raise BadInput("--root", "only used with --all-profiles")
+            for opt in ("root", "profile"):
+                if getattr(args, opt, None):
+                    raise BadInput(f"--{opt}", "only used with --all-profiles")
             return single(args)
         return cmd_all_profiles(verb, args)
     return run
@@ -123,11 +127,16 @@ def format_profile(prof: inventory.ProfileInventory) -> str:
 # --- --all-profiles ------------------------------------------------------------------------
 
 def _origin(root: Root, args: argparse.Namespace) -> Profile:
+    """--profile; else the --home/$HERMES_HOME profile; else (with --root only) default."""
+    if getattr(args, "profile", None):
+        return root.profile(args.profile)
     home = home_of(args)
     name = home_profile(root, home)
+    if name is None and getattr(args, "root", None) and not getattr(args, "home", None):
+        name = "default"
     if name is None:
         raise BadInput("--home", f"{home.root} is not a profile of the root {root.path} "
-                       "(give --root, or a --home inside it)")
+                       "(give --profile NAME, or a --home inside the root)")
     return root.profile(name)
 
 
