@@ -160,3 +160,14 @@ def test_inventory_text_shows_every_profile_and_a_corrupt_one(root: Root) -> Non
     assert bad.auth.read_text() == "[1, 2"
     missing = run(root.path, "inventory", "--root", str(root.path / "nope"))
     assert missing.returncode == 3 and "nope" in missing.stderr
+
+
+def test_all_profiles_with_a_corrupt_profile_leaves_it_alone(root: Root) -> None:
+    bad = root.profile("broken").home
+    bad.root.mkdir(parents=True)
+    bad.auth.write_text('{"credential_pool": ')
+    proc = run(root.path, "cooldown", "openrouter", "main", "--for", "1h", "--all-profiles")
+    assert proc.returncode == 0, proc.stderr
+    assert "broken: not searched" in proc.stderr and str(bad.auth) in proc.stderr
+    assert bad.auth.read_text() == '{"credential_pool": ' and not bad.audit.exists()
+    assert status(root.profile("team").home, "bbbbbb") == "exhausted"

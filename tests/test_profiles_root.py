@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import store.root_watch as rw
 from store import actions, inventory
 from store.errors import LockTimeout
 from store.paths import Home
@@ -210,3 +211,23 @@ def test_a_corrupt_profile_does_not_disturb_the_others(tmp_path: Path) -> None:
     assert state.profile("broken").error is not None
     assert state.profile("zeta").pools[0].credentials[0].row.get("status_cleared_at")
     assert broken.auth.read_bytes() == bad_bytes
+
+
+def test_watchers_do_not_multiply_with_profiles(tmp_path: Path, monkeypatch) -> None:
+    made: list[tuple] = []
+    real = rw.RustNotify
+
+    def counting(*args):
+        made.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(rw, "RustNotify", counting)
+    root = make_root(tmp_path, *(f"p{i}" for i in range(30)))
+    c = RootCollector(root)
+    try:
+        assert wait_for(lambda: len(c.names()) == 31)
+        seed(Home(root.profiles_dir / "late"), key=KEY_B, rid="llllll")
+        assert wait_for(lambda: "late" in c.names())
+    finally:
+        c.close()
+    assert len(made) == 1 and made[0][0] == [str(root.path)] and made[0][4] is True   # recursive
