@@ -125,6 +125,8 @@ class Config:
     ttls: Ttls = DEFAULT_TTLS
     primary: Primary | None = None
     warnings: list[str] = field(default_factory=list)
+    # The parsed mapping, for readers of other sections (store.profile_config); may hold keys.
+    data: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def strategy_for(self, pool: str) -> str:
         """The strategy Hermes uses for *pool*: its lower-cased name if known, else fill_first."""
@@ -180,6 +182,7 @@ def config_from_data(data: dict[str, Any], path: Path, raw: bytes | None = None,
         ttls=read_ttls(data.get("hermes_admin"), w),
         primary=primary_of(data),
         warnings=w,
+        data=data,
     )
 
 
