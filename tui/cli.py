@@ -17,7 +17,7 @@ from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.secrets import fingerprint, redact
 
-from . import cli_config, cli_store
+from . import cli_config, cli_fleet, cli_store
 
 # Secrets seen on this command line, redacted from anything we print on failure.
 _SEEN_SECRETS: list[str] = []
@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     cli_store.register(sub, add_common)
     cli_config.register(sub, add_common)
+    cli_fleet.register(sub, add_common)
     _register_optional(sub)
     return parser
 
