@@ -45,13 +45,16 @@ if op == 'mark' then
       local raw = redis.call('HGET', dkey, id)
       if raw then
         local d = cjson.decode(raw)
+        d.u = tonumber(d.u)
         if d.s == status and math.abs(d.u - untilv) <= eps then result = 'duplicate' end
       end
     end
     if result ~= 'duplicate' then
       local id = host .. '@' .. string.format('%.3f', obs) .. '/' .. string.format('%.3f', untilv)
       redis.call('ZADD', zkey, obs, id)
-      redis.call('HSET', dkey, id, cjson.encode({u = untilv, s = status, h = host, o = obs,
+      -- Times as strings: cjson would round numbers to 14 significant digits.
+      redis.call('HSET', dkey, id, cjson.encode({u = string.format('%.6f', untilv), s = status, h = host,
+        o = string.format('%.6f', obs),
         c = ARGV[8], r = ARGV[9], m = ARGV[10]}))
     end
   end
@@ -79,6 +82,7 @@ local ids = redis.call('ZREVRANGE', zkey, 0, -1)
 for _, id in ipairs(ids) do
   local raw = redis.call('HGET', dkey, id)
   local d = raw and cjson.decode(raw)
+  if d then d.u = tonumber(d.u); d.o = tonumber(d.o) end
   if (not d) or (d.u <= now) or (d.u <= runmax) then
     redis.call('ZREM', zkey, id)
     redis.call('HDEL', dkey, id)
