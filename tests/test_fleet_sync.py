@@ -70,3 +70,65 @@ def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, server):
     finally:
         da.close()
         db.close()
+
+
+def test_reset_on_b_beats_a_stale_bench_written_back_on_a(tmp_path, server):
+    """A live Hermes 0.19 on A writes back a cooldown it held from before the reset."""
+    a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    try:
+        bench(a, time.time() + 600)
+        assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
+        stale = dict(row(a))
+        reset(b)
+        assert wait_for(lambda: row(a)["last_status"] is None, timeout=BOUND)
+        with transaction(a) as doc:            # the write-back, with its old last_status_at
+            target = next(r for r in doc["credential_pool"][POOL] if r["id"] == "aaaaaa")
+            for f in ("last_status", "last_status_at", "last_error_code", "last_error_reset_at"):
+                target[f] = stale[f]
+        # A's sync puts the reset back (the bench was observed before it) and B stays clear.
+        assert wait_for(lambda: row(a)["last_status"] is None, timeout=BOUND)
+        assert row(b)["last_status"] is None
+    finally:
+        da.close()
+        db.close()
+
+
+def test_recooling_on_b_extends_a(tmp_path, server):
+    a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    try:
+        first = time.time() + 300
+        bench(a, first)
+        assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
+        later = time.time() + 3000
+        bench(b, later)
+        assert wait_for(lambda: abs((row(a)["last_error_reset_at"] or 0) - later) < 1.0, timeout=BOUND)
+        shorter = time.time() + 100          # a shorter bench later does not shorten it
+        bench(a, shorter)
+        assert wait_for(lambda: da.sync.stats.published >= 2 and db.sync.stats.reconciles >= 3, timeout=BOUND)
+        assert abs(row(b)["last_error_reset_at"] - later) < 1.0
+    finally:
+        da.close()
+        db.close()
+
+
+def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, server):
+    from .conftest import make_row, make_store, write_store
+
+    write_store(tmp_home, make_store({POOL: [
+        make_row("aaaaaa", label="one", priority=0, token=KEY_1),
+        make_row("bbbbbb", label="two", priority=1, token="sk-or-v1-fleetKEY2BBBBBBBBBBBBBBBBBBBB02"),
+    ]}))
+    a = make_home(tmp_path, "a")
+    assert hermes.select(POOL)["id"] == "aaaaaa"        # negative control: before the bench
+    da, db = Daemon(a, server.url, "host-a"), Daemon(tmp_home, server.url, "host-b")
+    try:
+        bench(a, time.time() + 900)
+        assert wait_for(lambda: row(tmp_home)["last_status"] == "exhausted", timeout=BOUND)
+        assert hermes.select(POOL)["id"] == "bbbbbb"
+        until = hermes.exhausted_until(POOL)["aaaaaa"]
+        assert until is not None and until > time.time() + 800
+    finally:
+        da.close()
+        db.close()
