@@ -132,3 +132,39 @@ def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, se
     finally:
         da.close()
         db.close()
+
+
+def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, server):
+    import json
+    import subprocess
+
+    from store.fleet import FleetClient, connect
+
+    from .conftest import HERMES_ADMIN
+    from .fleet_helpers import env_without_secrets
+
+    a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    viewer = FleetClient(connect(server.url), "viewer")
+    try:
+        bench(a, time.time() + 600)
+        assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
+        version = viewer.version()
+        goal = (da.sync.stats.reconciles + 3, db.sync.stats.reconciles + 3)
+        assert wait_for(lambda: (da.sync.stats.reconciles, db.sync.stats.reconciles) >= goal, timeout=BOUND)
+        assert viewer.version() == version        # B's applied bench was not published back as news
+        assert (da.sync.stats.applied, db.sync.stats.applied) == (0, 1)
+        out = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--json", "--redis", server.url],
+                             capture_output=True, text=True, timeout=60, env=env_without_secrets())
+        snap = json.loads(out.stdout)
+        assert {h["name"] for h in snap["hosts"]} == {"host-a", "host-b"}
+        assert all(h["connected"] and h["lag_versions"] == 0 for h in snap["hosts"])
+        key = next(k for k in snap["keys"] if k["fp"] == FP_1)
+        assert key["status"] == "exhausted" and key["benched"] and key["host"] == "host-a"
+        assert set(key["holders"]) == {"host-a", "host-b"}
+        text = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--redis", server.url],
+                              capture_output=True, text=True, timeout=60, env=env_without_secrets()).stdout
+        assert "host-a" in text and fkeys.short(FP_1) in text and "benched until" in text
+    finally:
+        da.close()
+        db.close()

@@ -21,8 +21,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 from store.errors import EXIT_FAILURE, EXIT_OK, BadInput
+from store.paths import Home, resolve_home
 
-from .cli_store import home_of
 from .format import NULL, countdown, local_time
 
 # Imported in the commands, not here: redis-py and store.fleet add ~125 ms to every
@@ -75,6 +75,10 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     common(r)
     r.add_argument("fp", metavar="FP")
     r.set_defaults(func=cmd_reset)
+
+
+def home_of(args: argparse.Namespace) -> Home:
+    return resolve_home(getattr(args, "home", None))
 
 
 def _fleet() -> Any:

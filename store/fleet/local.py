@@ -103,7 +103,7 @@ def plan(row: Row, rows: list[Row], fs: FleetState, offset: float, now: float,
         if status == STATUS_DEAD:
             return None                      # dead already outranks any cooldown
         cleared = parse_epoch(row.get("status_cleared_at"))
-        if cleared is not None and fs.since is not None and cleared - offset > fs.since + APPLY_EPS:
+        if cleared is not None and fs.since is not None and cleared - offset > fs.since:
             return None                      # a local reset newer than the bench: it is published, it wins
         if fs.status == DEAD:
             return "bench"

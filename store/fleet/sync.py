@@ -97,6 +97,8 @@ class SyncDaemon:
         self._published: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._applied: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._fps: set[str] = set()
+        self._versions: dict[str, int] = {}
+        self._rows: list[LocalRow] = []
         self._env: Mapping[str, str] = {}
         self._ttls: policy.Ttls = policy.DEFAULT_TTLS
         self._threads: list[threading.Thread] = []
@@ -150,12 +152,21 @@ class SyncDaemon:
             if self.disconnected_since is None:
                 self.disconnected_since = self.clock()
                 self.last_partition = self.disconnected_since
-            # Publish everything again on reconnect: the rules make repeats no-ops.
-            self._published.clear()
+        self._forget(None)
         if was:
             self.stats.disconnects += 1
             self.log(f"fleet: disconnected ({type(exc).__name__}); working on the local file")
             self._write_state()
+
+    def _forget(self, why: str | None) -> None:
+        """Publish everything again, and accept any version: after a partition Redis may
+        have restarted empty. The rules make the repeats no-ops."""
+        with self._mu:
+            self._published.clear()
+            self._versions.clear()
+            self.seen_version = 0
+        if why:
+            self.log(f"fleet: {why}")
 
     def _write_state(self) -> None:
         since = self.disconnected_since
@@ -172,6 +183,7 @@ class SyncDaemon:
         rows = local_rows(doc, self.secret, self._env, self.clock(), self._ttls)
         with self._mu:
             self._fps = {lr.fp for lr in rows}
+            self._rows = rows
         return rows
 
     def publish(self, rows: list[LocalRow]) -> int:
@@ -208,6 +220,12 @@ class SyncDaemon:
     # ------------------------------------------------------------------ fleet -> local
     def apply(self, states: Mapping[str, FleetState], *, precheck: Doc | None = None) -> int:
         """Apply fleet *states* to the local rows holding those keys, in one transaction."""
+        with self._mu:
+            # A state older than one already seen for its key (a reconcile's fetch racing
+            # a pub/sub message) must not undo the newer one.
+            states = {fp: fs for fp, fs in states.items() if fs.version >= self._versions.get(fp, 0)}
+            for fp, fs in states.items():
+                self._versions[fp] = fs.version
         if not states:
             return 0
         if precheck is not None and not apply_states(copy.deepcopy(precheck), self.secret, self._env,
@@ -260,6 +278,8 @@ class SyncDaemon:
             self._env = read_env(self.home)
             self.offset = self.client.clock_offset(self.clock)
             version = self.client.version()
+            if version < self.seen_version:
+                self._forget("the fleet's version went back: Redis lost its data; publishing again")
             rows = self._local(snap.doc)
             self.publish(rows)
             if not self.connected:
@@ -276,10 +296,7 @@ class SyncDaemon:
 
     def _heartbeat(self, rows: list[LocalRow] | None = None) -> None:
         if rows is None:
-            try:
-                rows = self._local(authfile.read_store(self.home).doc)
-            except HermesAdminError:
-                rows = []
+            rows = self._rows   # the last read (watcher or reconcile): a heartbeat reads no file
         part = self.last_partition
         try:
             self.client.heartbeat(holders(rows), interval=self.heartbeat_interval,
