@@ -183,7 +183,11 @@ def idle_cpu(cmds: dict[str, list[str]], seconds: float, env: dict[str, str]) ->
         time.sleep(3.0)    # past start-up and the first reconciliation
         before = {n: cpu_seconds(p.pid) for n, p in procs.items()}
         time.sleep(seconds)
-        return {n: 100.0 * (cpu_seconds(p.pid) - before[n]) / seconds for n, p in procs.items()}
+        out = {n: 100.0 * (cpu_seconds(p.pid) - before[n]) / seconds for n, p in procs.items()}
+        dead = [n for n, p in procs.items() if p.poll() is not None]
+        if dead:
+            raise RuntimeError(f"idle CPU: {', '.join(dead)} exited early; its figure would be meaningless")
+        return out
     finally:
         for p in procs.values():
             p.send_signal(signal.SIGTERM)
@@ -252,8 +256,8 @@ def main() -> int:
             p.wait(timeout=10)
         syncs.clear()
         watch_only = [sys.executable, "-c", f"import sys, threading; sys.path.insert(0, {str(ROOT)!r})\n"
-                      "from store.paths import Home; from store.watch import follow\n"
-                      f"for _ in follow(Home({str(a.root)!r}), threading.Event()): pass"]
+                      "from pathlib import Path; from store.paths import Home; from store.watch import follow\n"
+                      f"for _ in follow(Home(Path({str(a.root)!r})), threading.Event()): pass"]
         cpu = idle_cpu({
             "idle python": [sys.executable, "-c", "import time; time.sleep(3600)"],
             "console watch floor": watch_only,
