@@ -220,18 +220,19 @@ class SyncDaemon:
     # ------------------------------------------------------------------ fleet -> local
     def apply(self, states: Mapping[str, FleetState], *, precheck: Doc | None = None) -> int:
         """Apply fleet *states* to the local rows holding those keys, in one transaction."""
-        with self._mu:
-            # A state older than one already seen for its key (a reconcile's fetch racing
-            # a pub/sub message) must not undo the newer one.
-            states = {fp: fs for fp, fs in states.items() if fs.version >= self._versions.get(fp, 0)}
-            for fp, fs in states.items():
-                self._versions[fp] = fs.version
-        if not states:
-            return 0
-        if precheck is not None and not apply_states(copy.deepcopy(precheck), self.secret, self._env,
-                                                     states, self.offset, self.clock(), self._ttls):
-            return 0
         with self._apply_mu:
+            with self._mu:
+                # A state older than one already applied for its key (a reconcile's fetch
+                # racing a pub/sub message) must not undo the newer one. Checked under the
+                # apply lock, so the two threads cannot pass it in one order and write in the other.
+                states = {fp: fs for fp, fs in states.items() if fs.version >= self._versions.get(fp, 0)}
+                for fp, fs in states.items():
+                    self._versions[fp] = fs.version
+            if not states:
+                return 0
+            if precheck is not None and not apply_states(copy.deepcopy(precheck), self.secret, self._env,
+                                                         states, self.offset, self.clock(), self._ttls):
+                return 0
             changed: list[Any] = []
             try:
                 with transaction(self.home, lock_timeout=self.lock_timeout, create=False) as doc:
