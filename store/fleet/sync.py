@@ -249,6 +249,9 @@ class SyncDaemon:
         if changed:
             self.stats.applied += len(changed)
             self._audit(changed, states)
+            for pool, row, action in changed:
+                self.log(f"fleet: applied {action} to {pool} {row.get('label') or row.get('id')}"
+                         f" (status {row.get('last_status') or 'ok'})")
         return len(changed)
 
     def _audit(self, changed: list[Any], states: Mapping[str, FleetState]) -> None:
