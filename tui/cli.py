@@ -88,6 +88,12 @@ def _register_optional(sub: argparse._SubParsersAction) -> None:
         pass
     else:
         cli_probe.register(sub, add_common)
+    try:
+        from . import cli_proxy
+    except ImportError:   # the proxy needs aiohttp
+        pass
+    else:
+        cli_proxy.register(sub, add_common)
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)
     demo.set_defaults(func=_run_demo)
