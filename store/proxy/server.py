@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -40,6 +39,18 @@ from . import ALLOWED_PATHS
 from .chain import Attempt, Chain
 from .inbound import Gate
 from .stats import Stats, write_status
+from .wire import (
+    DEFAULT_BASES,
+    DROP_REQUEST,
+    DROP_RESPONSE,
+    H_CRED,
+    H_FALLBACK,
+    H_POOL,
+    H_ROUTE,
+    error_body,
+    result_of,
+    with_model,
+)
 
 log = logging.getLogger("hermes_admin.proxy")
 
@@ -48,31 +59,6 @@ FLUSH_INTERVAL = 1.0
 DRAIN_TIMEOUT = 10.0
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)
-DEFAULT_BASES = {
-    "openrouter": "https://openrouter.ai/api/v1",
-    "openai": "https://api.openai.com/v1",
-    "openai-codex": "https://chatgpt.com/backend-api/codex",
-    "anthropic": "https://api.anthropic.com/v1",
-    "deepseek": "https://api.deepseek.com/v1",
-    "nous": "https://inference-api.nousresearch.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta/openai",
-}
-# Never forwarded either way: hop-by-hop, the client's credentials, what we recompute.
-_DROP_REQUEST = frozenset({"authorization", "host", "content-length", "connection", "keep-alive",
-                           "transfer-encoding", "te", "upgrade", "proxy-authorization",
-                           "proxy-connection", "accept-encoding", "cookie", "x-api-key"})
-_DROP_RESPONSE = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding",
-                            "content-encoding", "date", "server", "set-cookie"})
-H_POOL, H_CRED, H_FALLBACK, H_ROUTE = ("X-Hermes-Pool", "X-Hermes-Credential", "X-Hermes-Fallback",
-                                       "X-Hermes-Route")
-
-
-def error_body(status: int, message: str, kind: str, **extra: Any) -> web.Response:
-    """An OpenAI-shaped JSON error."""
-    err = {"message": message, "type": kind, "code": status, **extra}
-    return web.json_response({"error": err}, status=status)
-
-
 class ProxyServer:
     """One proxy on one home: the aiohttp app, the upstream session and the chain."""
 
@@ -254,7 +240,7 @@ class ProxyServer:
         if chain.restore_due():
             self._kick_restore()
         attempt = chain.select()
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in _DROP_REQUEST}
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in DROP_REQUEST}
         tail = path[3:] + (f"?{request.query_string}" if request.query_string else "")
         tries, limit = 0, self._max_tries + 2 * sum(d["rows"] for d in chain.describe())
         while attempt is not None and tries < limit:
@@ -263,7 +249,7 @@ class ProxyServer:
             if not chain.usable(sel):       # benched since it was chosen: never send to it
                 attempt = chain.select()
                 continue
-            payload = body if attempt.index == 0 or not sel.model else _with_model(body, sel.model)
+            payload = body if attempt.index == 0 or not sel.model else with_model(body, sel.model)
             base = (sel.base_url or DEFAULT_BASES.get(sel.pool, "")).rstrip("/")
             headers["Authorization"] = "Bearer " + sel.token
             self.stats.begin(sel.pool, sel.row_id, sel.label)
@@ -283,7 +269,7 @@ class ProxyServer:
                 self.stats.end(sel.pool, sel.row_id)
                 if up.status == 429:
                     self.stats.rate_limited(sel.pool)
-                result = _result(up.status, up.headers, raw)
+                result = result_of(up.status, up.headers, raw)
             decision = await asyncio.to_thread(chain.outcome, attempt, result)
             if decision.action in (RETRY, ROTATED) and decision.selection is not None:
                 nxt = decision.selection
@@ -331,7 +317,7 @@ class ProxyServer:
                      attempt: Attempt) -> web.StreamResponse:
         sel = attempt.selection
         try:
-            headers = {k: v for k, v in up.headers.items() if k.lower() not in _DROP_RESPONSE}
+            headers = {k: v for k, v in up.headers.items() if k.lower() not in DROP_RESPONSE}
             if "text/event-stream" not in up.headers.get("Content-Type", ""):
                 data = await up.read()
                 resp = web.Response(status=up.status, body=data, headers=headers)
@@ -362,37 +348,6 @@ class ProxyServer:
         finally:
             up.release()
             self.stats.end(sel.pool, sel.row_id)
-
-
-def _with_model(body: bytes, model: str) -> bytes:
-    """The request with the fallback entry's model in place of the client's."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return body
-    if not isinstance(data, dict):
-        return body
-    data["model"] = model
-    return json.dumps(data).encode()
-
-
-def _result(status: int, headers: Any, raw: bytes) -> Result:
-    """What the agent's rules need from an error answer: status, headers, reason, message."""
-    reason = message = reset_at = None
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        data = None
-    err = data.get("error") if isinstance(data, dict) else None
-    if isinstance(err, dict):
-        code, kind = err.get("code"), err.get("type")
-        reason = str(code) if isinstance(code, str) and code else (str(kind) if kind else None)
-        message = str(err.get("message") or "") or None
-        meta = err.get("metadata")
-        reset_at = meta.get("reset_at") if isinstance(meta, dict) else None
-    elif isinstance(err, str):
-        message = err
-    return Result(status, dict(headers), reason, message, reset_at)
 
 
 async def serve(server: ProxyServer, *, on_ready: Callable[[ProxyServer], None] | None = None) -> None:
