@@ -22,16 +22,14 @@ from typing import Any, Callable
 
 from store import refresh
 from store.authfile import read_store
+from store.config import read_config
 from store.errors import EXIT_FAILURE, EXIT_OK, BadInput
 from store.model import pools
-from store.proxy import CLIENT_KEYS_FILE, DEFAULT_PORT
-from store.proxy.chain import Chain
+from store.paths import resolve_home
+from store.proxy import CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT
 from store.proxy.inbound import gate_for
-from store.proxy.server import DRAIN_TIMEOUT, ProxyServer, serve
 from store.proxy.stats import is_live, read_status
 from store.runtime import RESTORE_INTERVAL
-
-from .cli_store import home_of, load_config
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
@@ -58,10 +56,10 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
 def cmd_proxy(args: argparse.Namespace) -> int:
     if args.action == "status":
         return _status(args)
-    home = home_of(args)
+    home = resolve_home(getattr(args, "home", None))
     if not 0 <= args.port <= 65535:
         raise BadInput(f"--port {args.port}: must be 0-65535")
-    cfg, _ttls = load_config(home)
+    cfg = read_config(home)     # unreadable: exit 3 naming the file (the chain comes from it)
     primary = args.pool or (cfg.primary.provider if cfg is not None and cfg.primary else None)
     if not primary:
         raise BadInput(f"{home.config}: model.provider is not set; pass --pool POOL")
@@ -69,6 +67,11 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     if primary not in pools(doc):
         raise BadInput(f"--pool {primary}: no such pool in {home.auth} "
                        f"(pools: {', '.join(sorted(pools(doc))) or 'none'})")
+    # Imported here: aiohttp costs about 1 s of start-up (measured with -X importtime)
+    # that every other verb would otherwise pay.
+    from store.proxy.chain import Chain
+    from store.proxy.server import ProxyServer, serve
+
     gate = gate_for(args.host, args.client_keys or home.root / CLIENT_KEYS_FILE)
     chain = Chain(home, primary, refresh_hook=refresh.RefreshHook(), restore_interval=args.restore_interval,
                   lock_timeout=args.lock_timeout)
@@ -89,7 +92,7 @@ def _hhmm(ts: Any) -> str:
 
 
 def _status(args: argparse.Namespace) -> int:
-    home = home_of(args)
+    home = resolve_home(getattr(args, "home", None))
     st = read_status(home)
     live = st is not None and is_live(st, time.time())
     if args.json:

@@ -14,5 +14,6 @@ from __future__ import annotations
 
 ALLOWED_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models")
 DEFAULT_PORT = 8645
+DRAIN_TIMEOUT = 10.0      # seconds SIGTERM waits for in-flight requests
 STATUS_FILE = "hermes-admin-proxy.json"
 CLIENT_KEYS_FILE = "hermes-admin-proxy-keys"

@@ -35,7 +35,7 @@ from ..errors import StoreUnreadable
 from ..outcomes import FAILED, OUT, RETRY, ROTATED, Result
 from ..paths import AUTH_FILE, ENV_FILE, Home
 from ..watch import watch_home
-from . import ALLOWED_PATHS
+from . import ALLOWED_PATHS, DRAIN_TIMEOUT
 from .chain import Attempt, Chain
 from .inbound import Gate
 from .stats import Stats, write_status
@@ -56,7 +56,6 @@ log = logging.getLogger("hermes_admin.proxy")
 
 BODY_CAP = 10 * 1024 * 1024
 FLUSH_INTERVAL = 1.0
-DRAIN_TIMEOUT = 10.0
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)
 class ProxyServer:
