@@ -110,6 +110,9 @@ class FakeProvider(ProviderScript):
 def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: without TCP_NODELAY, Nagle plus the
+        # client's delayed ACK add ~40 ms to every kept-alive answer.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep quiet
             pass

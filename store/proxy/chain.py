@@ -120,6 +120,10 @@ class Chain:
                     row.update(fields)
             self._rows = fresh
 
+    def row_count(self) -> int:
+        """Rows in the chain's pools: bounds how many tries one request may take."""
+        return sum(len(rows) for rows in self._rows.values()) + len(self.routes)
+
     def set_env(self, env: Mapping[str, str]) -> None:
         self.env.clear()
         self.env.update(env)

@@ -241,7 +241,7 @@ class ProxyServer:
         attempt = chain.select()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in DROP_REQUEST}
         tail = path[3:] + (f"?{request.query_string}" if request.query_string else "")
-        tries, limit = 0, self._max_tries + 2 * sum(d["rows"] for d in chain.describe())
+        tries, limit = 0, self._max_tries + 2 * chain.row_count()
         while attempt is not None and tries < limit:
             tries += 1
             sel = attempt.selection
