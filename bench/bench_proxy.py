@@ -32,6 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 LITELLM_VENV = ROOT / ".cache" / "litellm-venv"
 KEYS = [f"sk-or-v1-bench-{i:032d}" for i in range(4)]
+# LiteLLM refuses to start without a master key; clients then present it as their bearer.
+LITELLM_MASTER = "sk-litellm-bench-master-" + "0" * 32
 BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
 
 
@@ -141,7 +143,8 @@ def start_litellm(tmp: Path, upstream: str, port: int) -> subprocess.Popen | Non
     cfg.write_text("model_list:\n" + entries + "litellm_settings:\n  drop_params: true\n"
                    "  telemetry: false\n")
     log = open(tmp / "litellm.log", "w")  # noqa: SIM115 - closed with the process
-    env = dict(os.environ, LITELLM_LOG="ERROR", LITELLM_TELEMETRY="False", DISABLE_SCHEMA_UPDATE="True")
+    env = dict(os.environ, LITELLM_LOG="ERROR", LITELLM_TELEMETRY="False", DISABLE_SCHEMA_UPDATE="True",
+               LITELLM_MASTER_KEY=LITELLM_MASTER)
     proc = subprocess.Popen([str(exe), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
                              "--num_workers", "1"], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp)
     import urllib.request
@@ -260,18 +263,18 @@ def main(argv: list[str] | None = None) -> int:
         procs.append(fake)
         ours, ours_url = start_ours(tmp, upstream)
         procs.append(ours)
-        targets = {"direct": upstream + "/api/v1", "hermes-admin": ours_url}
+        targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
         if not args.no_litellm:
             port = _free_port()
             ll = start_litellm(tmp, upstream, port)
             if ll is not None:
                 procs.append(ll)
-                targets["litellm"] = f"http://127.0.0.1:{port}/v1"
+                targets["litellm"] = (f"http://127.0.0.1:{port}/v1", LITELLM_MASTER)
         print(f"upstream {upstream}; {os.cpu_count()} CPUs; {args.seconds:g} s per run", flush=True)
         results = {}
-        for name, url in targets.items():
+        for name, (url, key) in targets.items():
             print(f"measuring {name} ...", flush=True)
-            results[name] = measure(url, KEYS[0], args.seconds)
+            results[name] = measure(url, key, args.seconds)
         report(results)
         print(f"\nmedian of per-target c16 p50: {statistics.median(r['c16_p50'] for r in results.values()):.2f} ms")
     finally:

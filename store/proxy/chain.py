@@ -49,6 +49,7 @@ class Attempt:
     index: int
     selection: Selection
     client: PoolClient | None = None
+    fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
 
 
 class _RequestClient(PoolClient):
@@ -85,6 +86,9 @@ class Chain:
         self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
         self.fallback_since: float | None = None
         self.counted = 0                  # selections counted (written or pending)
+        self._strategies: dict[str, str] = {}
+        self._ttls = policy.DEFAULT_TTLS
+        self.refresh_config()
 
     # -- the view --
 
@@ -120,6 +124,13 @@ class Chain:
                     row.update(fields)
             self._rows = fresh
 
+    def refresh_config(self) -> None:
+        """Re-read strategies and TTLs (at start and when the watcher sees config.yaml change),
+        so a request costs no stat of config.yaml."""
+        cfg = self.runtime.config
+        self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
+        self._ttls = cfg.ttls
+
     def row_count(self) -> int:
         """Rows in the chain's pools: bounds how many tries one request may take."""
         return sum(len(rows) for rows in self._rows.values()) + len(self.routes)
@@ -142,7 +153,7 @@ class Chain:
                                            f"falling back to {self.routes[i].name}")
                     rt.active = i
                     self.fallback_since = self.clock()
-                return Attempt(i, sel)
+                return Attempt(i, sel, fresh=True)
         return None
 
     def _select_in(self, index: int) -> Selection | None:
@@ -150,8 +161,7 @@ class Chain:
         model = route.model if index > 0 else None
         if route.pool is not None and route.pool in self._rows:
             now = self.clock()
-            cfg = self.runtime.config
-            strategy, ttls = cfg.strategy_for(route.pool), cfg.ttls
+            strategy, ttls = self._strategies.get(route.pool, policy.DEFAULT_STRATEGY), self._ttls
             env = self.env
             with self._lock:
                 rows = self._rows[route.pool]
@@ -178,8 +188,7 @@ class Chain:
             if rows is None:
                 return True       # a key taken from the environment: nothing to cool
             row = _find(rows, sel.row_id)
-            return row is not None and policy.effective(row, rows, self.clock(),
-                                                        self.runtime.config.ttls).usable
+            return row is not None and policy.effective(row, rows, self.clock(), self._ttls).usable
 
     # -- outcomes (blocking: run in a worker thread) --
 
@@ -269,7 +278,7 @@ class Chain:
     def reopen_times(self) -> dict[str, float | None]:
         """Per pool of the chain: when its soonest cooling row reopens (None: never by itself)."""
         now = self.clock()
-        ttls = self.runtime.config.ttls
+        ttls = self._ttls
         out: dict[str, float | None] = {}
         with self._lock:
             for route in self.routes:
@@ -290,7 +299,7 @@ class Chain:
     def describe(self) -> list[dict[str, Any]]:
         """The chain for the status file: per route its pool, model and row counts."""
         now = self.clock()
-        ttls = self.runtime.config.ttls
+        ttls = self._ttls
         out = []
         with self._lock:
             for i, route in enumerate(self.routes):

@@ -33,7 +33,7 @@ from .. import probe
 from ..authfile import read_store
 from ..errors import StoreUnreadable
 from ..outcomes import FAILED, OUT, RETRY, ROTATED, Result
-from ..paths import AUTH_FILE, ENV_FILE, Home
+from ..paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from ..watch import watch_home
 from . import ALLOWED_PATHS, DRAIN_TIMEOUT
 from .chain import Attempt, Chain
@@ -156,6 +156,8 @@ class ProxyServer:
                     log.warning("%s; keeping the last good view", exc)
                 else:
                     self.chain.load_doc(doc)
+            if CONFIG_FILE in changed:
+                loop.call_soon_threadsafe(self.chain.refresh_config)
             if ENV_FILE in changed:
                 env = probe.home_env(self.home)
                 loop.call_soon_threadsafe(self.chain.set_env, env)
@@ -245,7 +247,7 @@ class ProxyServer:
         while attempt is not None and tries < limit:
             tries += 1
             sel = attempt.selection
-            if not chain.usable(sel):       # benched since it was chosen: never send to it
+            if not attempt.fresh and not chain.usable(sel):   # benched since chosen: never send to it
                 attempt = chain.select()
                 continue
             payload = body if attempt.index == 0 or not sel.model else with_model(body, sel.model)
