@@ -265,3 +265,28 @@ def test_status_file_is_0600_and_holds_no_secret(home, fake):
         assert len(status["pools"]["openrouter"]["requests"]) == 60
         assert status["active"] == "openrouter" and status["on_fallback_since"] is None
     assert json.loads(path.read_text())["state"] == "stopped"
+
+
+def test_counts_are_written_behind_in_batches(home, monkeypatch):
+    """100 requests cost at most one count transaction per second, and every count lands."""
+    import time
+
+    import store.proxy.chain as chain_mod
+
+    calls = []
+    real = chain_mod.transaction
+
+    def counting(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(chain_mod, "transaction", counting)
+    with running_proxy(home) as p:
+        c = sdk(p.url)
+        t0 = time.monotonic()
+        for _ in range(100):
+            c.chat.completions.create(model="m", messages=MSG)
+        elapsed = time.monotonic() - t0
+        during = len(calls)
+    assert during <= int(elapsed) + 1        # one flush a second at most (a per-request write: 100)
+    assert read_doc(home)["credential_pool"]["openrouter"][0]["request_count"] == 100

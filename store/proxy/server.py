@@ -252,6 +252,10 @@ class ProxyServer:
                 continue
             payload = body if attempt.index == 0 or not sel.model else with_model(body, sel.model)
             base = (sel.base_url or DEFAULT_BASES.get(sel.pool, "")).rstrip("/")
+            if not base:       # a configuration gap, not the key's fault: bench nothing
+                self.stats.errors += 1
+                return error_body(502, f"{sel.pool}: row {sel.row_id} has no base_url and the pool "
+                                       f"no default; set base_url on the row", "no_upstream")
             headers["Authorization"] = "Bearer " + sel.token
             self.stats.begin(sel.pool, sel.row_id, sel.label)
             raw: bytes | None = None       # the upstream's error body (None: never answered)
