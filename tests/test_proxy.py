@@ -290,3 +290,20 @@ def test_counts_are_written_behind_in_batches(home, monkeypatch):
         during = len(calls)
     assert during <= int(elapsed) + 1        # one flush a second at most (a per-request write: 100)
     assert read_doc(home)["credential_pool"]["openrouter"][0]["request_count"] == 100
+
+
+def test_a_stream_that_breaks_after_bytes_is_recorded_not_retried(home, fake):
+    fake.stream_chunks, fake.stream_break_after = 10, 3
+    with running_proxy(home) as p:
+        got = []
+        with pytest.raises((openai.APIError, httpx.HTTPError)):     # the client sees the stream end early
+            for ch in sdk(p.url).chat.completions.create(model="m", messages=MSG, stream=True):
+                got.append(ch.choices[0].delta.content)
+        assert got[:3] == ["tok0 ", "tok1 ", "tok2 "]
+        wait_until(lambda: read_doc(home)["credential_pool"]["openrouter"][0]["last_error_code"] == 502,
+                   10, "the broken stream to be recorded on the row")
+        assert p.server.stats.stream_failures == 1
+        assert fake.requests_by_key() == {OR_KEYS[0]: 1}       # not retried
+        fake.stream_break_after = None
+        r = sdk(p.url).chat.completions.with_raw_response.create(model="m", messages=MSG)
+        assert r.headers["x-hermes-credential"] == "or1aaa"   # the benched row is skipped

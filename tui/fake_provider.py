@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -68,6 +69,7 @@ class FakeProvider(ProviderScript):
         self._thread: threading.Thread | None = None
         self.stream_chunks = 5          # deltas per streamed chat answer
         self.stream_interval = 0.0      # seconds between deltas
+        self.stream_break_after: int | None = None   # drop the connection after N deltas
 
     def requests_by_key(self, path_part: str = "") -> dict[str, int]:
         """Requests received per bearer (any status), for paths containing *path_part*."""
@@ -143,10 +145,14 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                     if i and provider.stream_interval:
                         time.sleep(provider.stream_interval)
                     self._chunk(_sse(_delta(model, f"tok{i} ", None)))
+                    if provider.stream_break_after is not None and i + 1 >= provider.stream_break_after:
+                        self.close_connection = True      # no terminating chunk: a broken stream
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
                 self._chunk(_sse(_delta(model, "", "stop")) + b"data: [DONE]\n\n")
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
-            except (BrokenPipeError, ConnectionResetError):
+            except (BrokenPipeError, ConnectionResetError, OSError):
                 self.close_connection = True
 
         def _chunk(self, data: bytes) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -342,6 +343,11 @@ class ProxyServer:
                                 sent, type(exc).__name__)
                     res = Result(502, message=f"stream broke after {sent} bytes")
                     asyncio.get_running_loop().run_in_executor(None, self.chain.outcome, attempt, res)
+                    # Tell the client in-band (SDKs raise on an SSE error event) rather than
+                    # ending the stream as if the answer were complete.
+                    err = {"error": {"message": f"upstream stream broke after {sent} bytes", "type":
+                                     "upstream_stream_broken", "code": 502}}
+                    await resp.write(b"data: " + json.dumps(err).encode() + b"\n\n")
                     break
                 if not chunk:
                     break
