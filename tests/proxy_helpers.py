@@ -59,11 +59,12 @@ class Running:
 
 @contextmanager
 def running_proxy(home: Home, *, host: str = "127.0.0.1", gate: Gate | None = None,
-                  restore_interval: float = 300.0, watch: bool = True, **kw: Any) -> Iterator[Running]:
+                  restore_interval: float = 300.0, watch: bool = True, refresh_hook: Any = None,
+                  **kw: Any) -> Iterator[Running]:
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
     thread.start()
-    chain = Chain(home, "openrouter", restore_interval=restore_interval, env={})
+    chain = Chain(home, "openrouter", restore_interval=restore_interval, env={}, refresh_hook=refresh_hook)
     server = ProxyServer(home, chain, gate or Gate(None), host=host, port=0, watch=watch, **kw)
     running = Running(server, loop)
     try:

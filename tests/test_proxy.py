@@ -307,3 +307,24 @@ def test_a_stream_that_breaks_after_bytes_is_recorded_not_retried(home, fake):
         fake.stream_break_after = None
         r = sdk(p.url).chat.completions.with_raw_response.create(model="m", messages=MSG)
         assert r.headers["x-hermes-credential"] == "or1aaa"   # the benched row is skipped
+
+
+def test_401_refreshes_the_oauth_token_then_retries(home, fake):
+    from store import refresh
+    from store.transaction import transaction
+    from tui.fake_provider import unauthorized
+
+    with transaction(home) as doc:
+        row = doc["credential_pool"]["openrouter"][0]
+        row.update(auth_type="oauth", refresh_token="rt-proxy-0001")
+    fake.script(OR_KEYS[0], unauthorized("token_expired"))
+    fake.oauth("rt-proxy-0001", access_token="at-proxy-fresh-0002", new_refresh="rt-proxy-0002")
+    hook = refresh.RefreshHook({"openrouter": fake.url + "/oauth/token"})
+    with running_proxy(home, refresh_hook=hook) as p:
+        c = sdk(p.url)
+        r = c.chat.completions.with_raw_response.create(model="m", messages=MSG)
+        assert r.headers["x-hermes-credential"] == "or0aaa"      # the same row, refreshed, not rotated
+        for _ in range(3):
+            c.chat.completions.create(model="m", messages=MSG)
+    assert fake.requests_by_key() == {OR_KEYS[0]: 1, "at-proxy-fresh-0002": 4}
+    assert read_doc(home)["credential_pool"]["openrouter"][0]["refresh_token"] == "rt-proxy-0002"

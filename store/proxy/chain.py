@@ -206,6 +206,9 @@ class Chain:
             attempt.client = client
         attempt.client.current = sel
         decision = attempt.client.report(result)
+        if decision.selection is not None and decision.selection.row_id == sel.row_id \
+                and decision.selection.token != sel.token:
+            self.load()    # a refreshed token: the view must not hand out the old one again
         if attempt.index == 0:
             self.runtime._check_vouched(sel, result)   # a probe that lied is distrusted
         return decision
