@@ -26,6 +26,7 @@ from tui.fake_provider import FakeProvider, ok, rate_limited
 from .conftest import read_doc
 from .proxy_helpers import NOUS_KEY, OR_KEYS, running_proxy, seed, wait_until
 
+pytestmark = pytest.mark.slow      # a live server, the store watcher and threads of clients
 MSG = [{"role": "user", "content": "hi"}]
 
 
