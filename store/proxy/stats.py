@@ -5,6 +5,16 @@ Per credential: in-flight requests and requests in the last minute. Per pool: re
 and 429s in 10 s buckets over the last 10 minutes. The status file
 ``<home>/hermes-admin-proxy.json`` is written atomically, mode 0600, without fsync (it is
 a view, rebuilt every second) and holds ids, labels and counts, never a secret.
+
+The file's keys (what a console panel reads): ``pid host port url state`` (running |
+draining | stopped) ``started_at updated_at`` (epoch s), ``primary``, ``active`` (the
+route serving now), ``on_fallback_since`` and ``next_restore_check`` (epoch s or null),
+``chain`` (per route: name, pool, model, active, rows, usable, cooling, dead),
+``in_flight``, ``pending_counts``, ``inbound_auth``, ``credentials`` (per row: pool, id,
+label, in_flight, requests_per_minute), ``pools`` (per pool: bucket_seconds, and
+``requests`` / ``rate_limited``: 60 counts, oldest first, the last one the current 10 s),
+``requests_total``, ``errors_total``, ``stream_failures``. Use :func:`is_live` to tell a
+running proxy from a stale file.
 """
 
 from __future__ import annotations
