@@ -223,7 +223,7 @@ def report(results: dict[str, dict]) -> None:
         if name == "direct":
             continue
         added[name] = {k: r[k] - d[k] for k in ("c1_p50", "c1_p99", "c16_p50", "c16_p99", "ttfb_p50")}
-        print(f"  {name:<12}" + "  ".join(f"{k} {v:+.2f}" for k, v in added[name].items()))
+        print(f"  {name:<14}" + "  ".join(f"{k} {v:+.2f}" for k, v in added[name].items()))
     ours = results["hermes-admin"]
     a = added["hermes-admin"]
     print("\ngoals (hermes-admin):")
