@@ -18,9 +18,10 @@ import openai
 import pytest
 
 from store.paths import Home
-from store.proxy import ALLOWED_PATHS, STATUS_FILE
+from store.proxy import ALLOWED_PATHS
 from store.proxy.chain import Chain
 from store.proxy.inbound import Gate, InboundAuthError, gate_for, is_loopback
+from store.proxy.stats import status_path
 from tui.fake_provider import FakeProvider, ok, rate_limited
 
 from .conftest import read_doc
@@ -255,7 +256,7 @@ def test_status_file_is_0600_and_holds_no_secret(home, fake):
     with running_proxy(home) as p:
         sdk(p.url).chat.completions.create(model="m", messages=MSG)
         p.server._write_status()
-        path = home.root / STATUS_FILE
+        path = status_path(home, p.server.port)
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
         text = path.read_text()
         status = json.loads(text)

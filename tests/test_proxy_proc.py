@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from store.paths import Home
-from store.proxy import STATUS_FILE
+from store.proxy.stats import status_path
 from store.transaction import transaction
 from tui.fake_provider import FakeProvider
 
@@ -94,7 +94,8 @@ def test_sigterm_drains_the_stream_in_flight_then_flushes(home, fake):
     body = b"".join(got)
     assert body.count(b"tok") == 20 and body.rstrip().endswith(b"data: [DONE]")
     assert read_doc(home)["credential_pool"]["openrouter"][0]["request_count"] == 1
-    assert json.loads((home.root / STATUS_FILE).read_text())["state"] == "stopped"
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    assert json.loads(status_path(home, port).read_text())["state"] == "stopped"
 
 
 def test_exposed_bind_without_client_keys_refuses_to_start(home, tmp_path):
@@ -123,7 +124,7 @@ def test_proxy_status(home):
                            capture_output=True, text=True, env=cli_env(home), timeout=20)
         assert r.returncode == 0
         data = json.loads(r.stdout)
-        assert data["running"] is True and data["status"]["primary"] == "openrouter"
+        assert data["running"] is True and data["proxies"][0]["primary"] == "openrouter"
         r = subprocess.run([str(HERMES_ADMIN), "proxy", "status", "--home", str(home.root)],
                            capture_output=True, text=True, env=cli_env(home), timeout=20)
         assert "chain: on primary openrouter" in r.stdout
@@ -168,6 +169,9 @@ def test_two_proxies_and_a_console_lose_nothing(home: Home, fake):
         assert stop(a) == 0
         assert stop(b) == 0
     assert not errors
+    ports = {int(u.rsplit(":", 1)[1].split("/")[0]) for u in (url_a, url_b)}
+    states = {json.loads(status_path(home, port).read_text())["state"] for port in ports}
+    assert len(ports) == 2 and states == {"stopped"}     # each proxy kept its own status file
     doc = read_doc(home)
     rows = doc["credential_pool"]["openrouter"]
     served = sum(r["request_count"] - counts0[r["id"]] for r in rows)

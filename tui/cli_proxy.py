@@ -28,7 +28,7 @@ from store.model import pools
 from store.paths import resolve_home
 from store.proxy import CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT
 from store.proxy.inbound import gate_for
-from store.proxy.stats import is_live, read_status
+from store.proxy.stats import is_live, read_statuses
 from store.runtime import RESTORE_INTERVAL
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -93,26 +93,34 @@ def _hhmm(ts: Any) -> str:
 
 def _status(args: argparse.Namespace) -> int:
     home = resolve_home(getattr(args, "home", None))
-    st = read_status(home)
-    live = st is not None and is_live(st, time.time())
+    now = time.time()
+    statuses = read_statuses(home)
+    live = [st for st in statuses if is_live(st, now)]
     if args.json:
-        json.dump({"running": live, "status": st}, sys.stdout, indent=2, ensure_ascii=False)
+        json.dump({"running": bool(live), "proxies": live, "last": statuses[0] if statuses else None},
+                  sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return EXIT_OK if live else EXIT_FAILURE
-    if st is None:
+    if not statuses:
         print(f"no proxy has run on {home.root}")
         return EXIT_FAILURE
     if not live:
+        st = statuses[0]
         print(f"no proxy running on {home.root} (last status {st.get('state', '—')} at {_hhmm(st.get('updated_at'))})")
         return EXIT_FAILURE
+    for st in live:
+        _print_status(st)
+    return EXIT_OK
+
+
+def _print_status(st: dict[str, Any]) -> None:
     print(f"proxy {st.get('url')} pid {st.get('pid')}, {st.get('state')} since {_hhmm(st.get('started_at'))}; "
           f"in flight {st.get('in_flight', 0)}, requests {st.get('requests_total', 0)}, "
           f"client keys {'required' if st.get('inbound_auth') else 'not required (loopback)'}")
-    since = st.get("on_fallback_since")
     if st.get("active") == st.get("primary"):
         print(f"chain: on primary {st.get('primary')}")
     else:
-        print(f"chain: on fallback {st.get('active')} since {_hhmm(since)}, "
+        print(f"chain: on fallback {st.get('active')} since {_hhmm(st.get('on_fallback_since'))}, "
               f"next restore check {_hhmm(st.get('next_restore_check'))}")
     for r in st.get("chain") or []:
         mark = "▶" if r.get("active") else " "
@@ -125,4 +133,3 @@ def _status(args: argparse.Namespace) -> int:
     for name, p in (st.get("pools") or {}).items():
         print(f"pool {name}: last 10 min {sum(p.get('requests') or [])} requests, "
               f"{sum(p.get('rate_limited') or [])} answered 429")
-    return EXIT_OK

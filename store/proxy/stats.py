@@ -3,7 +3,7 @@
 Counters live in memory on the event loop (no lock needed: one thread touches them).
 Per credential: in-flight requests and requests in the last minute. Per pool: requests
 and 429s in 10 s buckets over the last 10 minutes. The status file
-``<home>/hermes-admin-proxy.json`` is written atomically, mode 0600, without fsync (it is
+``<home>/hermes-admin-proxy-<port>.json`` (one per proxy) is written atomically, mode 0600, without fsync (it is
 a view, rebuilt every second) and holds ids, labels and counts, never a secret.
 
 The file's keys (what a console panel reads): ``pid host port url state`` (running |
@@ -24,11 +24,12 @@ import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..authfile import atomic_write_bytes
 from ..paths import Home
-from . import STATUS_FILE
+from . import STATUS_PREFIX
 
 BUCKET_SECONDS = 10
 BUCKETS = 60          # 10 minutes
@@ -107,27 +108,29 @@ class Stats:
                 "errors_total": self.errors, "stream_failures": self.stream_failures}
 
 
-def status_path(home: Home) -> os.PathLike[str]:
-    return home.root / STATUS_FILE
+def status_path(home: Home, port: int) -> Path:
+    """The status file of the proxy listening on *port*."""
+    return home.root / f"{STATUS_PREFIX}{port}.json"
 
 
 def write_status(home: Home, status: dict[str, Any]) -> None:
-    """Atomically replace the status file (0600, no fsync: it is rebuilt every second)."""
+    """Atomically replace this proxy's status file (0600, no fsync: rebuilt every second)."""
     data = json.dumps(status, indent=1, sort_keys=True).encode()
-    atomic_write_bytes(home.root / STATUS_FILE, data, sync=False, mode=0o600)
+    atomic_write_bytes(status_path(home, int(status["port"])), data, sync=False, mode=0o600)
 
 
-def read_status(home: Home) -> dict[str, Any] | None:
-    """The last status a proxy wrote on *home*, or None when there is none or it is unreadable."""
-    try:
-        raw = (home.root / STATUS_FILE).read_bytes()
-    except OSError:
-        return None
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+def read_statuses(home: Home) -> list[dict[str, Any]]:
+    """Every proxy status file on *home*, the most recently updated first; unreadable ones skipped."""
+    out = []
+    for path in home.root.glob(f"{STATUS_PREFIX}*.json"):
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            out.append(data)
+    return sorted(out, key=lambda d: d.get("updated_at") if isinstance(d.get("updated_at"), (int, float))
+                  else 0.0, reverse=True)
 
 
 def is_live(status: dict[str, Any], now: float) -> bool:
