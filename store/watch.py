@@ -20,12 +20,12 @@ from typing import Any, Callable, Iterator, Mapping
 
 from watchfiles._rust_notify import RustNotify
 
-from . import authfile, events, inotify
+from . import authfile, config_read, envfile, events, inotify
 from .errors import ConfigUnreadable, StoreUnreadable
 from .paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from .policy import DEFAULT_TTLS, Ttls
 from .pool_cache import PoolCache, diff_changed
-from .view import PoolView, build_pools
+from .view import PoolView
 
 WATCHED = frozenset({AUTH_FILE, CONFIG_FILE, ENV_FILE})
 
@@ -137,7 +137,7 @@ def _watch_watchfiles(
             # RustNotify directly (not watchfiles.watch) so the watch is armed
             # before the initial load is requested.
             root = str(home.root)
-            notify = RustNotify([root], False, _force_polling(), 300, False, False)
+            notify = rust_notify(home.root)
         except OSError:
             stop.wait(missing_poll)  # removed between the stat and the watch
             continue
@@ -159,6 +159,15 @@ def _watch_watchfiles(
                     break  # the watched directory is gone or was swapped: re-arm
 
 
+def rust_notify(path: Path, *, recursive: bool = False) -> RustNotify:
+    """watchfiles' notifier on *path*, built here only: the one module using its private API.
+
+    Built directly (not through ``watchfiles.watch``) so a watch is armed before the first
+    load is requested; tests/test_private_api.py guards the constructor.
+    """
+    return RustNotify([str(path)], False, _force_polling(), 300, recursive, recursive)
+
+
 def _force_polling() -> bool:
     """Honour WATCHFILES_FORCE_POLLING like watchfiles.watch does (network filesystems)."""
     value = os.environ.get("WATCHFILES_FORCE_POLLING")
@@ -166,17 +175,13 @@ def _force_polling() -> bool:
 
 
 def _read_config(home: Home) -> Any:
-    """store.config.read_config(home); None when there is no config file."""
-    from . import config as config_mod
-
+    """store.config_read.read_config(home); None when there is no config file."""
     if not home.config.exists():
         return None
-    return config_mod.read_config(home)
+    return config_read.read_config(home)
 
 
 def _read_env(home: Home) -> tuple[dict[str, str], str | None]:
-    from . import envfile
-
     values, problem = envfile.read_env_report(home)
     return dict(values), problem
 
@@ -220,11 +225,6 @@ class HomeState:
     @property
     def ttls(self) -> Ttls:
         return getattr(self.config, "ttls", None) or DEFAULT_TTLS
-
-    def rebuild(self, now: float) -> list[PoolView]:
-        """The pool views at *now* from this state's documents (no IO)."""
-        return build_pools(self.doc, strategies=self.strategies, now=now, ttls=self.ttls,
-                           env=self.env)
 
 
 class HomeLoader:
@@ -305,7 +305,11 @@ def follow(
     home: Home, stop: threading.Event, *, clock: Callable[[], float] = time.time,
     loader: HomeLoader | None = None,
 ) -> Iterator[HomeState]:
-    """Watch *home* and yield a fresh :class:`HomeState` for every change, until *stop*."""
+    """Watch *home* and yield a fresh :class:`HomeState` for every change, until *stop*.
+
+    The console's watcher worker runs this loop; one thread owns the loader, so reads are
+    serial and generations only grow.
+    """
     loader = loader or HomeLoader(home, clock)
     for changed in watch_home(home, stop):
         if stop.is_set():

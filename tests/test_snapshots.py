@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from tests.test_tui_cells import CANARY, NOW, utc, write_sample  # noqa: F401
+from tests.tui_sample import CANARY, NOW, write_sample
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.widgets import CredentialTable
@@ -270,7 +270,7 @@ def test_modal_audit_view(snap_compare) -> None:
 
 
 def test_modal_probe_result(snap_compare) -> None:
-    from tui.probe_report import ProbeReport, ProbeRow
+    from store.probe_report import ProbeReport, ProbeRow
 
     home = fixed_home("m-probe")
     write_sample(home)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 import pytest
 from textual import events
@@ -22,54 +21,25 @@ from screens.dashboard import DashboardScreen
 from store.paths import Home
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.helpers_proc import spawn, stop, wait_ready
-from tests.test_tui_cells import CANARY, NOW, utc, write_sample  # noqa: F401
-from tui.app import HermesAdminApp
-from tui.clock import FakeClock
+from tests.tui_sample import (
+    CANARY,
+    NOW,
+    app_for,
+    audit_lines,
+    key,
+    notes,
+    on_row,
+    rows_by_id,
+    settle,
+    table_of,
+    write_sample,
+)
 from tui.texts import READ_ONLY
-from tui.widgets import CredentialTable, StatusBar
+from tui.widgets import StatusBar
 
 pytestmark = pytest.mark.usefixtures("utc")
 
 NEW_KEY = "sk-or-v1-NEWCANARY9876543210fedcbaQ7Z1"
-
-
-def app_for(home: Home, **kw: Any) -> HermesAdminApp:
-    return HermesAdminApp(home, clock=kw.pop("clock", None) or FakeClock(NOW), watch=False,
-                          tick=False, **kw)
-
-
-def key(pool: str, rid: str) -> str:
-    return f"cred\x1f{pool}\x1f{rid}"
-
-
-def table_of(app: HermesAdminApp) -> CredentialTable:
-    return app.dashboard.query_one(CredentialTable)
-
-
-def rows_by_id(home: Home, pool: str = "openrouter") -> dict[str, dict]:
-    return {r["id"]: r for r in read_doc(home)["credential_pool"].get(pool, [])}
-
-
-def notes(app: HermesAdminApp) -> list[str]:
-    return [n.message for n in app._notifications]
-
-
-def audit_lines(home: Home) -> list[dict]:
-    if not home.audit.exists():
-        return []
-    return [json.loads(line) for line in home.audit.read_text().splitlines()]
-
-
-async def settle(app: HermesAdminApp, pilot: Any) -> None:
-    """Wait for every write worker, then let the app handle what they posted (bounded)."""
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-
-
-async def on_row(app: HermesAdminApp, pilot: Any, pool: str, rid: str) -> None:
-    assert table_of(app).move_to_key(key(pool, rid))
-    await pilot.pause()
 
 
 # ---------------------------------------------------------------- reset

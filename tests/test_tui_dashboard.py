@@ -15,13 +15,12 @@ from store.model import pool_rows
 from store.paths import Home
 from store.transaction import transaction
 from tests.conftest import make_row, make_store, write_store
-from tests.test_tui_cells import NOW, write_sample
+from tests.tui_sample import NOW, write_sample
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.widgets import Banner, CredentialTable, EmptyState, StatusBar
 
 pytestmark = pytest.mark.usefixtures("utc")
-from tests.test_tui_cells import utc  # noqa: E402,F401  (fixture)
 
 
 def app_for(home: Home, clock: FakeClock | None = None, **kw) -> HermesAdminApp:

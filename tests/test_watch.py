@@ -16,7 +16,7 @@ import pytest
 from store.paths import Home
 from store.watch import HomeLoader, backend, follow, watch_home
 from tests.conftest import make_row, make_store, write_store
-from tests.test_tui_cells import NOW
+from tests.tui_sample import NOW
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.widgets import CredentialTable
