@@ -27,6 +27,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_store.py
 	$(BIN)/python bench/bench_tui.py
 	$(BIN)/python bench/bench_runtime.py --procs 1 4 --seconds 3
+	$(BIN)/python bench/bench_fleet.py
+	$(BIN)/python bench/bench_proxy.py --seconds 3
 
 # Mutation testing (not in CI; minutes to hours): kill rate in the README.
 mutate: $(STAMP)
@@ -36,6 +38,7 @@ mutate: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check store tui screens tests bench
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .cache build *.egg-info

@@ -24,7 +24,8 @@ from store import actions
 from store.errors import BadInput
 from store.model import validate_pool_key
 from store.secrets import fingerprint
-from store.transaction import apply
+from store.write import StoreChange
+from tui.host import host
 from tui.texts import POOL_KEY_GUIDE
 from tui.writer import WriteResult
 
@@ -125,7 +126,7 @@ class AddKeyScreen(FormScreen):
         form = AddKeyForm(pool, label, key, base_url, priority)
         # The store's own rules, on a throwaway copy: duplicate key or label, priority range...
         trial = copy.deepcopy(self.doc) if self.doc is not None else {}
-        actions.add_key(trial, pool, key, self.app.clock(), label=label,  # type: ignore[attr-defined]
+        actions.add_key(trial, pool, key, host(self).clock(), label=label,
                         priority=priority, base_url=base_url)
         return form
 
@@ -137,13 +138,13 @@ class AddKeyScreen(FormScreen):
         except BadInput as exc:
             self.show_error(field_message(exc.field, exc.problem))
             return
-        app: Any = self.app
-        home, timeout, now = app.home, app.lock_timeout, app.clock()
+        app = host(self)
 
-        def write() -> actions.Outcome:
-            return apply(home, lambda doc: actions.add_key(
-                doc, form.pool, form.key, now, label=form.label, priority=form.priority,
-                base_url=form.base_url), lock_timeout=timeout)
+        def add(doc: dict, now: float) -> actions.Outcome:
+            return actions.add_key(doc, form.pool, form.key, now, label=form.label,
+                                   priority=form.priority, base_url=form.base_url)
+
+        write = StoreChange(add, lock_timeout=app.lock_timeout, create=True)
 
         self.submit_write(f"adding {fingerprint(form.key)} to {form.pool}", write,
                           secrets=[form.key])

@@ -1,57 +1,51 @@
-"""Command palette entries (ctrl+p): every screen and dashboard action by name."""
+"""Command palette entries (ctrl+p), derived from the bindings like `?` help is.
+
+A binding that belongs in the palette carries its palette wording in its ``tooltip``:
+``"Name — what it does"``. The app's bindings run on the app, the dashboard's through
+``dashboard_action`` (which says why an unavailable one cannot run); the config tabs
+come from the config screen's own TABS. Nothing here restates a key or an action list.
+"""
 
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
+from typing import Callable, Iterable, cast
 
+from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from tui.host import Host
+
 from .config_view import TABS
+from .dashboard import DashboardScreen
+
+Command = tuple[str, str, Callable[[], object]]
+
+
+def palette_entries(bindings: Iterable[Binding | tuple]) -> list[tuple[str, str, str]]:
+    """(name, help, action) of each binding whose tooltip names a palette entry."""
+    out = []
+    for b in Binding.make_bindings(bindings):
+        if b.tooltip:
+            name, _, help_text = b.tooltip.partition(" — ")
+            out.append((name, help_text, b.action))
+    return out
 
 
 class ConsoleCommands(Provider):
     """Screens and actions of the console, searchable by name."""
 
-    def _commands(self) -> list[tuple[str, str, Callable[[], object]]]:
+    def _commands(self) -> list[Command]:
         app = self.app
-        run = app.run_action
-        dash = app.dashboard_action
-        cmds: list[tuple[str, str, Callable[[], object]]] = [
-            ("Dashboard", "back to the credential table", app.action_show_dashboard),
-            ("Help: keys", "every key binding", partial(run, "help")),
-            ("Filter credentials", "label, id, source, pool or status",
-             partial(dash, "filter")),
-            ("Sort: next order", "priority, status, time left, label, requests",
-             partial(dash, "sort")),
-            ("Pause / resume live updates", "hold store changes while reading",
-             partial(dash, "pause")),
-            ("Toggle wide columns", "auth, source, resets at, message, ids...",
-             partial(dash, "wide")),
-            ("Toggle events timeline", "transitions seen in the store",
-             partial(dash, "events")),
-            ("Credential detail", "every field of the selected row",
-             partial(dash, "detail")),
-            ("Add a key", "new API key in a pool (masked input)", partial(dash, "add")),
-            ("Reset cooldown", "selected or tagged rows; stamps status_cleared_at",
-             partial(dash, "reset")),
-            ("Set a cooldown", "bench the selected or tagged rows by hand",
-             partial(dash, "cooldown")),
-            ("Remove credential", "the selected row, after confirmation", partial(dash, "remove")),
-            ("Move up in priority", "the selected row, one place", partial(dash, "move_up")),
-            ("Move down in priority", "the selected row, one place", partial(dash, "move_down")),
-            ("Strategy of this pool", "fill_first, round_robin, random, least_used",
-             partial(dash, "strategy")),
-            ("Probe this pool", "ask the provider if benched keys reopened; lift those",
-             partial(dash, "probe")),
-            ("Tag / untag row", "for bulk reset and cooldown", partial(dash, "tag")),
-            ("Clear all tags", "untag every row", partial(dash, "clear_tags")),
-            ("Audit log", "the latest operator actions", partial(dash, "audit")),
-        ]
-        for key, title in TABS.items():
-            cmds.append((f"Config: {title}", "config.yaml as the agent reads it",
-                         partial(app.action_show_config, key)))
-        cmds.append(("Quit", "leave hermes-admin", partial(run, "quit")))
+        run, dash = app.run_action, cast(Host, app).dashboard_action
+        app_entries = palette_entries(type(app).BINDINGS)
+        cmds: list[Command] = [("Dashboard", "back to the credential table",
+                                partial(run, "show_dashboard"))]
+        cmds += [(n, h, partial(run, a)) for n, h, a in app_entries if a != "quit"]
+        cmds += [(n, h, partial(dash, a)) for n, h, a in palette_entries(DashboardScreen.BINDINGS)]
+        cmds += [(f"Config: {title}", "config.yaml as the agent reads it", partial(run, f"show_config('{key}')"))
+                 for key, title in TABS.items()]
+        cmds += [(n, h, partial(run, a)) for n, h, a in app_entries if a == "quit"]
         return cmds
 
     async def discover(self) -> Hits:

@@ -18,11 +18,19 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
+from store import config as cfg
 from store.config import ROUTING_KEYS
 from store.model import STRATEGIES
 from store.watch import HomeState
 from tui.format import NULL
+from tui.host import host
 from tui.texts import READ_ONLY
+
+from .confirm import ConfirmScreen
+from .explain import ExplainsDisabled
+from .fallback_edit import FallbackAddScreen
+from .routing_edit import RoutingEditScreen
+from .strategy import open_strategy_picker
 
 TABS = {
     "strategies": "Strategies",
@@ -136,7 +144,7 @@ EDITS: dict[str, tuple[str, ...]] = {
 }
 
 
-class ConfigScreen(Screen):
+class ConfigScreen(ExplainsDisabled, Screen):
     """Four tabs over config.yaml, three of them editable; follows the file live."""
 
     BINDINGS = [
@@ -167,8 +175,10 @@ class ConfigScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        state = getattr(self.app, "state", None)
-        self.show_state(state)
+        app = host(self)
+        app.state_signal.subscribe(self, self.show_state, immediate=True)
+        app.writes_signal.subscribe(self, lambda _: self.writes_changed(), immediate=True)
+        self.show_state(app.state)
 
     def show_state(self, state: HomeState | None) -> None:
         config = state.config if state is not None else None
@@ -184,7 +194,7 @@ class ConfigScreen(Screen):
             elif config is None:
                 lines.append(f"No config at {path}: Hermes uses its defaults "
                              "(fill_first, no fallback).")
-            elif getattr(self.app, "read_only", False):
+            elif host(self).read_only:
                 lines.append(f"{path} (read-only: started with --read-only)")
             else:
                 lines.append(f"{path} · edits keep your comments")
@@ -204,8 +214,7 @@ class ConfigScreen(Screen):
 
     def _show_note(self) -> None:
         lines = list(getattr(self, "note_lines", []))
-        writer = getattr(self.app, "writer", None)
-        busy = writer.status_text() if writer is not None else ""
+        busy = host(self).writer.status_text()
         if busy:
             lines.insert(0, f"⟳ {busy}")
         self.query_one("#config-note", Static).update(Text("\n".join(lines)))
@@ -236,7 +245,7 @@ class ConfigScreen(Screen):
 
     def edit_reason(self, action: str, step: int = 0) -> str | None:
         """Why *action* cannot run on this tab now (None: it can)."""
-        if getattr(self.app, "read_only", False):
+        if host(self).read_only:
             return READ_ONLY
         if action == "fallback_add":
             return None
@@ -257,23 +266,17 @@ class ConfigScreen(Screen):
             return True
         if not self.is_mounted or self.active_tab not in EDITS[action]:
             return False   # not this tab's key: hidden from the footer
-        step = int(parameters[0]) if parameters else 0  # type: ignore[call-overload]
-        return None if self.edit_reason(action, step) else True
+        return self.availability(action, parameters)
 
     def on_key(self, event: events.Key) -> None:
         """A key bound to an unavailable edit says why, instead of nothing at all."""
-        active = self.active_bindings.get(event.key)
-        if active is None or active.enabled:
-            return
-        action, params = active.binding.action, ()
-        if "(" in action:
-            action, _, rest = action.partition("(")
-            params = (int(rest.rstrip(")")),)
-        if action in EDITS:
-            reason = self.edit_reason(action, *params)
-            if reason:
-                self.app.notify(reason, severity="warning", timeout=4, markup=False)
-                event.stop()
+        self.explain_disabled_key(event)
+
+    def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
+        if action not in EDITS:
+            return None
+        step = parameters[0] if parameters and isinstance(parameters[0], int) else 0
+        return self.edit_reason(action, step)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self.refresh_bindings()
@@ -287,7 +290,7 @@ class ConfigScreen(Screen):
             self.action_edit()
 
     def _submit(self, what: str, fn: Any, on_done: Any = None) -> None:
-        app: Any = self.app
+        app = host(self)
         app.writer.submit(what, fn, lock=app.home.config_lock, on_done=on_done)
 
     def action_edit(self) -> None:
@@ -295,33 +298,23 @@ class ConfigScreen(Screen):
         if row is None or self.edit_reason("edit"):
             return
         if self.active_tab == "strategies":
-            from .strategy import open_strategy_picker
-
             pool = row[0]
             state = getattr(self, "home_state", None)
             configured = state.strategies.get(pool) if state is not None else None
             open_strategy_picker(self.app, pool, configured)
         elif self.active_tab == "routing":
-            from .routing_edit import RoutingEditScreen
-
             key = row[0]
             current = (_get(self.config, "routing", None) or {}).get(key)
             self.app.push_screen(RoutingEditScreen(key, current))
 
     def action_fallback_add(self) -> None:
-        from .fallback_edit import FallbackAddScreen
-
         self.app.push_screen(FallbackAddScreen())
 
     def action_remove_entry(self) -> None:
         row = self._row()
         if row is None or self.edit_reason("remove_entry"):
             return
-        from store import config as cfg
-
-        from .confirm import ConfirmScreen
-
-        app: Any = self.app
+        app = host(self)
         home, timeout = app.home, app.lock_timeout
         if self.active_tab == "fallback":
             index = int(row[0])
@@ -345,9 +338,7 @@ class ConfigScreen(Screen):
     def action_move_entry(self, step: int) -> None:
         if self.edit_reason("move_entry", step):
             return
-        from store import config as cfg
-
-        app: Any = self.app
+        app = host(self)
         home, timeout = app.home, app.lock_timeout
         index = self._table().cursor_row + 1
         to = index + step

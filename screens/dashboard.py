@@ -16,15 +16,18 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import Footer, Input
 
 from store import events as ev
 from store.view import PoolView, build_pools
 from store.watch import HomeState
+from tui.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
 
+from .config_view import ConfigScreen
 from .dashboard_actions import WRITING, Key, OperatorActions
+from .detail import DetailScreen
 
 
 def clock_time(epoch: float) -> str:
@@ -87,26 +90,43 @@ class DashboardScreen(OperatorActions, Screen):
     BINDINGS = [
         # The app binds ? too; repeated here, first, so a narrow footer cuts anything but help.
         Binding("question_mark", "app.help", "Help", key_display="?", id="dashboard.help"),
-        Binding("enter", "detail", "Detail", id="dashboard.detail"),
-        Binding("slash", "filter", "Filter", key_display="/", id="dashboard.filter"),
+        Binding("enter", "detail", "Detail", id="dashboard.detail",
+                tooltip="Credential detail — every field of the selected row"),
+        Binding("slash", "filter", "Filter", key_display="/", id="dashboard.filter",
+                tooltip="Filter credentials — label, id, source, pool or status"),
         Binding("escape", "clear_filter", "Clear filter", id="dashboard.clear_filter"),
-        Binding("a", "add", "Add", id="dashboard.add"),
-        Binding("r", "reset", "Reset", id="dashboard.reset"),
-        Binding("c", "cooldown", "Cooldown", id="dashboard.cooldown"),
-        Binding("d", "remove", "Remove", id="dashboard.remove"),
+        Binding("a", "add", "Add", id="dashboard.add",
+                tooltip="Add a key — new API key in a pool (masked input)"),
+        Binding("r", "reset", "Reset", id="dashboard.reset",
+                tooltip="Reset cooldown — selected or tagged rows; stamps status_cleared_at"),
+        Binding("c", "cooldown", "Cooldown", id="dashboard.cooldown",
+                tooltip="Set a cooldown — bench the selected or tagged rows by hand"),
+        Binding("d", "remove", "Remove", id="dashboard.remove",
+                tooltip="Remove credential — the selected row, after confirmation"),
         Binding("K,shift+up", "move_up", "Move up", show=False, key_display="K",
-                id="dashboard.move_up"),
+                id="dashboard.move_up",
+                tooltip="Move up in priority — the selected row, one place"),
         Binding("J,shift+down", "move_down", "Move down", show=False, key_display="J",
-                id="dashboard.move_down"),
-        Binding("space", "tag", "Tag / untag", show=False, id="dashboard.tag"),
-        Binding("u", "clear_tags", "Untag all", show=False, id="dashboard.clear_tags"),
-        Binding("s", "strategy", "Strategy", id="dashboard.strategy"),
-        Binding("p", "probe", "Probe", id="dashboard.probe"),
-        Binding("L", "audit", "Audit log", show=False, id="dashboard.audit"),
-        Binding("o", "sort", "Sort", show=False, id="dashboard.sort"),
-        Binding("z", "pause", "Pause", show=False, id="dashboard.pause"),
-        Binding("w", "wide", "Wide", show=False, id="dashboard.wide"),
-        Binding("e", "events", "Events", show=False, id="dashboard.events"),
+                id="dashboard.move_down",
+                tooltip="Move down in priority — the selected row, one place"),
+        Binding("space", "tag", "Tag / untag", show=False, id="dashboard.tag",
+                tooltip="Tag / untag row — for bulk reset and cooldown"),
+        Binding("u", "clear_tags", "Untag all", show=False, id="dashboard.clear_tags",
+                tooltip="Clear all tags — untag every row"),
+        Binding("s", "strategy", "Strategy", id="dashboard.strategy",
+                tooltip="Strategy of this pool — fill_first, round_robin, random, least_used"),
+        Binding("p", "probe", "Probe", id="dashboard.probe",
+                tooltip="Probe this pool — ask the provider if benched keys reopened; lift those"),
+        Binding("L", "audit", "Audit log", show=False, id="dashboard.audit",
+                tooltip="Audit log — the latest operator actions"),
+        Binding("o", "sort", "Sort", show=False, id="dashboard.sort",
+                tooltip="Sort: next order — priority, status, time left, label, requests"),
+        Binding("z", "pause", "Pause", show=False, id="dashboard.pause",
+                tooltip="Pause / resume live updates — hold store changes while reading"),
+        Binding("w", "wide", "Wide", show=False, id="dashboard.wide",
+                tooltip="Toggle wide columns — auth, source, resets at, message, ids..."),
+        Binding("e", "events", "Events", show=False, id="dashboard.events",
+                tooltip="Toggle events timeline — transitions seen in the store"),
         Binding("v", "config", "Config", id="dashboard.config"),
     ]
 
@@ -148,11 +168,15 @@ class DashboardScreen(OperatorActions, Screen):
 
     def on_mount(self) -> None:
         self._ready = True
+        app = host(self)
+        app.state_signal.subscribe(self, self.show_state, immediate=True)
+        app.writes_signal.subscribe(self, self._writes_changed, immediate=True)
         if self.latest is None:
             # The first read can land before this screen is on the stack.
-            self.latest = getattr(self.app, "state", None)
+            self.latest = app.state
         if self._tick_enabled:
-            self.set_interval(1.0, self.tick, name="countdown")
+            # The table runs it only while a cooling row is on screen.
+            self.table.start_ticking(self.tick)
         if self.latest is not None:
             self._apply(self.latest)
         else:
@@ -186,6 +210,9 @@ class DashboardScreen(OperatorActions, Screen):
         table.set_marks(self.marks())
         table.reconcile(self.pools, now, filter_text=self.filter_text, sort=self.sort)
         self._refresh_chrome()
+
+    def _writes_changed(self, _: None) -> None:
+        self.writes_changed()
 
     def writes_changed(self) -> None:
         """Tags or in-flight writes changed: redraw the marks, the status bar and the footer."""
@@ -246,15 +273,13 @@ class DashboardScreen(OperatorActions, Screen):
         for cv in flipped_views:
             avail[cv.key] = cv.effective.available_at or now
             labels[cv.key] = cv.label
-        log = getattr(self.app, "log_events", None)
-        if log is not None:
-            log(ev.elapsed(avail, labels, -math.inf, now))
+        host(self).log_events(ev.elapsed(avail, labels, -math.inf, now))
 
     # ------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in WRITING:
             # None: shown dimmed in the footer; pressing it says why (on_key below).
-            return None if not self._ready or self.write_reason(action) else True
+            return self.availability(action, parameters) if self._ready else None
         if action == "detail":
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
@@ -265,11 +290,7 @@ class DashboardScreen(OperatorActions, Screen):
 
     def on_key(self, event: events.Key) -> None:
         """A key bound to an unavailable writing action says why, instead of nothing at all."""
-        active = self.active_bindings.get(event.key)
-        if active is None or active.enabled or active.binding.action not in WRITING:
-            return
-        if self.refuse(active.binding.action):
-            event.stop()
+        self.explain_disabled_key(event)
 
     def attempt(self, action: str) -> None:
         """Run *action* if it is available now, else say why (command palette)."""
@@ -281,15 +302,13 @@ class DashboardScreen(OperatorActions, Screen):
         cv = self.table.cursor_credential
         if cv is None:
             return
-        from .detail import DetailScreen
-
         self.app.push_screen(DetailScreen(cv.key, self.clock))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_credential_table_row_selected(self, event: CredentialTable.RowSelected) -> None:
         event.stop()
         self.action_detail()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_credential_table_row_highlighted(self, event: CredentialTable.RowHighlighted) -> None:
         self.refresh_bindings()
 
     def action_filter(self) -> None:
@@ -344,8 +363,6 @@ class DashboardScreen(OperatorActions, Screen):
         self.events_log.toggle_class("-shown")
 
     def action_config(self) -> None:
-        from .config_view import ConfigScreen
-
         self.app.push_screen(ConfigScreen())
 
     def add_events(self, events: list[Any]) -> None:

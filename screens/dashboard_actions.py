@@ -1,8 +1,8 @@
 """The dashboard's operator actions: add, reset, cooldown, remove, move, strategy, probe, tags.
 
 Each action collects what it needs (a confirmation, a modal), then hands the app's writer
-one function that does the whole change through the store (``store.transaction.apply``
-with ``store.actions``, ``store.config``, ``tui.probe_report``). Rows are named by id and
+one job for ``store.write.perform`` (a ``StoreChange`` with ``store.actions``, a
+``store.config_edit`` edit, ``store.probe_report.run_probe``). Rows are named by id and
 found again inside the transaction, in the file as it is then; the table itself updates
 from the watcher like after any other change.
 
@@ -14,16 +14,27 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from store import actions
+from store import actions, audit
 from store.actions import Outcome
 from store.errors import BadInput
 from store.model import is_manual_source, pool_rows, sorted_rows
-from store.transaction import apply
+from store.probe_report import run_probe
 from store.view import CredentialView
+from store.write import StoreChange
 from tui.format import NULL, status_word
+from tui.host import host
 from tui.texts import READ_ONLY, REMOVE_SEEDED, REMOVE_WARNING, RESET_LIVE_HERMES, RESET_WARNING
+from tui.widgets import CredentialTable
 from tui.widgets.cells import PENDING_MARK, TAG_MARK, error_text
 from tui.writer import WriteResult
+
+from .add_key import AddKeyScreen
+from .audit_view import AuditScreen
+from .confirm import ConfirmScreen
+from .cooldown import CooldownScreen
+from .explain import ExplainsDisabled
+from .probe_result import ProbeResultScreen
+from .strategy import open_strategy_picker
 
 WRITING = frozenset({"add", "reset", "cooldown", "remove", "move_up", "move_down", "strategy", "probe"})
 LIST_LIMIT = 8
@@ -85,14 +96,18 @@ def count(n: int, what: str = "credential") -> str:
     return f"{n} {what}{'s' if n != 1 else ''}"
 
 
-class OperatorActions:
+class OperatorActions(ExplainsDisabled):
     """Mixed into DashboardScreen, which provides the table, the pools and the app."""
 
-    app: Any
+    table: CredentialTable      # DashboardScreen's property
     pools: list
     read_only: bool
     tags: set[Key]
     pending_cursor: Key | None
+
+    def writes_changed(self) -> None:
+        """Redraw what shows tags and pending writes (DashboardScreen's)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------ selection
     @property
@@ -109,11 +124,11 @@ class OperatorActions:
         tagged = self.tagged()
         if tagged:
             return tagged
-        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        cv = self.table.cursor_credential
         return [cv] if cv is not None else []
 
     def cursor_pool(self) -> str | None:
-        entry = self.table.cursor_entry  # type: ignore[attr-defined]
+        entry = self.table.cursor_entry
         return entry.pool.key if entry is not None else None
 
     def pool_size(self, pool: str) -> int:
@@ -128,7 +143,7 @@ class OperatorActions:
             return READ_ONLY
         if action == "add":
             return None
-        cursor = self.table.cursor_credential  # type: ignore[attr-defined]
+        cursor = self.table.cursor_credential
         if action in ("reset", "cooldown"):
             return None if self.targets() else "select a credential row (or tag rows with space) first"
         if action in ("remove", "move_up", "move_down"):
@@ -142,34 +157,27 @@ class OperatorActions:
         pool = self.cursor_pool()
         if pool is None:
             return "move the cursor to a pool or a credential first"
-        if action == "probe" and any(r.what == f"probing {pool}" for r in self.app.writer.pending.values()):
+        if action == "probe" and any(r.what == f"probing {pool}" for r in host(self).writer.pending.values()):
             return f"a probe of {pool} is already running"
         return None
 
-    def refuse(self, action: str) -> bool:
-        """Say why *action* is unavailable; True when it was."""
-        reason = self.write_reason(action)
-        if reason:
-            self.app.notify(reason, severity="warning", timeout=4, markup=False)
-        return bool(reason)
+    def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
+        """The reason for ExplainsDisabled: only the writing actions are ever refused."""
+        return self.write_reason(action) if action in WRITING else None
 
     # ------------------------------------------------------------ writing
     def _write(self, what: str, change: Callable[[dict, float], Any], rows: Iterable[Key] = (),
                on_done: Callable[[WriteResult], bool | None] | None = None) -> None:
-        app = self.app
-        home, timeout = app.home, app.lock_timeout
-        now = app.clock()
-
-        def write() -> Any:
-            return apply(home, lambda doc: change(doc, now), lock_timeout=timeout)
-
+        app = host(self)
+        write = StoreChange(change, lock_timeout=app.lock_timeout)
         app.writer.submit(what, write, rows=rows, on_done=on_done)
 
     def _clear_tags_on_success(self, keys: set[Key]) -> Callable[[WriteResult], bool]:
+        # Tags survive the action (k9s keeps marks), so a `c` then `r` on one set works;
+        # only `u` clears them. Kept as a hook: the marks redraw when the write lands.
         def done(result: WriteResult) -> bool:
             if result.ok:
-                self.tags -= keys
-                self.writes_changed()  # type: ignore[attr-defined]
+                self.writes_changed()
             return False
         return done
 
@@ -177,9 +185,7 @@ class OperatorActions:
     def action_add(self) -> None:
         if self.refuse("add"):
             return
-        from .add_key import AddKeyScreen
-
-        state = self.app.state
+        state = host(self).state
         doc = state.doc if state is not None else None
         pools = [pv.key for pv in self.pools]
         self.app.push_screen(AddKeyScreen(pools, pool=self.cursor_pool(), doc=doc), self._added)
@@ -195,7 +201,7 @@ class OperatorActions:
         key = self.pending_cursor
         if key is None:
             return
-        table = self.table  # type: ignore[attr-defined]
+        table = self.table
         for row_key in table.order:
             e = table.entry(row_key)
             if e is not None and e.cred is not None and e.cred.key == key:
@@ -207,8 +213,6 @@ class OperatorActions:
     def action_reset(self) -> None:
         if self.refuse("reset"):
             return
-        from .confirm import ConfirmScreen
-
         cvs = self.targets()
         keys = {cv.key for cv in cvs}
         title = (f"Reset {describe(cvs[0])}?" if len(cvs) == 1
@@ -229,8 +233,6 @@ class OperatorActions:
     def action_cooldown(self) -> None:
         if self.refuse("cooldown"):
             return
-        from .cooldown import CooldownScreen
-
         cvs = self.targets()
         live = [cv for cv in cvs if cv.effective.status != "dead"]
         dead = [cv for cv in cvs if cv.effective.status == "dead"]
@@ -254,15 +256,13 @@ class OperatorActions:
                         lambda doc, now: cooldown_rows(doc, ordered, until, now, reason), rows=keys,
                         on_done=self._clear_tags_on_success(keys))
 
-        self.app.push_screen(CooldownScreen(self.app.clock, lines, notes), chosen)
+        self.app.push_screen(CooldownScreen(host(self).clock, lines, notes), chosen)
 
     # ------------------------------------------------------------ remove
     def action_remove(self) -> None:
         if self.refuse("remove"):
             return
-        from .confirm import ConfirmScreen
-
-        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        cv = self.table.cursor_credential
         source = str(cv.row.get("source") or "")
         lines = [f"  {describe(cv)}", f"  source {source or NULL} · key {cv.fingerprint or NULL}"]
         notes = [REMOVE_WARNING]
@@ -280,7 +280,7 @@ class OperatorActions:
 
     # ------------------------------------------------------------ priority
     def _move(self, delta: int) -> None:
-        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        cv = self.table.cursor_credential
         where = "up" if delta < 0 else "down"
         self._write(f"moving {cv.label or cv.id} {where} in {cv.pool}",
                     lambda doc, now: move_row(doc, cv.pool, cv.id, delta), rows={cv.key})
@@ -297,22 +297,16 @@ class OperatorActions:
     def action_strategy(self) -> None:
         if self.refuse("strategy"):
             return
-        from .strategy import open_strategy_picker
-
         pool = self.cursor_pool()
-        state = self.app.state
+        state = host(self).state
         current = state.strategies.get(pool) if state is not None else None
-        open_strategy_picker(self.app, pool, current)
+        open_strategy_picker(host(self), pool, current)
 
     # ------------------------------------------------------------ probe
     def action_probe(self) -> None:
         if self.refuse("probe"):
             return
-        from tui.probe_report import run_probe
-
-        from .probe_result import ProbeResultScreen
-
-        app = self.app
+        app = host(self)
         pool = self.cursor_pool()
         state = app.state
         ttls = state.ttls if state is not None else None
@@ -335,29 +329,26 @@ class OperatorActions:
 
     # ------------------------------------------------------------ tags and the log
     def action_tag(self) -> None:
-        cv = self.table.cursor_credential  # type: ignore[attr-defined]
+        cv = self.table.cursor_credential
         if cv is None:
             self.app.notify("tags are for credential rows; move the cursor to one", timeout=3,
                             markup=False)
             return
         self.tags ^= {cv.key}
-        self.writes_changed()  # type: ignore[attr-defined]
+        self.writes_changed()
+        self.table.action_cursor_down()  # htop: tag, then move to the next row
 
     def action_clear_tags(self) -> None:
         self.tags.clear()
-        self.writes_changed()  # type: ignore[attr-defined]
+        self.writes_changed()
 
     def action_audit(self) -> None:
-        from store import audit
-
-        from .audit_view import AuditScreen
-
-        home = self.app.home
+        home = host(self).home
         self.app.push_screen(AuditScreen(str(home.audit), audit.tail(home, 200)))
 
     # ------------------------------------------------------------ marks
     def marks(self) -> dict[Key, str]:
         marks = {key: TAG_MARK for key in self.tags}
-        for key in self.app.writer.pending_rows():
+        for key in host(self).writer.pending_rows():
             marks[key] = PENDING_MARK
         return marks

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime
 from typing import Any, Callable
@@ -19,6 +20,7 @@ from store.secrets import fingerprint
 from store.view import CredentialView
 from store.watch import HomeState
 from tui.format import NULL, STATUS_STYLE, countdown, status_word
+from tui.host import host
 
 # Fields holding a time, and how to read them.
 TIME_FIELDS = frozenset({
@@ -89,8 +91,6 @@ def render_value(value: Any) -> str:
     if value is None or value == "":
         return NULL
     if isinstance(value, (dict, list)):
-        import json
-
         return json.dumps(value, ensure_ascii=False)
     return str(value)
 
@@ -155,7 +155,9 @@ class DetailScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        state = getattr(self.app, "state", None)
+        app = host(self)
+        app.state_signal.subscribe(self, self.show_state, immediate=True)
+        state = app.state
         if state is not None:
             self.show_state(state)
         self.set_interval(1.0, self.render_fields, name="detail-tick")

@@ -15,6 +15,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
+from store import config
+from tui.host import host
+
 from .form import FormScreen, field_message, form_footer
 
 
@@ -57,12 +60,10 @@ class FallbackAddScreen(FormScreen):
                 self.show_error(field_message(fld, "is required"))
                 self.query_one(f"#fb-{name}", Input).focus()
                 return
-        app: Any = self.app
+        app = host(self)
         home, timeout = app.home, app.lock_timeout
 
         def write() -> Any:
-            from store import config
-
             return config.fallback_add(home, values["provider"], values["model"],
                                        base_url=values["base-url"] or None,
                                        key_env=values["key-env"] or None, lock_timeout=timeout)

@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from tui.host import host
 from tui.writer import BAD_INPUT, WriteRequest, WriteResult
 
 # The CLI's argument names in BadInput messages, as the modal's fields are labelled.
@@ -94,7 +95,7 @@ class FormScreen(ModalScreen[Any]):
         if self.request is not None:
             return False  # one write at a time from one form
         self.show_error(None)
-        req = self.app.writer.submit(what, fn, on_done=self._done, **kwargs)  # type: ignore[attr-defined]
+        req = host(self).writer.submit(what, fn, on_done=self._done, **kwargs)
         if req is None:
             self.show_error("read-only: started with --read-only")
             return False
@@ -128,7 +129,7 @@ class FormScreen(ModalScreen[Any]):
             return
         text = ""
         if self.request is not None:
-            waiting = self.app.writer.waiting_on.get(self.request.id)  # type: ignore[attr-defined]
+            waiting = host(self).writer.waiting_on.get(self.request.id)
             text = f"⟳ waiting for {waiting}… (Esc closes; the write still lands)" if waiting \
                 else f"⟳ {self.request.what}…"
         line.set_class(bool(text), "-shown")

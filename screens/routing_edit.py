@@ -17,8 +17,10 @@ from textual.containers import Vertical
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from store import config
 from store.config import DATA_COLLECTION, ROUTING_LISTS, ROUTING_SORTS
 from store.errors import BadInput
+from tui.host import host
 
 from .form import FormScreen, field_message, form_footer
 
@@ -92,14 +94,12 @@ class RoutingEditScreen(FormScreen):
         self.save(value)
 
     def save(self, text: str) -> None:
-        from store import config
-
         try:
             config.parse_routing_value(self.key, text)   # the store's own check, before any lock
         except BadInput as exc:
             self.show_error(field_message(exc.field, exc.problem))
             return
-        app: Any = self.app
+        app = host(self)
         home, timeout, key = app.home, app.lock_timeout, self.key
         self.submit_write(f"setting provider_routing.{key}",
                           lambda: config.routing_set(home, key, text, lock_timeout=timeout),

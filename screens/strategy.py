@@ -13,7 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from store import config
 from store.model import DEFAULT_STRATEGY, STRATEGIES
+from tui.host import Host
 from tui.texts import STRATEGY_HELP
 
 DEFAULT_CHOICE = "default"
@@ -72,7 +74,7 @@ class StrategyScreen(ModalScreen["str | None"]):
         self.dismiss(None)
 
 
-def open_strategy_picker(app: Any, pool: str, current: str | None) -> None:
+def open_strategy_picker(app: Host, pool: str, current: str | None) -> None:
     """Show the picker for *pool*; write the choice through the app's writer (config lock)."""
 
     def chosen(name: str | None) -> None:
@@ -82,8 +84,6 @@ def open_strategy_picker(app: Any, pool: str, current: str | None) -> None:
         home, timeout = app.home, app.lock_timeout
 
         def write() -> Any:
-            from store import config
-
             return config.set_strategy(home, pool, strategy, lock_timeout=timeout)
 
         def done(result: Any) -> bool:

@@ -22,7 +22,6 @@ from .model import (
     find_target,
     is_manual_source,
     new_id,
-    pool_rows,
     pools,
     row_secrets,
     sorted_rows,
@@ -207,7 +206,3 @@ def set_priority(doc: Doc, pool: str, target: str, new_priority: int) -> Outcome
     out = Outcome("priority", pool)
     out.changes.append(_change(pool, row, before, row))
     return out
-
-
-def rows_of(doc: Doc, pool: str) -> list[Row]:
-    return pool_rows(doc, pool)

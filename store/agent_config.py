@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import policy
+from .config_read import read_config
 from .paths import Home
 
 
@@ -108,6 +109,4 @@ def pool_for(provider: str, base_url: str | None, custom_providers: list[Any]) -
 
 
 def _read_config(home: Home) -> Any:
-    from .config import read_config
-
     return read_config(home)

@@ -17,6 +17,7 @@ from typing import Any
 from . import redact, safeio
 from .actions import Outcome
 from .paths import Home
+from .root import DEFAULT_PROFILE, is_profile_name, root_of_home
 
 
 def _user() -> str:
@@ -38,6 +39,9 @@ def record(home: Home, outcome: Outcome, *, via: str, extra: dict[str, Any] | No
         "pool": outcome.pool,
         "changes": [asdict(c) for c in outcome.changes],
     }
+    # Which profile of its root this home is, so one host's audit lines can be merged.
+    entry["profile"] = home.root.name if (root_of_home(home.root) != home.root
+                                          and is_profile_name(home.root.name)) else DEFAULT_PROFILE
     if outcome.notes:
         entry["notes"] = outcome.notes
     if extra:

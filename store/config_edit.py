@@ -17,7 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from . import yamledit as ye
 from .actions import Change, Outcome
 from .authfile import ensure_home
-from .config import (
+from .config_read import (
     DATA_COLLECTION,
     FALLBACK_LEGACY,
     FALLBACK_LIST,

@@ -7,6 +7,7 @@ never delete the lock file (a deleted lock file splits the lock in two).
 
 from __future__ import annotations
 
+import fcntl
 import inspect
 import os
 from contextlib import contextmanager
@@ -52,8 +53,6 @@ def locked(path: Path, timeout: float = DEFAULT_LOCK_TIMEOUT) -> Iterator[None]:
 
 def lock_is_free(path: Path) -> bool:
     """Non-blocking probe used by the UI to say "store busy" (takes and drops the lock)."""
-    import fcntl
-
     try:
         fd = os.open(path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
     except OSError:

@@ -12,6 +12,9 @@ from . import policy
 from .model import STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, row_secrets, sorted_rows
 from .secrets import fingerprint, redact
 
+# How every surface (CLI, console, probe report) shows a missing value.
+NULL = "—"
+
 JSON_SCHEMA_VERSION = 1
 
 

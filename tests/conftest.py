@@ -28,6 +28,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -144,3 +145,13 @@ def cli(tmp_home: Home):
         return run_cli(tmp_home, *args, input=input, ok=ok)
 
     return run
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch):
+    """Local time = UTC, so "resets at" and clock cells are the same on every machine."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

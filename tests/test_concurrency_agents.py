@@ -26,7 +26,7 @@ from store.authfile import read_store
 from store.errors import HermesAdminError
 from store.paths import Home
 from store.transaction import transaction
-from tui.fake_provider import FakeProvider, Quota, billing
+from tui.demo.fake_provider import FakeProvider, Quota, billing
 
 from .conftest import make_row, make_store, read_doc, write_store
 
@@ -139,7 +139,7 @@ def test_four_agents_console_and_hermes_on_one_home(tmp_home, hermes):
         agents = []
         for i, pool in enumerate(("openrouter", "openrouter", "openai-codex", "openai-codex")):
             report = tmp_home.root.parent / f"agent-{i}.json"
-            argv = [sys.executable, "-m", "tui.demo_agent", "--home", str(tmp_home.root),
+            argv = [sys.executable, "-m", "tui.demo.agent", "--home", str(tmp_home.root),
                     "--pool", pool, "--interval", "0.05", "--duration", str(DURATION),
                     "--restore-interval", "1", "--subagents", "2", "--report", str(report),
                     "--lock-timeout", "20"]

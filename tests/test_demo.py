@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from tui import demo
+from tui.demo import launch as demo
 
 from . import tmux
 
@@ -114,7 +114,7 @@ def test_a_signalled_demo_leaves_no_process(tmp_path, sig):
     """SIGTERM/SIGINT run the cleanup; after SIGKILL the children notice their parent
     is gone and exit on their own."""
     home = tmp_path / "h"
-    code = f"from tui.demo import run_demo; run_demo({str(home)!r}, open_dashboard=False)"
+    code = f"from tui.demo.launch import run_demo; run_demo({str(home)!r}, open_dashboard=False)"
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tui import fake_provider as fpv
+from tui.demo import fake_provider as fpv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,7 +109,7 @@ def test_runs_as_a_process_with_a_script(tmp_path):
     script.write_text(json.dumps({"keys": {"k": [{"status": 402}]},
                                   "quotas": {"q": {"limit": 1, "window": 60}}}))
     port_file = tmp_path / "port"
-    proc = subprocess.Popen([sys.executable, "-m", "tui.fake_provider", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "tui.demo.fake_provider", "--port", "0",
                              "--script", str(script), "--port-file", str(port_file)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:

@@ -16,7 +16,7 @@ from store import policy, probe
 from store.lock import lock_is_free
 from store.paths import Home
 from store.transaction import transaction
-from tui.fake_provider import FakeProvider
+from tui.demo.fake_provider import FakeProvider
 
 from .conftest import make_row, make_store, read_doc, write_store
 

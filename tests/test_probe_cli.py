@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from tui.fake_provider import FakeProvider
+from tui.demo.fake_provider import FakeProvider
 
 from .conftest import make_row, make_store, read_doc, run_cli, write_store
 

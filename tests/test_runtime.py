@@ -18,8 +18,8 @@ from store.runtime import (
     Route,
     reset_time,
 )
-from tui import fake_provider as fpv
-from tui.demo_agent import chat, one_turn
+from tui.demo import fake_provider as fpv
+from tui.demo.agent import chat, one_turn
 
 from .conftest import make_row, make_store, read_doc, write_store
 

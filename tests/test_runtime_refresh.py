@@ -12,7 +12,7 @@ import pytest
 from store import refresh
 from store.lock import lock_is_free
 from store.transaction import transaction
-from tui.fake_provider import FakeProvider
+from tui.demo.fake_provider import FakeProvider
 
 from .conftest import make_row, make_store, read_doc, write_store
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from tests.test_tui_cells import CANARY, NOW, utc, write_sample  # noqa: F401
+from tests.tui_sample import CANARY, NOW, write_sample
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.widgets import CredentialTable
@@ -48,6 +48,19 @@ def test_80x24(snap_compare) -> None:
     home = fixed_home("narrow")
     write_sample(home)
     assert snap_compare(make_app(home, read_only=True), terminal_size=(80, 24))
+
+
+def test_resize_100_then_70(snap_compare) -> None:
+    """Shrinking the terminal redraws every line at the new width: no stale characters."""
+    home = fixed_home("resize")
+    write_sample(home)
+
+    async def shrink(pilot) -> None:
+        await pilot.pause()
+        await pilot.resize_terminal(70, 20)
+        await pilot.pause()
+
+    assert snap_compare(make_app(home), terminal_size=(100, 20), run_before=shrink)
 
 
 def test_no_color_still_reads(snap_compare, monkeypatch) -> None:
@@ -257,7 +270,7 @@ def test_modal_audit_view(snap_compare) -> None:
 
 
 def test_modal_probe_result(snap_compare) -> None:
-    from tui.probe_report import ProbeReport, ProbeRow
+    from store.probe_report import ProbeReport, ProbeRow
 
     home = fixed_home("m-probe")
     write_sample(home)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 import pytest
 from textual import events
@@ -22,54 +21,25 @@ from screens.dashboard import DashboardScreen
 from store.paths import Home
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.helpers_proc import spawn, stop, wait_ready
-from tests.test_tui_cells import CANARY, NOW, utc, write_sample  # noqa: F401
-from tui.app import HermesAdminApp
-from tui.clock import FakeClock
+from tests.tui_sample import (
+    CANARY,
+    NOW,
+    app_for,
+    audit_lines,
+    key,
+    notes,
+    on_row,
+    rows_by_id,
+    settle,
+    table_of,
+    write_sample,
+)
 from tui.texts import READ_ONLY
-from tui.widgets import CredentialTable, StatusBar
+from tui.widgets import StatusBar
 
 pytestmark = pytest.mark.usefixtures("utc")
 
 NEW_KEY = "sk-or-v1-NEWCANARY9876543210fedcbaQ7Z1"
-
-
-def app_for(home: Home, **kw: Any) -> HermesAdminApp:
-    return HermesAdminApp(home, clock=kw.pop("clock", None) or FakeClock(NOW), watch=False,
-                          tick=False, **kw)
-
-
-def key(pool: str, rid: str) -> str:
-    return f"cred\x1f{pool}\x1f{rid}"
-
-
-def table_of(app: HermesAdminApp) -> CredentialTable:
-    return app.dashboard.query_one(CredentialTable)
-
-
-def rows_by_id(home: Home, pool: str = "openrouter") -> dict[str, dict]:
-    return {r["id"]: r for r in read_doc(home)["credential_pool"].get(pool, [])}
-
-
-def notes(app: HermesAdminApp) -> list[str]:
-    return [n.message for n in app._notifications]
-
-
-def audit_lines(home: Home) -> list[dict]:
-    if not home.audit.exists():
-        return []
-    return [json.loads(line) for line in home.audit.read_text().splitlines()]
-
-
-async def settle(app: HermesAdminApp, pilot: Any) -> None:
-    """Wait for every write worker, then let the app handle what they posted (bounded)."""
-    for _ in range(3):
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-
-
-async def on_row(app: HermesAdminApp, pilot: Any, pool: str, rid: str) -> None:
-    assert table_of(app).move_to_key(key(pool, rid))
-    await pilot.pause()
 
 
 # ---------------------------------------------------------------- reset
@@ -140,9 +110,13 @@ async def test_bulk_reset_applies_to_tagged_rows_only(tmp_home: Home) -> None:
         assert "model_cooldowns" not in rows["0f0f0f"]
         assert rows["a1b2c3"] == before["credential_pool"]["openrouter"][0]
         assert read_doc(tmp_home)["credential_pool"]["anthropic"] == before["credential_pool"]["anthropic"]
-        # Done: the tags are gone, the table shows both rows ok.
-        assert app.dashboard.tags == set()
+        # Done: both rows ok, and the tags stay (k9s keeps marks) until `u` clears them.
         assert table.cell_text(key("openrouter", "0f0f0f"), "status") == "● ok"
+        assert app.dashboard.tags == {("openrouter", "d4e5f6"), ("openrouter", "0f0f0f")}
+        assert table.cell_text(key("openrouter", "d4e5f6"), "pos").startswith("✓")
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.dashboard.tags == set()
         assert not table.cell_text(key("openrouter", "d4e5f6"), "pos").startswith("✓")
     (entry,) = audit_lines(tmp_home)
     assert sorted(c["id"] for c in entry["changes"]) == ["0f0f0f", "d4e5f6"]
@@ -158,6 +132,7 @@ async def test_untag_all_and_tags_follow_removed_rows(tmp_home: Home) -> None:
         await pilot.press("space", "u")
         await pilot.pause()
         assert app.dashboard.tags == set()
+        await on_row(app, pilot, "openrouter", "a1b2c3")  # space moved the cursor down
         await pilot.press("space")
         from store.transaction import transaction
 

@@ -22,12 +22,12 @@ from screens.strategy import StrategyScreen, strategy_choices
 from store.actions import Outcome
 from store.errors import BadInput, LockTimeout, StoreUnreadable
 from store.paths import Home
+from store.write import outcomes_of
 from tests.conftest import make_row, make_store, read_doc, write_store
-from tests.test_tui_actions import app_for, audit_lines, key, on_row, settle, table_of
-from tests.test_tui_cells import NOW, sample_doc, utc, write_sample  # noqa: F401
+from tests.tui_sample import NOW, app_for, audit_lines, key, on_row, sample_doc, settle, table_of, write_sample
 from tui import app as app_module
-from tui.fake_provider import FakeProvider
-from tui.writer import BAD_INPUT, FAILED, LOCK_TIMEOUT, OK, UNREADABLE, WriteRequest, outcomes_of, run_write
+from tui.demo.fake_provider import FakeProvider
+from tui.writer import BAD_INPUT, FAILED, LOCK_TIMEOUT, OK, UNREADABLE, WriteRequest, run_write
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -406,7 +406,7 @@ def test_run_write_classifies_failures_and_redacts_secrets(tmp_home: Home) -> No
 
 def test_outcomes_of_every_shape() -> None:
     from store.config_edit import ConfigChange
-    from tui.probe_report import ProbeReport
+    from store.probe_report import ProbeReport
 
     o = Outcome("reset", "p")
     assert outcomes_of(o) == [o] and outcomes_of([o, None, [o]]) == [o, o]

@@ -1,66 +1,17 @@
 """Pure parts of the dashboard: cell words, header layout, filter and sort, and the
-sample homes the other TUI tests share (``from tests.test_tui_cells import ...``)."""
+the sample homes they read are in tests/tui_sample.py."""
 
 from __future__ import annotations
 
 import os
-import time
-from typing import Any
-
-import pytest
 
 from store.paths import Home
 from store.view import build_pools
-from tests.conftest import make_row, make_store, write_store
+from tests.conftest import make_row, make_store
+from tests.tui_sample import NOW, sample_doc, write_sample
 from tui import format as fmt
 from tui.widgets import cells as C
 from tui.widgets.rows import entries, split_key
-
-NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC: fixed, so snapshots never move
-CANARY = "sk-or-v1-CANARY0123456789abcdefXYZ9"
-
-
-def sample_doc(now: float = NOW) -> dict[str, Any]:
-    """Two pools: ok/cooling/cooling-by-ms-reset in openrouter, one dead row in anthropic."""
-    return make_store({
-        "openrouter": [
-            make_row("a1b2c3", label="primary", priority=0, token="sk-or-v1-0123456789abcdefAAA1",
-                     request_count=12),
-            make_row("d4e5f6", label="backup-key", priority=1, token=CANARY,
-                     last_status="exhausted", last_status_at=now - 30, last_error_code=402,
-                     last_error_reason="insufficient_credits",
-                     last_error_message="Insufficient credits", request_count=3,
-                     custom_note={"team": "ops"}),
-            make_row("0f0f0f", label="third", priority=2, token="sk-or-v1-abcdefabcdef0123QQQ2",
-                     last_status="exhausted", last_status_at=now - 100, last_error_code=429,
-                     last_error_reason="rate_limit_exceeded", last_error_message="slow down",
-                     last_error_reset_at=(now + 95) * 1000, request_count=40,
-                     model_cooldowns={"openai/gpt-5": now + 600}),
-        ],
-        "anthropic": [
-            make_row("aa11bb", label="claude", priority=0, source="claude_code", auth_type="oauth",
-                     secret_fingerprint="sha256:fedcba9876543210", last_status="dead",
-                     last_status_at=now - 5000, last_error_code=401,
-                     last_error_reason="invalid_grant", last_error_message="refresh failed"),
-        ],
-    })
-
-
-def write_sample(home: Home, now: float = NOW) -> dict[str, Any]:
-    doc = sample_doc(now)
-    write_store(home, doc)
-    return doc
-
-
-@pytest.fixture
-def utc(monkeypatch: pytest.MonkeyPatch):
-    """Local time = UTC, so "resets at" and clock cells are the same on every machine."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
 
 # ---------------------------------------------------------------- tests
 

@@ -7,7 +7,7 @@ import pytest
 from screens.confirm import ConfirmScreen
 from screens.help import HelpScreen
 from store.paths import Home
-from tests.test_tui_cells import NOW, write_sample
+from tests.tui_sample import NOW, write_sample
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.keymap import keymap_path

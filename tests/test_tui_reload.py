@@ -10,7 +10,7 @@ import pytest
 from store.paths import Home
 from store.transaction import transaction
 from tests.conftest import read_doc
-from tests.test_tui_cells import write_sample
+from tests.tui_sample import write_sample
 from tui.app import HermesAdminApp
 from tui.widgets import CredentialTable
 

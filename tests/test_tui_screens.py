@@ -14,7 +14,7 @@ from screens.help import HelpScreen
 from store.paths import Home
 from store.transaction import transaction
 from store.view import build_pools
-from tests.test_tui_cells import CANARY, NOW, sample_doc, utc, write_sample  # noqa: F401
+from tests.tui_sample import CANARY, NOW, sample_doc, write_sample
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.widgets import CredentialTable

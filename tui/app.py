@@ -2,8 +2,10 @@
 
 Reading happens in one thread worker (watch the home directory, read, build the
 views, diff the events) that posts :class:`StoreLoaded`; the event loop only
-applies the newest state. Writing happens only through :class:`tui.writer.Writer`
-(thread workers that post WriteWaiting / WriteDone back here).
+applies the newest state and publishes it on ``state_signal``. Writing happens only
+through :class:`tui.writer.Writer` (thread workers that post WriteWaiting / WriteDone back
+here); a change in the pending writes is published on ``writes_signal``. Screens see the
+app as a :class:`tui.host.Host` and subscribe to both signals on mount.
 """
 
 from __future__ import annotations
@@ -16,67 +18,26 @@ from typing import ClassVar, Iterable
 from textual import work
 from textual.app import App
 from textual.binding import Binding
-from textual.message import Message
+from textual.signal import Signal
 
-from screens.add_key import AddKeyScreen
-from screens.audit_view import AuditScreen
+from screens import SCOPES, all_screens
 from screens.commands import ConsoleCommands
 from screens.config_view import ConfigScreen
-from screens.confirm import ConfirmScreen
-from screens.cooldown import CooldownScreen
 from screens.dashboard import DashboardScreen
-from screens.detail import DetailScreen
-from screens.fallback_edit import FallbackAddScreen
 from screens.help import HelpScreen, binding_rows
-from screens.probe_result import ProbeResultScreen
-from screens.routing_edit import RoutingEditScreen
-from screens.strategy import StrategyScreen
 from store import events as ev
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
-from store.watch import HomeLoader, HomeState, watch_home
+from store.watch import HomeLoader, HomeState, follow
 
 from .clock import Clock, system_clock
-from .keymap import binding_ids, keymap_path, load_keymap
+from .keymap import apply_keymap, keymap_path
+from .messages import StoreLoaded, WatchFailed
 from .widgets import CredentialTable
 from .writer import WriteDone, Writer, WriteWaiting
 
-# Every scope whose keys `?` lists, in the order shown.
-HELP_SCOPES: tuple[tuple[str, type], ...] = (
-    ("dashboard", DashboardScreen), ("table", CredentialTable), ("detail", DetailScreen),
-    ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
-    ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
-    ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
-    ("help", HelpScreen),
-)
-
-
-class StoreLoaded(Message):
-    """A new state of the home, read off the event loop.
-
-    Bursts coalesce: a queued StoreLoaded is replaced by a newer one, which takes
-    over the older one's events so the timeline loses nothing.
-    """
-
-    def __init__(self, state: HomeState) -> None:
-        super().__init__()
-        self.state = state
-        self.events: list[ev.Event] = list(state.events)
-
-    def can_replace(self, message: Message) -> bool:
-        # Textual asks the older queued message whether *message* (newer) supersedes it.
-        if isinstance(message, StoreLoaded) and message.state.generation > self.state.generation:
-            message.events = self.events + message.events
-            return True
-        return False
-
-
-class WatchFailed(Message):
-    """The watcher worker hit an unexpected error; it retries after a pause."""
-
-    def __init__(self, error: str) -> None:
-        super().__init__()
-        self.error = error
+# Every scope whose keys `?` lists, in the order shown: the screen registry's.
+HELP_SCOPES = SCOPES
 
 
 class HermesAdminApp(App):
@@ -86,9 +47,10 @@ class HermesAdminApp(App):
     TITLE = "hermes-admin"
     COMMANDS: ClassVar = App.COMMANDS | {ConsoleCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit — leave hermes-admin"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
-        Binding("question_mark", "help", "Help", key_display="?", id="app.help"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help",
+                tooltip="Help: keys — every key binding"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
                 id="app.command_palette"),
     ]
@@ -111,6 +73,8 @@ class HermesAdminApp(App):
         self._stop = threading.Event()
         self._tick = tick
         self._store_was_bad = False
+        self.state_signal: Signal[HomeState] = Signal(self, "state")
+        self.writes_signal: Signal[None] = Signal(self, "writes")
         self.writer = Writer(self)
 
     # ------------------------------------------------------------ lifecycle
@@ -119,26 +83,19 @@ class HermesAdminApp(App):
 
     @property
     def dashboard(self) -> DashboardScreen:
-        return self.screen_stack[0]  # type: ignore[return-value]
+        screen = self.screen_stack[0]
+        assert isinstance(screen, DashboardScreen)
+        return screen
 
     def on_mount(self) -> None:
         if self._keymap_file is not None:
-            self._apply_keymap(self._keymap_file)
+            apply_keymap(self, self._keymap_file, [type(self), CredentialTable, *all_screens()])
         if self.read_only:
             self.sub_title = "READ-ONLY"
         if self.watch_enabled:
             self._watch()
         else:
             self.reload()
-
-    def _apply_keymap(self, path: Path) -> None:
-        from screens import all_screens
-
-        keymap, problems = load_keymap(path, binding_ids([type(self), CredentialTable, *all_screens()]))
-        if keymap:
-            self.set_keymap(keymap)
-        for problem in problems:
-            self.notify(f"keymap ignored: {problem}", severity="warning", timeout=10)
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -158,10 +115,8 @@ class HermesAdminApp(App):
         # One thread owns the loader: reads are serial, so generations only grow.
         while not self._stop.is_set():
             try:
-                for changed in watch_home(self.home, self._stop):
-                    if self._stop.is_set():
-                        return
-                    self.post_message(StoreLoaded(self.loader.load(changed)))
+                for state in follow(self.home, self._stop, loader=self.loader):
+                    self.post_message(StoreLoaded(state))
                 return
             except Exception as exc:  # the one place watcher failures surface
                 self.post_message(WatchFailed(f"{type(exc).__name__}: {exc}"))
@@ -187,10 +142,7 @@ class HermesAdminApp(App):
             self._store_was_bad = bad
         self.state = state
         self.log_events(events)
-        for screen in self.screen_stack:
-            show = getattr(screen, "show_state", None)
-            if show is not None:
-                show(state)
+        self.state_signal.publish(state)
 
     # ------------------------------------------------------------ writes
     def on_write_waiting(self, message: WriteWaiting) -> None:
@@ -204,10 +156,7 @@ class HermesAdminApp(App):
 
     def writes_changed(self) -> None:
         """The writer's pending set changed: every screen that shows it redraws."""
-        for screen in self.screen_stack:
-            hook = getattr(screen, "writes_changed", None)
-            if hook is not None:
-                hook()
+        self.writes_signal.publish(None)
 
     def log_events(self, events: Iterable[ev.Event]) -> None:
         events = list(events)

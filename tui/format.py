@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any
 
-NULL = "—"
+from store.view import NULL as NULL
 
 # Every state has a word and a symbol, so colour is never the only signal.
 STATUS_SYMBOL = {"ok": "●", "cooling": "◐", "ready": "○", "dead": "✖"}
@@ -29,13 +28,6 @@ def countdown(seconds: float | None) -> str:
     if minutes:
         return f"{minutes}m {secs}s"
     return f"{secs}s"
-
-
-def nullable(value: Any) -> str:
-    """``—`` for None/empty, else str(value)."""
-    if value is None or value == "":
-        return NULL
-    return str(value)
 
 
 def local_time(epoch: float | None, now: float | None = None) -> str:

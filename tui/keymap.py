@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import yaml
 from textual.binding import Binding
@@ -70,3 +70,12 @@ def load_keymap(path: Path, known_ids: set[str]) -> tuple[dict[str, str], list[s
         else:
             keymap[str(bid)] = keys.strip()
     return keymap, problems
+
+
+def apply_keymap(app: Any, path: Path, classes: Iterable[type]) -> None:
+    """Load *path* against the binding ids of *classes* into *app*; say what was ignored."""
+    keymap, problems = load_keymap(path, binding_ids(classes))
+    if keymap:
+        app.set_keymap(keymap)
+    for problem in problems:
+        app.notify(f"keymap ignored: {problem}", severity="warning", timeout=10)

@@ -1,14 +1,15 @@
 """The one place the console writes: a store change run in a thread worker.
 
-A screen collects and validates input, then hands :meth:`Writer.submit` a function
-that does the whole change through the store (``store.transaction.apply``,
-``store.config`` edits, ``probe_report.run_probe``). The worker:
+A screen collects and validates input, then hands :meth:`Writer.submit` a job for
+:func:`store.write.perform`: a :class:`store.write.StoreChange` (``change(doc, now)`` on
+auth.json) or a function that takes its own lock (``store.config_edit`` edits,
+``store.probe_report.run_probe``). The worker:
 
 1. says "waiting for <lock>…" (a :class:`WriteWaiting` message) when another process
    holds the lock, so the operator knows why nothing happened yet;
-2. runs the function (lock, fresh read, change, atomic write: all inside the store);
-3. records the audit line for what it changed;
-4. posts a :class:`WriteDone` with the value, or with a classified, secret-free error.
+2. runs the job through ``store.write.perform`` (lock, fresh read, ``now`` read after the
+   lock wait, change, atomic write, audit line: all inside the store);
+3. posts a :class:`WriteDone` with the value, or with a classified, secret-free error.
 
 The worker never touches a widget: it only posts messages, which the app hands back
 to :meth:`Writer.finish` on the event loop. Every failure (lock timeout, unreadable
@@ -19,23 +20,20 @@ store's own guarantees mean nothing was written.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from textual.message import Message
 
-from store import audit
-from store.actions import Outcome
 from store.errors import BadInput, ConfigUnreadable, LockTimeout, StoreUnreadable
 from store.lock import lock_is_free
 from store.paths import Home
 from store.secrets import redact
+from store.write import Clock, StoreChange, perform
 
 from .texts import READ_ONLY
-
-if TYPE_CHECKING:
-    from textual.app import App
 
 OK = "ok"
 BAD_INPUT = "bad_input"
@@ -98,34 +96,20 @@ class WriteDone(Message):
         self.result = result
 
 
-def outcomes_of(value: Any) -> list[Outcome]:
-    """The audit records of what a write function returned.
-
-    An Outcome, a list of them, a ConfigChange (only when it wrote), or anything with
-    an ``outcome`` attribute (a probe report: None when nothing was lifted).
-    """
-    if value is None:
-        return []
-    if isinstance(value, Outcome):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [o for v in value for o in outcomes_of(v)]
-    to_outcome = getattr(value, "to_outcome", None)
-    if callable(to_outcome):
-        return [to_outcome()] if getattr(value, "written", True) else []
-    inner = getattr(value, "outcome", None)
-    return [inner] if isinstance(inner, Outcome) else []
+Job = StoreChange[Any] | Callable[[], Any]
 
 
-def run_write(request: WriteRequest, fn: Callable[[], Any], home: Home, *, now: float,
-              via: str = "tui") -> WriteResult:
-    """Run *fn*, audit what it changed, and classify any failure. Never raises.
+def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None = None,
+              via: str = "tui", clock: Clock = time.time) -> WriteResult:
+    """Run *job* through store.write.perform and classify any failure. Never raises.
 
-    Called on a worker thread; touches no widget.
+    Called on a worker thread; touches no widget. *now* pins the clock (tests).
     """
     secrets = list(request.secrets)
+    if now is not None:
+        clock = lambda: now  # noqa: E731
     try:
-        value = fn()
+        written = perform(home, job, via=via, clock=clock)
     except LockTimeout as exc:
         return WriteResult(request, LOCK_TIMEOUT, error=redact(str(exc), secrets))
     except BadInput as exc:
@@ -136,28 +120,39 @@ def run_write(request: WriteRequest, fn: Callable[[], Any], home: Home, *, now: 
     except Exception as exc:  # the one place a write's unexpected failure is caught
         return WriteResult(request, FAILED,
                            error=redact(f"internal error: {type(exc).__name__}: {exc}", secrets))
-    audit_error = None
-    try:
-        for outcome in outcomes_of(value):
-            audit.record(home, outcome, via=via, now=now)
-    except OSError as exc:
-        audit_error = f"audit log {home.audit} not written: {exc.strerror or exc}"
-    return WriteResult(request, OK, value=value, audit_error=audit_error)
+    return WriteResult(request, OK, value=written.value, audit_error=written.audit_error)
 
 
 Callback = Callable[[WriteResult], bool | None]
 
 
+class WriterHost(Protocol):
+    """What the writer needs of the app (the app shell provides it)."""
+
+    home: Home
+    read_only: bool
+    clock: Clock
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = True) -> None: ...
+
+    def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
+                   exit_on_error: bool) -> Any: ...
+
+    def post_message(self, message: Message) -> bool: ...
+
+    def writes_changed(self) -> None: ...
+
+
 class Writer:
     """Submits writes to thread workers and routes their results back.
 
-    *app* must provide ``home``, ``read_only``, ``clock``, ``notify`` and
-    ``run_worker``, and forward :class:`WriteWaiting` / :class:`WriteDone` to
-    :meth:`waiting` / :meth:`finish`. Listeners (the dashboard) are told through
-    ``app.writes_changed()`` when the set of pending writes changes.
+    *app* (a :class:`WriterHost`) forwards :class:`WriteWaiting` / :class:`WriteDone`
+    to :meth:`waiting` / :meth:`finish`, and is told through ``app.writes_changed()``
+    when the set of pending writes changes (it publishes that to the screens).
     """
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: WriterHost) -> None:
         self.app = app
         self.pending: dict[int, WriteRequest] = {}
         self.waiting_on: dict[int, str] = {}      # request id -> lock name it waits for
@@ -185,11 +180,11 @@ class Writer:
         return ""
 
     # ------------------------------------------------------------ submit
-    def submit(self, what: str, fn: Callable[[], Any], *, lock: Path | None = None,
+    def submit(self, what: str, job: Job, *, lock: Path | None = None,
                rows: Iterable[tuple[str, str]] = (), secrets: Iterable[str] = (),
                on_done: Callback | None = None) -> WriteRequest | None:
-        """Run *fn* on a worker thread; return the request, or None when refused (read-only)."""
-        app: Any = self.app
+        """Run *job* on a worker thread; return the request, or None when refused (read-only)."""
+        app = self.app
         if app.read_only:
             app.notify(READ_ONLY, severity="warning", timeout=4, markup=False)
             return None
@@ -199,13 +194,12 @@ class Writer:
         if on_done is not None:
             self._callbacks[req.id] = on_done
         self._changed()
-        home = app.home
-        now = app.clock()
+        home, clock = app.home, app.clock
 
         def work() -> None:
             if not lock_is_free(req.lock):
                 app.post_message(WriteWaiting(req))
-            app.post_message(WriteDone(run_write(req, fn, home, now=now)))
+            app.post_message(WriteDone(run_write(req, job, home, clock=clock)))
 
         app.run_worker(work, name=f"write-{req.id}", group="write", thread=True,
                        exit_on_error=False)
@@ -225,7 +219,7 @@ class Writer:
         del self.results[:-50]
         callback = self._callbacks.pop(req.id, None)
         handled = bool(callback(result)) if callback is not None else False
-        app: Any = self.app
+        app = self.app
         if not result.ok and not handled:
             app.notify(result.message(), severity="error", timeout=10, markup=False,
                        title="store busy" if result.kind == LOCK_TIMEOUT else "")
@@ -234,6 +228,4 @@ class Writer:
         self._changed()
 
     def _changed(self) -> None:
-        hook = getattr(self.app, "writes_changed", None)
-        if hook is not None:
-            hook()
+        self.app.writes_changed()

@@ -3,7 +3,8 @@
 :func:`run_probe` reads the pool, asks :func:`store.probe.lift_reopened_cooldowns` (probes
 first with no lock held, then one transaction), and returns a :class:`ProbeReport`: a row per
 credential with its verdict and what happened to it, plus the audit :class:`Outcome` of what
-was lifted (None when nothing was). Nothing here touches a terminal or a widget.
+was lifted (None when nothing was), which :func:`store.write.perform` audits. Nothing here
+touches a terminal or a widget.
 """
 
 from __future__ import annotations
@@ -11,15 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from store import audit, policy, probe, view
-from store.actions import Change, Outcome, resolve
-from store.authfile import read_store
-from store.errors import BadInput
-from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import STATUS_FIELDS, pool_rows, pools, sorted_rows
-from store.paths import Home
-
-from .format import NULL
+from . import policy, probe, view
+from .actions import Change, Outcome, resolve
+from .authfile import read_store
+from .errors import BadInput
+from .lock import DEFAULT_LOCK_TIMEOUT
+from .model import STATUS_FIELDS, pool_rows, pools, sorted_rows
+from .paths import Home
+from .view import NULL
 
 LIFT_NOTE = "lifted after a reopen probe (or an elapsed cooldown)"
 
@@ -135,8 +135,3 @@ def run_probe(
         report.outcome = out
     return report
 
-
-def record(home: Home, report: ProbeReport, *, via: str) -> None:
-    """Audit what the probe lifted (nothing when nothing was)."""
-    if report.outcome is not None:
-        audit.record(home, report.outcome, via=via, now=report.checked_at)

@@ -18,15 +18,13 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Callable
+from typing import Any
 
 from store import probe
 from store.errors import EXIT_OK, EXIT_PROBE
+from store.probe_report import run_probe
 
-from .cli_store import home_of, load_config
-from .probe_report import record, run_probe
-
-AddCommon = Callable[[argparse.ArgumentParser], None]
+from .common import AddCommon, edit, home_of, load_config, load_env
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -42,8 +40,6 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
 
 def _env(home: Any) -> dict[str, str]:
     try:
-        from .cli_store import load_env
-
         return load_env(home)
     except Exception:
         return probe.home_env(home)
@@ -53,9 +49,9 @@ def cmd_probe(args: argparse.Namespace) -> int:
     home = home_of(args)
     _cfg, ttls = load_config(home)
     now = time.time()
-    report = run_probe(home, args.pool, now, ttls=ttls, env=_env(home), target=args.target,
-                       timeout=args.timeout, lock_timeout=args.lock_timeout)
-    record(home, report, via="cli")
+    env = _env(home)
+    report = edit(args, lambda: run_probe(home, args.pool, now, ttls=ttls, env=env, target=args.target,
+                                          timeout=args.timeout, lock_timeout=args.lock_timeout))
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")

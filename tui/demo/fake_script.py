@@ -1,6 +1,6 @@
 """What the fake provider answers: scripted replies, quotas and probe-endpoint answers.
 
-The state model behind :class:`tui.fake_provider.FakeProvider`, kept apart from the
+The state model behind :class:`tui.demo.fake_provider.FakeProvider`, kept apart from the
 HTTP server so the rules (which reply comes next, when a quota trips and reopens,
 what the usage and key endpoints say) read on their own. :class:`ProviderScript` is
 thread-safe: the server's handler threads call its answer methods (``_chat``,

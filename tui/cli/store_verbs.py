@@ -6,19 +6,25 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Callable
 
 from store import actions, audit, authfile, bounds, view
-from store.errors import BadInput, ConfigUnreadable, StoreUnreadable
+from store.errors import BadInput, StoreUnreadable
 from store.lock import locked
-from store.paths import Home, resolve_home
-from store.policy import DEFAULT_TTLS, Ttls
-from store.transaction import transaction
 
-from .format import NULL, countdown
-from .timeparse import parse_duration, parse_when
-
-AddCommon = Callable[[argparse.ArgumentParser], None]
+from ..format import NULL, countdown
+from ..timeparse import parse_duration, parse_when
+from .common import (
+    SEEN_SECRETS,
+    AddCommon,
+    change_store,
+    confirm,
+    edit,
+    fingerprint_of,
+    home_of,
+    load_config,
+    load_env,
+    warn,
+)
 
 
 def _priority(text: str) -> int:
@@ -85,64 +91,6 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p.add_argument("--yes", "-y", action="store_true")
     add_common(p)
     p.set_defaults(func=cmd_restore_backup)
-
-
-# --- shared ------------------------------------------------------------------------------------
-
-def home_of(args: argparse.Namespace) -> Home:
-    return resolve_home(getattr(args, "home", None))
-
-
-def load_config(home: Home) -> tuple[Any | None, Ttls]:
-    """The parsed config.yaml (None if it cannot be read, with a warning) and its TTLs."""
-    from store.config import read_config
-
-    try:
-        cfg = read_config(home)
-    except ConfigUnreadable as exc:
-        warn(f"{exc}; using default strategies and TTLs")
-        return None, DEFAULT_TTLS
-    for w in cfg.warnings:
-        warn(f"{home.config}: {w}")
-    return cfg, cfg.ttls
-
-
-def load_env(home: Home) -> dict[str, str]:
-    from store.envfile import read_env
-
-    return read_env(home)
-
-
-def warn(message: str) -> None:
-    sys.stderr.write(f"hermes-admin: warning: {message}\n")
-
-
-def confirm(question: str, assume_yes: bool) -> bool:
-    """Ask on a terminal; scripts (no tty) proceed, as they cannot answer."""
-    if assume_yes or not sys.stdin.isatty():
-        return True
-    sys.stderr.write(f"{question} [y/N] ")
-    sys.stderr.flush()
-    return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-
-def run_action(args: argparse.Namespace, change: Callable[[dict, float], actions.Outcome], *,
-               create: bool = False) -> actions.Outcome:
-    """One transaction + audit line + a summary on stdout.
-
-    Only `add` may create a missing home: a reset aimed at a mistyped --home must not
-    leave an empty Hermes home behind.
-    """
-    home = home_of(args)
-    now = time.time()
-    with transaction(home, lock_timeout=args.lock_timeout, create=create) as doc:
-        outcome = change(doc, now)
-    audit.record(home, outcome, via="cli", now=now)
-    for c in outcome.changes:
-        print(f"{outcome.action}: {c.pool} {c.label} (id={c.id})")
-    for note in outcome.notes:
-        print(f"note: {note}")
-    return outcome
 
 
 # --- verbs -------------------------------------------------------------------------------------
@@ -214,29 +162,21 @@ def format_pool(pv: view.PoolView, now: float) -> str:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from .cli import remember_secret
-
     key = args.api_key
     if key == "-":
         key = sys.stdin.readline().strip()
         if not key:
             raise BadInput("--api-key", "nothing on stdin (expected the key on one line)")
-    remember_secret(key)
+    SEEN_SECRETS.remember(key)
 
     def change(doc: dict, now: float) -> actions.Outcome:
         return actions.add_key(doc, args.pool, key, now, label=args.label, priority=args.priority,
                                base_url=args.base_url)
 
-    out = run_action(args, change, create=True)
+    out = change_store(args, change, create=True)
     for c in out.changes:
         print(f"key {fingerprint_of(key)} added to {c.pool} as {c.label!r}")
     return 0
-
-
-def fingerprint_of(key: str) -> str:
-    from store.secrets import fingerprint
-
-    return fingerprint(key) or NULL
 
 
 def cmd_remove(args: argparse.Namespace) -> int:
@@ -250,12 +190,12 @@ def cmd_remove(args: argparse.Namespace) -> int:
         return 1
     # Re-resolve by id inside the transaction: the file may have changed since we asked.
     rid = str(row.get("id"))
-    run_action(args, lambda doc, now: actions.remove(doc, args.pool, rid))
+    change_store(args, lambda doc, now: actions.remove(doc, args.pool, rid))
     return 0
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    run_action(args, lambda doc, now: actions.reset(doc, args.pool, args.target, now))
+    change_store(args, lambda doc, now: actions.reset(doc, args.pool, args.target, now))
     return 0
 
 
@@ -266,14 +206,14 @@ def cmd_cooldown(args: argparse.Namespace) -> int:
         until = bounds.cooldown_until(until, now, "--for" if args.duration else "--until")
     except ValueError as exc:
         raise BadInput("--for" if args.duration else "--until", str(exc)) from None
-    run_action(args, lambda doc, t: actions.cooldown(doc, args.pool, args.target, until, t, args.reason))
+    change_store(args, lambda doc, t: actions.cooldown(doc, args.pool, args.target, until, t, args.reason))
     print(f"benched until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))} "
           f"({countdown(until - now)})")
     return 0
 
 
 def cmd_priority(args: argparse.Namespace) -> int:
-    run_action(args, lambda doc, now: actions.set_priority(doc, args.pool, args.target, args.n))
+    change_store(args, lambda doc, now: actions.set_priority(doc, args.pool, args.target, args.n))
     return 0
 
 
@@ -300,11 +240,15 @@ def cmd_restore_backup(args: argparse.Namespace) -> int:
     if not confirm(f"Replace {home.auth} with {home.backup}?", args.yes):
         print("cancelled; nothing written")
         return 1
-    with locked(home.lock, args.lock_timeout):
-        if home.auth.exists():
-            aside = authfile.keep_aside(home.root, "auth.json.replaced", home.auth.read_bytes())
-            print(f"kept the current file as {aside}")
-        authfile.atomic_write_bytes(home.auth, raw)
-    audit.record(home, actions.Outcome("restore-backup", "*"), via="cli")
+
+    def restore() -> actions.Outcome:
+        with locked(home.lock, args.lock_timeout):
+            if home.auth.exists():
+                aside = authfile.keep_aside(home.root, "auth.json.replaced", home.auth.read_bytes())
+                print(f"kept the current file as {aside}")
+            authfile.atomic_write_bytes(home.auth, raw)
+        return actions.Outcome("restore-backup", "*")
+
+    edit(args, restore)
     print(f"restored {home.auth} from {home.backup}")
     return 0

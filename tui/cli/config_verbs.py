@@ -1,6 +1,6 @@
 """CLI verbs on config.yaml: strategy, fallback, routing.
 
-Edits go through store.config, which keeps the operator's comments and unknown keys.
+Edits go through store.config_edit (run by store.write), which keeps the operator's comments and unknown keys.
 """
 
 from __future__ import annotations
@@ -10,17 +10,15 @@ import json
 import sys
 from typing import Any, Callable
 
-from store import audit, authfile
+from store import authfile, config, config_edit
 from store.actions import check_pool
 from store.errors import BadInput
 from store.model import STRATEGIES, pools
 from store.policy import known_strategy
 
-from .cli_store import home_of, warn
-from .format import NULL
-from .texts import STRATEGY_HELP as STRATEGY_HELP
-
-AddCommon = Callable[[argparse.ArgumentParser], None]
+from ..format import NULL
+from ..texts import STRATEGY_HELP as STRATEGY_HELP
+from .common import AddCommon, edit, home_of, warn
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -78,23 +76,9 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     add_common(rt)
 
 
-def _config():
-    from store import config
-
-    return config
-
-
-def _audit(args: argparse.Namespace, change: Any) -> None:
-    """Record a config edit; an edit that changed nothing is not an action."""
-    if getattr(change, "written", True):
-        audit.record(home_of(args), change.to_outcome(), via="cli")
-    for note in getattr(change, "notes", ()):
-        print(f"note: {note}")
-
-
-def _edit(args: argparse.Namespace, edit: Callable[[Any, float], Any], done: str) -> int:
-    """Run one locked config.yaml edit, audit it, say what happened."""
-    _audit(args, edit(home_of(args), args.lock_timeout))
+def _edit(args: argparse.Namespace, fn: Callable[[Any, float], Any], done: str) -> int:
+    """Run one locked config.yaml edit through store.write, say what happened."""
+    edit(args, lambda: fn(home_of(args), args.lock_timeout))
     print(done)
     return 0
 
@@ -102,7 +86,6 @@ def _edit(args: argparse.Namespace, edit: Callable[[Any, float], Any], done: str
 # --- strategy ----------------------------------------------------------------------------------
 
 def cmd_strategy(args: argparse.Namespace) -> int:
-    config = _config()
     home = home_of(args)
     if args.strategy is None:
         cfg = config.read_config(home)
@@ -126,8 +109,7 @@ def cmd_strategy(args: argparse.Namespace) -> int:
     strategy = None if args.strategy == "default" else args.strategy
     if strategy is not None and strategy not in STRATEGIES:
         raise BadInput("STRATEGY", f"{args.strategy!r} is not one of {', '.join(STRATEGIES)} (or 'default')")
-    change = config.set_strategy(home, args.pool, strategy, lock_timeout=args.lock_timeout)
-    _audit(args, change)
+    edit(args, lambda: config_edit.set_strategy(home, args.pool, strategy, lock_timeout=args.lock_timeout))
     print(f"{args.pool}: {strategy or 'fill_first (default)'} — {STRATEGY_HELP[strategy or 'fill_first']}")
     return 0
 
@@ -135,7 +117,7 @@ def cmd_strategy(args: argparse.Namespace) -> int:
 # --- fallback ----------------------------------------------------------------------------------
 
 def cmd_fallback_list(args: argparse.Namespace) -> int:
-    cfg = _config().read_config(home_of(args))
+    cfg = config.read_config(home_of(args))
     for w in cfg.warnings:
         warn(w)
     chain = cfg.fallback_chain
@@ -163,32 +145,31 @@ def cmd_fallback_list(args: argparse.Namespace) -> int:
 
 
 def cmd_fallback_add(args: argparse.Namespace) -> int:
-    change = _config().fallback_add(home_of(args), args.provider, args.model, base_url=args.base_url,
-                                    key_env=args.key_env, lock_timeout=args.lock_timeout)
-    _audit(args, change)
+    edit(args, lambda: config_edit.fallback_add(home_of(args), args.provider, args.model, base_url=args.base_url,
+                                                key_env=args.key_env, lock_timeout=args.lock_timeout))
     print(f"added fallback {args.provider} / {args.model}")
     return 0
 
 
 def cmd_fallback_remove(args: argparse.Namespace) -> int:
-    return _edit(args, lambda home, t: _config().fallback_remove(home, args.n, lock_timeout=t),
+    return _edit(args, lambda home, t: config_edit.fallback_remove(home, args.n, lock_timeout=t),
                  f"removed fallback entry {args.n}")
 
 
 def cmd_fallback_move(args: argparse.Namespace) -> int:
-    return _edit(args, lambda home, t: _config().fallback_move(home, args.n, args.m, lock_timeout=t),
+    return _edit(args, lambda home, t: config_edit.fallback_move(home, args.n, args.m, lock_timeout=t),
                  f"moved fallback entry {args.n} to {args.m}")
 
 
 def cmd_fallback_clear(args: argparse.Namespace) -> int:
-    return _edit(args, lambda home, t: _config().fallback_clear(home, lock_timeout=t),
+    return _edit(args, lambda home, t: config_edit.fallback_clear(home, lock_timeout=t),
                  "fallback chain cleared")
 
 
 # --- routing -----------------------------------------------------------------------------------
 
 def cmd_routing_show(args: argparse.Namespace) -> int:
-    cfg = _config().read_config(home_of(args))
+    cfg = config.read_config(home_of(args))
     for w in cfg.warnings:
         warn(w)
     if args.json:
@@ -205,10 +186,10 @@ def cmd_routing_show(args: argparse.Namespace) -> int:
 
 
 def cmd_routing_set(args: argparse.Namespace) -> int:
-    return _edit(args, lambda home, t: _config().routing_set(home, args.key, args.value, lock_timeout=t),
+    return _edit(args, lambda home, t: config_edit.routing_set(home, args.key, args.value, lock_timeout=t),
                  f"provider_routing.{args.key} set")
 
 
 def cmd_routing_unset(args: argparse.Namespace) -> int:
-    return _edit(args, lambda home, t: _config().routing_unset(home, args.key, lock_timeout=t),
+    return _edit(args, lambda home, t: config_edit.routing_unset(home, args.key, lock_timeout=t),
                  f"provider_routing.{args.key} removed")

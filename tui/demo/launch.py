@@ -4,7 +4,7 @@ It creates a fresh temporary home (never ``~/.hermes``; ``--home DIR`` picks the
 must not hold an auth.json yet), seeds four pools with keys in varied states (ok, cooling
 with reset times in seconds, milliseconds and ISO-8601, dead, env-backed), writes a
 config.yaml (strategies, fallback chain, routing, an auxiliary chain, short demo TTLs),
-starts the fake provider and two simulated agent processes (``tui.demo_agent``) that use
+starts the fake provider and two simulated agent processes (``tui.demo.agent``) that use
 the runtime on that home, then opens the dashboard.
 
 Every process it starts runs in its own process group, is listed in
@@ -31,13 +31,14 @@ from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.errors import BadInput, HermesAdminError
 from store.paths import Home
 
-from .demo_agent import PARENT_ENV
+from ..app import run
+from .agent import PARENT_ENV
 
 PIDFILE = "hermes-admin-demo.pids"
 AGENT_INTERVAL = 0.8
 RESTORE_INTERVAL = 10.0
 START_TIMEOUT = 15.0
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # Demo secrets: obviously fake, long enough to show a fingerprint.
 KEYS = {
@@ -273,7 +274,7 @@ def start(home: Home, children: _Children) -> str:
     script = logs / "provider-script.json"
     script.write_text(json.dumps(provider_script(), indent=2))
     port_file = logs / "provider.port"
-    provider = children.spawn([sys.executable, "-m", "tui.fake_provider", "--port", "0",
+    provider = children.spawn([sys.executable, "-m", "tui.demo.fake_provider", "--port", "0",
                                "--script", str(script), "--port-file", str(port_file)],
                               env, logs / "provider.log")
     url = f"http://127.0.0.1:{_wait_for_port(port_file, provider, START_TIMEOUT)}"
@@ -283,7 +284,7 @@ def start(home: Home, children: _Children) -> str:
     atomic_write_bytes(home.env, f"OPENROUTER_API_KEY={KEYS['or_env']}\n".encode())
     agent_env = dict(env, OPENROUTER_API_KEY=KEYS["or_env"])
     for name, pool in (("agent-codex", "openai-codex"), ("agent-openrouter", "openrouter")):
-        children.spawn([sys.executable, "-m", "tui.demo_agent", "--home", str(home.root),
+        children.spawn([sys.executable, "-m", "tui.demo.agent", "--home", str(home.root),
                         "--pool", pool, "--interval", str(AGENT_INTERVAL),
                         "--restore-interval", str(RESTORE_INTERVAL),
                         "--token-url", url + "/v1/oauth/token"],
@@ -318,8 +319,6 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.2)
             return 0
-        from .app import run
-
         return run(h)
     except KeyboardInterrupt:
         return 130

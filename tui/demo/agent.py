@@ -5,7 +5,7 @@ Each turn it asks the restore gate, selects a credential, sends one chat request
 happen live in the store the dashboard watches. Used by ``hermes-admin demo`` and by the
 multi-process tests::
 
-    python -m tui.demo_agent --home DIR --pool openrouter --interval 0.7 \
+    python -m tui.demo.agent --home DIR --pool openrouter --interval 0.7 \
         [--duration S] [--report FILE] [--restore-interval S] [--subagents N]
 
 It ends on SIGTERM/SIGINT, after --duration, or when its parent process goes away; with
@@ -26,7 +26,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from store import policy, probe
+from store.authfile import read_store
 from store.errors import HermesAdminError
+from store.model import pool_rows
 from store.paths import Home
 from store.refresh import RefreshHook
 from store.runtime import RETRY, AgentRuntime, Result, Selection
@@ -128,10 +131,6 @@ class _Subagents:
 
     @staticmethod
     def _usable(client: Any) -> set[str]:
-        from store import policy, probe
-        from store.authfile import read_store
-        from store.model import pool_rows
-
         rows = pool_rows(read_store(client.home).doc or {}, client.pool)
         return {str(r.get("id")) for r in policy.available(rows, client.clock(), client.ttls)
                 if probe.row_secret(r, client.env)}
@@ -149,7 +148,7 @@ def expected_parent() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tui.demo_agent")
+    p = argparse.ArgumentParser(prog="python -m tui.demo.agent")
     p.add_argument("--home", required=True, type=Path)
     p.add_argument("--pool", required=True)
     p.add_argument("--model", default="demo-model")

@@ -1,0 +1,113 @@
+"""The project's own import graph, read from the source (not imported), for tests/test_layers.py.
+
+Every import statement counts, including those inside functions and under
+``if TYPE_CHECKING``: a cycle hidden in a function body is still a cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGES = ("store", "tui", "screens")
+
+
+def modules(root: Path) -> dict[str, Path]:
+    mods: dict[str, Path] = {}
+    for top in PACKAGES:
+        for f in sorted((root / top).rglob("*.py")):
+            rel = f.relative_to(root).with_suffix("")
+            parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+            mods[".".join(parts)] = f
+    return mods
+
+
+def _targets(mods: dict[str, Path], cur: str, node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    pkg = cur if mods[cur].name == "__init__.py" else cur.rpartition(".")[0]
+    base = node.module or ""
+    if node.level:
+        parts = pkg.split(".")
+        if node.level > 1:
+            parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join(parts + ([base] if base else []))
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
+
+
+def edges(root: Path) -> dict[str, set[str]]:
+    """module -> the project modules it imports anywhere in its body."""
+    mods = modules(root)
+    out: dict[str, set[str]] = {}
+    for name, f in mods.items():
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            for t in _targets(mods, name, node):
+                while t and t not in mods and "." in t:
+                    t = t.rpartition(".")[0]
+                # A package's __init__ importing its own submodules is not a cycle.
+                if t in mods and t != name and not (mods[name].name == "__init__.py" and t.startswith(name + ".")):
+                    deps.add(t)
+        out[name] = deps
+    return out
+
+
+def cycles(root: Path) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    graph = edges(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                    break
+                if w in on:
+                    low[v] = min(low[v], index[w])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                if low[v] == index[v]:
+                    comp = []
+                    while True:
+                        w = stack.pop()
+                        on.discard(w)
+                        comp.append(w)
+                        if w == v:
+                            break
+                    if len(comp) > 1:
+                        found.append(sorted(comp))
+    return found
+
+
+def local_imports(root: Path) -> list[str]:
+    """``path:line`` of every import made inside a function body."""
+    hits = []
+    for f in modules(root).values():
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(fn):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)):
+                        hits.append(f"{f.relative_to(root)}:{node.lineno}")
+    return sorted(set(hits))

@@ -1,0 +1,7 @@
+"""``python -m tui.cli``: the same as the ``hermes-admin`` console script."""
+
+import sys
+
+from .entry import main
+
+sys.exit(main())

@@ -1,0 +1,140 @@
+"""What every verb family shares: home resolution, argument helpers, warnings, confirmation,
+the secrets seen on this command line, and the one way a verb writes (store.write.perform).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable
+
+from store import bounds, config, envfile, write
+from store.actions import Outcome
+from store.errors import EXIT_BAD_INPUT, BadInput, ConfigUnreadable
+from store.lock import DEFAULT_LOCK_TIMEOUT
+from store.model import Doc
+from store.paths import Home, resolve_home
+from store.policy import DEFAULT_TTLS, Ttls
+from store.secrets import fingerprint, redact
+
+from ..format import NULL
+
+AddCommon = Callable[[argparse.ArgumentParser], None]
+
+
+class SeenSecrets:
+    """Secrets typed on this command line, redacted from anything printed on failure."""
+
+    def __init__(self) -> None:
+        self._secrets: list[str] = []
+
+    def remember(self, secret: str | None) -> None:
+        if secret:
+            self._secrets.append(secret)
+
+    def redact(self, text: str) -> str:
+        return redact(text, self._secrets)
+
+
+# One command line per process: the entry point reads it, `add` fills it.
+SEEN_SECRETS = SeenSecrets()
+
+
+def _looks_secret(token: str) -> bool:
+    return len(token) >= 16 and not any(c.isspace() for c in token) and not token.startswith("-")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse echoes stray arguments ("unrecognized arguments: sk-...") — fingerprint them."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        words = [fingerprint(w) if _looks_secret(w) else w for w in message.split(" ")]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(words)}\n")
+
+
+def _lock_timeout(text: str) -> float:
+    try:
+        return bounds.lock_timeout(text)
+    except BadInput as exc:
+        raise argparse.ArgumentTypeError(exc.problem) from None
+
+
+def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """--home and --lock-timeout, accepted before or after the verb."""
+    default = None if top else argparse.SUPPRESS
+    p.add_argument("--home", metavar="DIR", default=default,
+                   help="Hermes home (default: $HERMES_HOME, else ~/.hermes)")
+    p.add_argument("--lock-timeout", metavar="S", type=_lock_timeout,
+                   default=DEFAULT_LOCK_TIMEOUT if top else argparse.SUPPRESS,
+                   help=f"seconds to wait for auth.lock (default {DEFAULT_LOCK_TIMEOUT:g})")
+
+
+def home_of(args: argparse.Namespace) -> Home:
+    return resolve_home(getattr(args, "home", None))
+
+
+def warn(message: str) -> None:
+    sys.stderr.write(f"hermes-admin: warning: {message}\n")
+
+
+def load_config(home: Home) -> tuple[Any | None, Ttls]:
+    """The parsed config.yaml (None if it cannot be read, with a warning) and its TTLs."""
+    try:
+        cfg = config.read_config(home)
+    except ConfigUnreadable as exc:
+        warn(f"{exc}; using default strategies and TTLs")
+        return None, DEFAULT_TTLS
+    for w in cfg.warnings:
+        warn(f"{home.config}: {w}")
+    return cfg, cfg.ttls
+
+
+def load_env(home: Home) -> dict[str, str]:
+    return envfile.read_env(home)
+
+
+def confirm(question: str, assume_yes: bool) -> bool:
+    """Ask on a terminal; scripts (no tty) proceed, as they cannot answer."""
+    if assume_yes or not sys.stdin.isatty():
+        return True
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def fingerprint_of(key: str) -> str:
+    return fingerprint(key) or NULL
+
+
+def print_notes(outcomes: list[Outcome]) -> None:
+    for outcome in outcomes:
+        for c in outcome.changes:
+            print(f"{outcome.action}: {c.pool} {c.label} (id={c.id})")
+        for note in outcome.notes:
+            print(f"note: {note}")
+
+
+def change_store(args: argparse.Namespace, change: Callable[[Doc, float], Outcome], *,
+                 create: bool = False) -> Outcome:
+    """One auth.json change through store.write, with a summary on stdout."""
+    job = write.StoreChange(change, lock_timeout=args.lock_timeout, create=create)
+    written = write.perform(home_of(args), job, via="cli")
+    print_notes(written.outcomes)
+    _warn_audit(written)
+    return written.value
+
+
+def edit(args: argparse.Namespace, fn: Callable[[], Any]) -> Any:
+    """One edit that takes its own lock (config.yaml, probe) through store.write."""
+    written = write.perform(home_of(args), fn, via="cli")
+    for note in getattr(written.value, "notes", ()):
+        print(f"note: {note}")
+    _warn_audit(written)
+    return written.value
+
+
+def _warn_audit(written: write.Written[Any]) -> None:
+    # The write landed: exit 0, and say that only the audit line is missing.
+    if written.audit_error:
+        warn(f"the change was written, but {written.audit_error}")

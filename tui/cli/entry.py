@@ -1,0 +1,88 @@
+"""`hermes-admin`: the dashboard with no verb, and a headless CLI with the same verbs.
+
+Every verb takes --home and --lock-timeout. Errors are one line on stderr naming
+the file, field or argument; the exit codes are documented in the README:
+0 ok, 1 unexpected failure, 2 bad input, 3 store/config unreadable, 4 lock timeout,
+5 probe could not decide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from typing import Callable, Sequence
+
+from store.errors import EXIT_FAILURE, HermesAdminError
+from store.paths import resolve_home
+
+from . import config_verbs, fleet, probe, profiles, proxy, store_verbs
+from .common import SEEN_SECRETS, Parser, add_common
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="hermes-admin",
+        description="Operator console for Hermes Agent credential pools. "
+                    "With no verb, opens the live dashboard.",
+        epilog="exit codes: 0 ok, 1 unexpected failure or declined, 2 bad input, "
+               "3 store/config unreadable, 4 lock timeout, 5 probe undecided. "
+               "Exits 2-4 write nothing; probe exits 5 after lifting what did reopen.",
+    )
+    add_common(parser, top=True)
+    parser.add_argument("--read-only", action="store_true",
+                        help="open the dashboard with every writing action disabled")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
+    store_verbs.register(sub, add_common)
+    config_verbs.register(sub, add_common)
+    probe.register(sub, add_common)
+    fleet.register(sub, add_common)
+    proxy.register(sub, add_common)
+    profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
+    demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
+    add_common(demo)
+    demo.set_defaults(func=_run_demo)
+    return parser
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    # Imported on use: `hermes-admin list` should not pay for the demo's modules.
+    from ..demo.launch import run_demo
+
+    return run_demo(args.home)
+
+
+def _run_dashboard(args: argparse.Namespace) -> int:
+    # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
+    from ..app import run
+
+    return run(resolve_home(args.home), read_only=args.read_only, lock_timeout=args.lock_timeout)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
+    try:
+        return int(func(args) or 0)
+    except HermesAdminError as exc:
+        _fail(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _fail("interrupted; nothing was written unless it said so")
+        return 130
+    except BrokenPipeError:
+        # `hermes-admin list | head`: quiet exit, like other Unix tools.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # never a traceback (it could carry a secret)
+        _fail(f"internal error: {type(exc).__name__}: {exc}")
+        if os.environ.get("HERMES_ADMIN_DEBUG"):
+            sys.stderr.write(SEEN_SECRETS.redact(traceback.format_exc()))
+        return EXIT_FAILURE
+
+
+def _fail(message: str) -> None:
+    sys.stderr.write(f"hermes-admin: error: {SEEN_SECRETS.redact(message)}\n")
+
