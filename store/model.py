@@ -213,7 +213,8 @@ def find_target(rows: list[Row], target: str) -> int:
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        raise ValueError(f"label {raw!r} matches {len(matches)} credentials; use the id or #index")
+        which = ", ".join(f"#{i + 1} id={rows[i].get('id')}" for i in matches)
+        raise ValueError(f"label {raw!r} matches {len(matches)} credentials ({which}); use the id or #index")
     if raw.lstrip("#").isdigit():
         n = int(raw.lstrip("#"))
         if 1 <= n <= len(rows):

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import difflib
 
+from .errors import BadInput
+
 KNOWN_PROVIDERS: frozenset[str] = frozenset({
     "alibaba", "alibaba-coding-plan", "anthropic", "arcee", "azure-foundry", "bedrock", "copilot",
     "copilot-acp", "custom", "deepinfra", "deepseek", "fireworks", "gemini", "gmi", "huggingface",
@@ -97,3 +99,19 @@ def suggest(name: str, n: int = 3) -> list[str]:
         if c not in out:
             out.append(c)
     return out[:n]
+
+
+def checked(field: str, name: str, escape: str | None = None,
+            accept: frozenset[str] = frozenset()) -> str:
+    """*name* as Hermes's canonical id (or as given when in *accept*, e.g. a pool the store
+    already holds); BadInput with "did you mean" otherwise. *escape* names the flag that
+    says an unknown name is meant (``add --new-pool``)."""
+    if name in accept:
+        return name
+    canon = canonical(name)
+    if canon is not None:
+        return canon
+    close = suggest(name)
+    hint = f"did you mean {' or '.join(close)}?" if close else "see `hermes-admin inventory`"
+    more = f"; use `{escape}` if a new pool is meant" if escape else ""
+    raise BadInput(field, f"{name!r} is not a Hermes provider id or custom:<name>; {hint}{more}")

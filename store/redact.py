@@ -29,7 +29,7 @@ import json
 import re
 import unicodedata
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 
@@ -95,12 +95,26 @@ def _fp(secret: str) -> str:
     return fingerprint(secret) or ELLIPSIS
 
 
+# One pass finds whether any key shape is present at all (most text holds none).
+_ANY_KEY = re.compile("|".join(f"(?:{p.pattern})" for p in KEY_PATTERNS))
+
+
 class Redactor:
     """Replace known secrets and key-shaped strings by fingerprints."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         self._secrets: set[str] = set()
+        self._order: tuple[tuple[str, ...], int, int] = ((), -1, -1)
         self.add(*secrets)
+
+    def _known(self) -> tuple[str, ...]:
+        # Longest first, so a secret containing another is replaced whole; re-sorted only
+        # when this redactor or the registered set grew.
+        order, n_own, n_run = self._order
+        if n_own != len(self._secrets) or n_run != len(_runtime):
+            order = tuple(sorted(self._secrets | _runtime, key=len, reverse=True))
+            self._order = (order, len(self._secrets), len(_runtime))
+        return order
 
     def add(self, *values: str | None) -> None:
         """Teach this redactor more secret values."""
@@ -113,11 +127,14 @@ class Redactor:
     def redact(self, text: Any) -> str:
         """*text* (any value, as str) with every secret and key-shaped string fingerprinted."""
         text = text if isinstance(text, str) else str(text)
-        for s in sorted(self._secrets | _runtime, key=len, reverse=True):
+        if len(text) < MIN_SECRET_LEN:
+            return text  # no known secret and no key shape is this short
+        for s in self._known():
             if s in text:
                 text = text.replace(s, _fp(s))
-        for pattern in KEY_PATTERNS:
-            text = pattern.sub(lambda m: _fp(m.group(0)), text)
+        if _ANY_KEY.search(text):
+            for pattern in KEY_PATTERNS:
+                text = pattern.sub(lambda m: _fp(m.group(0)), text)
         return text
 
     __call__ = redact
@@ -199,6 +216,17 @@ def home_secrets(home: Home) -> set[str]:
         if name in refs or _ENV_SECRET_NAME.search(name):
             found.add(value)
     return found
+
+
+def from_parts(doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
+    """A redactor from what a reader already holds (the console's last good state), so a
+    reload does not read the files a second time."""
+    found: set[str] = set()
+    refs: set[str] = set()
+    _walk_secrets(doc, found, refs)
+    _walk_secrets(config_data, found, refs)
+    found.update(v for k, v in env.items() if k in refs or _ENV_SECRET_NAME.search(k))
+    return Redactor(found)
 
 
 def for_home(home: Home, extra: Iterable[str | None] = ()) -> Redactor:

@@ -144,7 +144,8 @@ def test_argparse_errors_fingerprint_a_stray_key(capsys, home):
 def test_corrupt_store_exits_3_names_path_and_is_left_alone(capsys, two_keys):
     two_keys.auth.write_bytes(b'{"credential_pool": {"openrouter": [')
     before = two_keys.auth.read_bytes()
-    for argv in (["list"], ["reset", "openrouter"], ["add", "openrouter", "--api-key", "sk-zz-abcdefghijklmnopq"]):
+    for argv in (["list"], ["reset", "openrouter", "--yes"],
+                 ["add", "openrouter", "--api-key", "sk-zz-abcdefghijklmnopq"]):
         code, out, err = run(capsys, two_keys, *argv)
         assert code == EXIT_UNREADABLE, argv
         assert str(two_keys.auth) in err and "invalid JSON" in err
@@ -164,7 +165,7 @@ def test_lock_timeout_exits_4_and_names_the_lock(capsys, two_keys):
     before = two_keys.auth.read_bytes()
     with locked(two_keys.lock, 1):
         t0 = time.monotonic()
-        code, out, err = run(capsys, two_keys, "reset", "openrouter", "--lock-timeout", "0.3")
+        code, out, err = run(capsys, two_keys, "reset", "openrouter", "--yes", "--lock-timeout", "0.3")
         elapsed = time.monotonic() - t0
     assert code == EXIT_LOCK_TIMEOUT
     assert str(two_keys.lock) in err and elapsed < 5
@@ -224,6 +225,7 @@ def test_fallback_verbs_edit_the_chain_and_keep_comments(capsys, home):
 
 
 def test_routing_verbs_validate_values(capsys, home):
+    home.root.mkdir()  # only `add` creates a missing home
     assert run(capsys, home, "routing", "set", "sort", "price")[0] == 0
     assert run(capsys, home, "routing", "set", "ignore", "together,deepinfra")[0] == 0
     before = home.config.read_bytes()
@@ -240,7 +242,7 @@ def test_routing_verbs_validate_values(capsys, home):
 
 
 def test_a_verb_on_a_missing_home_creates_nothing(capsys, home):
-    for argv in (["reset", "openrouter"], ["cooldown", "openrouter", "1", "--for", "1m"],
+    for argv in (["reset", "openrouter", "--yes"], ["cooldown", "openrouter", "1", "--for", "1m"],
                  ["priority", "openrouter", "1", "0"], ["remove", "openrouter", "1"]):
         code, _, err = run(capsys, home, *argv)
         assert code in (EXIT_BAD_INPUT, EXIT_UNREADABLE) and str(home.root) in err, (argv, err)

@@ -214,7 +214,7 @@ def test_every_file_we_write_loads_in_hermes(tmp_home, hermes):
         ("cooldown", POOL, "added", "--until", until),
         ("priority", POOL, "added", "0"),
         ("reset", POOL, "benched"),
-        ("reset", POOL),
+        ("reset", POOL, "--yes"),
         ("remove", POOL, "OPENROUTER_API_KEY", "--yes"),
         ("remove", "custom:together.ai", "together", "--yes"),
         ("add", "custom:together.ai", "--api-key", "-", "--base-url", "https://api.together.ai/v1"),

@@ -70,7 +70,7 @@ WRITE_VERBS = [
     ("add", "openrouter", "--api-key", "-", "--label", "new"),
     ("remove", "openrouter", "two"),
     ("reset", "openrouter", "two"),
-    ("reset", "openrouter"),
+    ("reset", "openrouter", "--yes"),
     ("cooldown", "openrouter", "two", "--for", "1h"),
     ("priority", "openrouter", "two", "0"),
 ]

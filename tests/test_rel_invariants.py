@@ -160,7 +160,7 @@ def test_no_network_under_the_lock_in_cli_writes(home: Home, monkeypatch: pytest
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     from tui.cli import main
 
-    argvs = [["reset", "openrouter"], ["cooldown", "openrouter", "primary", "--for", "15m"],
+    argvs = [["reset", "openrouter", "--yes"], ["cooldown", "openrouter", "primary", "--for", "15m"],
              ["priority", "openrouter", "backup", "0"], ["remove", "openrouter", "backup", "--yes"]]
     with _network_guard(monkeypatch) as made:
         for argv in argvs:

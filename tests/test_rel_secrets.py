@@ -144,7 +144,7 @@ def test_no_canary_in_any_cli_output(home: Home) -> None:
     added = ok("add", "openrouter", "--api-key", "-", "--label", "from-stdin", stdin=NEW_STDIN + "\n").stdout
     assert fingerprint(NEW_STDIN) in added
     ok("reset", "openrouter", "spare")
-    ok("reset", "anthropic")
+    ok("reset", "anthropic", "--yes")
     ok("cooldown", "openrouter", "main", "--for", "15m", "--reason", "maintenance")
     ok("priority", "openrouter", "from-arg", "0")
     ok("remove", "openrouter", "from-stdin", "--yes")
@@ -172,7 +172,7 @@ def test_no_canary_in_any_cli_output(home: Home) -> None:
     try:
         wait_ready(holder)
         fails(4, "add", "openrouter", "--api-key", LOCKED_OUT, "--lock-timeout", "0.2")
-        fails(4, "reset", "openrouter", "--lock-timeout", "0.2")
+        fails(4, "reset", "openrouter", "--yes", "--lock-timeout", "0.2")
     finally:
         stop(holder)
 

@@ -181,7 +181,7 @@ def test_reset_one(tmp_home, store, target, rid):
 
 def test_reset_all(tmp_home, store):
     t0 = time.time()
-    after, _ = run(tmp_home, "reset", POOL)
+    after, _ = run(tmp_home, "reset", POOL, "--yes")
     assert_only(store, after, changed={rid: STATUS_LIKE for rid in _rows(store, POOL)})
     for row in after["credential_pool"][POOL]:
         assert row["last_status"] is None and row["status_cleared_at"] >= t0

@@ -1,5 +1,5 @@
 """What every verb family shares: home resolution, argument helpers, warnings, confirmation,
-the secrets seen on this command line, and the one way a verb writes (store.write.perform).
+and the one way a verb writes (store.write.perform).
 """
 
 from __future__ import annotations
@@ -15,42 +15,20 @@ from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Doc
 from store.paths import Home, resolve_home
 from store.policy import DEFAULT_TTLS, Ttls
-from store.secrets import fingerprint, redact
+from store.secrets import fingerprint
 
 from ..format import NULL
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
 
-class SeenSecrets:
-    """Secrets typed on this command line, redacted from anything printed on failure."""
-
-    def __init__(self) -> None:
-        self._secrets: list[str] = []
-
-    def remember(self, secret: str | None) -> None:
-        if secret:
-            self._secrets.append(secret)
-
-    def redact(self, text: str) -> str:
-        return redact(text, self._secrets)
-
-
-# One command line per process: the entry point reads it, `add` fills it.
-SEEN_SECRETS = SeenSecrets()
-
-
-def _looks_secret(token: str) -> bool:
-    return len(token) >= 16 and not any(c.isspace() for c in token) and not token.startswith("-")
-
-
 class Parser(argparse.ArgumentParser):
-    """argparse echoes stray arguments ("unrecognized arguments: sk-...") — fingerprint them."""
+    """Usage errors are exit 2; the redaction boundary (boundary.py) fingerprints any key
+    in them, so ordinary words such as ``restore-backup`` print as they are."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        words = [fingerprint(w) if _looks_secret(w) else w for w in message.split(" ")]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {' '.join(words)}\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
 
 
 def _lock_timeout(text: str) -> float:

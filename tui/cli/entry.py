@@ -14,11 +14,11 @@ import sys
 import traceback
 from typing import Callable, Sequence
 
-from store.errors import EXIT_FAILURE, HermesAdminError
+from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
 
-from . import config_verbs, fleet, probe, profiles, proxy, store_verbs
-from .common import SEEN_SECRETS, Parser, add_common
+from . import boundary, config_verbs, fleet, guard, probe, profiles, proxy, store_verbs
+from .common import Parser, add_common
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,10 +61,21 @@ def _run_dashboard(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    # The boundary goes up before argparse parses: its own messages pass it too.
+    edge = boundary.install(argv)
+    try:
+        return _main(argv, edge)
+    finally:
+        edge.release()
+
+
+def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
+    args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), after the boundary
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
     try:
+        guard.check(args, creates_home=func in (_run_dashboard, _run_demo))
+        if func in (_run_dashboard, _run_demo):
+            edge.release()  # the console draws on the terminal and redacts in its own funnel
         return int(func(args) or 0)
     except HermesAdminError as exc:
         _fail(str(exc))
@@ -76,13 +87,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `hermes-admin list | head`: quiet exit, like other Unix tools.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-    except Exception as exc:  # never a traceback (it could carry a secret)
+    except RecursionError:
+        _fail("input nested too deeply to read")
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # never a raw traceback: the stream redacts even the debug one
         _fail(f"internal error: {type(exc).__name__}: {exc}")
-        if os.environ.get("HERMES_ADMIN_DEBUG"):
-            sys.stderr.write(SEEN_SECRETS.redact(traceback.format_exc()))
+        if boundary.debug_enabled():
+            sys.stderr.write(traceback.format_exc())
         return EXIT_FAILURE
 
 
 def _fail(message: str) -> None:
-    sys.stderr.write(f"hermes-admin: error: {SEEN_SECRETS.redact(message)}\n")
-
+    sys.stderr.write(f"hermes-admin: error: {message}\n")

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 import time
 
-from store import actions, audit, authfile, bounds, view
+from store import actions, audit, authfile, bounds, redact, view
 from store.errors import BadInput, StoreUnreadable
 from store.lock import locked
 
 from ..format import NULL, countdown
 from ..timeparse import parse_duration, parse_when
+from . import guard
 from .common import (
-    SEEN_SECRETS,
     AddCommon,
     change_store,
     confirm,
@@ -48,6 +49,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p.add_argument("--label", metavar="L")
     p.add_argument("--priority", type=_priority, metavar="N", help="0 = tried first (default: last)")
     p.add_argument("--base-url", metavar="URL")
+    p.add_argument("--new-pool", action="store_true",
+                   help="POOL is meant even though it is not a Hermes provider id")
     add_common(p)
     p.set_defaults(func=cmd_add)
 
@@ -61,6 +64,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p = sub.add_parser("reset", help="clear the cooldown of one credential or of the whole pool")
     p.add_argument("pool", metavar="POOL")
     p.add_argument("target", nargs="?", metavar="TARGET")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="reset the whole pool without asking (required when not on a terminal)")
     add_common(p)
     p.set_defaults(func=cmd_reset)
 
@@ -152,6 +157,8 @@ def format_pool(pv: view.PoolView, now: float) -> str:
         if eff.model_benches:
             parts.append("models benched: " + ", ".join(
                 f"{m} {countdown(t - now)}" for m, t in sorted(eff.model_benches.items())))
+        if eff.data_error:
+            parts.append(f"[data error: {eff.data_error}]")
         if cv.backed is False:
             parts.append("[env var not set]")
         parts.append(f"key={cv.fingerprint or NULL}")
@@ -162,12 +169,8 @@ def format_pool(pv: view.PoolView, now: float) -> str:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    key = args.api_key
-    if key == "-":
-        key = sys.stdin.readline().strip()
-        if not key:
-            raise BadInput("--api-key", "nothing on stdin (expected the key on one line)")
-    SEEN_SECRETS.remember(key)
+    key = guard.read_key() if args.api_key == "-" else args.api_key
+    redact.register(key)
 
     def change(doc: dict, now: float) -> actions.Outcome:
         return actions.add_key(doc, args.pool, key, now, label=args.label, priority=args.priority,
@@ -194,7 +197,24 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return 0
 
 
+def whole(what: str, question: str, assume_yes: bool) -> bool:
+    """Ask before a sweeping change on a terminal; elsewhere only --yes says it is meant."""
+    if assume_yes:
+        return True
+    if not sys.stdin.isatty():
+        raise BadInput("--yes", f"refusing to {what} without --yes")
+    return confirm(question, False)
+
+
 def cmd_reset(args: argparse.Namespace) -> int:
+    if args.target is None:
+        # Refuse a missing pool or a bad store before asking whether the whole pool is meant.
+        snap = authfile.read_store(home_of(args))
+        actions.reset(copy.deepcopy(snap.doc or {}), args.pool, None, time.time())
+    if args.target is None and not whole("reset the whole pool", f"Reset every credential in {args.pool}?",
+                                         getattr(args, "yes", False)):
+        print("cancelled; nothing written")
+        return 1
     change_store(args, lambda doc, now: actions.reset(doc, args.pool, args.target, now))
     return 0
 
@@ -237,7 +257,7 @@ def cmd_restore_backup(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise StoreUnreadable(home.backup, f"no backup to restore ({exc.strerror})") from None
     authfile.parse_store(raw, home.backup)  # a bad backup is refused like a bad store
-    if not confirm(f"Replace {home.auth} with {home.backup}?", args.yes):
+    if not whole("replace auth.json with its backup", f"Replace {home.auth} with {home.backup}?", args.yes):
         print("cancelled; nothing written")
         return 1
 

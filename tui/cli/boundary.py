@@ -1,0 +1,141 @@
+"""The CLI's redaction boundary: every byte hermes-admin writes to stdout or stderr passes it.
+
+:func:`install` runs before argparse parses anything, so argparse's own messages
+(an unknown ``--api-key=<key>``, a list of choices) pass it too. It registers every
+argument that holds a key (a value of a key-taking option, or any key-shaped token),
+builds one :class:`store.redact.Redactor` from the home's secrets (store, config,
+``.env``), and wraps ``sys.stdout``/``sys.stderr`` in :class:`RedactingStream`.
+
+The stream also renders text inert: control, bidi and zero-width characters from a
+store written by someone else are shown as ``\\x1b``, never sent raw to the terminal,
+whichever verb printed them. Only newline and tab pass as they are.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from typing import Sequence, TextIO
+
+from store import redact, textcheck
+from store.paths import resolve_home
+
+# Options whose value is a key: registered whole, whatever its shape.
+SECRET_OPTIONS = ("--api-key", "--redis", "--secret")
+
+
+def argv_secrets(argv: Sequence[str]) -> list[str]:
+    """The values on this command line that are keys (never echoed, always redacted)."""
+    found: list[str] = []
+    after_secret_opt = False
+    for token in argv:
+        if after_secret_opt and token != "-":
+            found.append(token)
+        after_secret_opt = token in SECRET_OPTIONS
+        name, eq, value = token.partition("=")
+        if eq and name in SECRET_OPTIONS and value != "-":
+            found.append(value)
+        for part in (token, value) if eq else (token,):
+            if textcheck.keyish(part) and not part.startswith("-"):
+                found.append(part)
+    return found
+
+
+def _home_arg(argv: Sequence[str]) -> str | None:
+    for i, token in enumerate(argv):
+        if token == "--home" and i + 1 < len(argv):
+            return argv[i + 1]
+        if token.startswith("--home="):
+            return token[len("--home="):]
+    return None
+
+
+def redactor_for(argv: Sequence[str]) -> redact.Redactor:
+    """The one redactor of this process: the home's secrets plus the keys on *argv*."""
+    redact.register(*argv_secrets(argv))
+    try:
+        return redact.for_home(resolve_home(_home_arg(argv)))
+    except (OSError, ValueError):
+        # A home we cannot even resolve holds nothing we could show; patterns still apply.
+        return redact.Redactor()
+
+
+def inert(text: str) -> str:
+    """*text* with every control character escaped except newline and tab."""
+    return "\n".join("\t".join(redact.escape_controls(p) for p in line.split("\t"))
+                     for line in text.split("\n"))
+
+
+class RedactingStream(io.TextIOBase):
+    """A text stream that redacts and escapes whole lines before passing them on.
+
+    Text is held until a newline or a flush, so a key written in two pieces (``print``
+    writes the text and the newline apart; ``json.dump`` writes in chunks) is still
+    seen whole by the redactor.
+    """
+
+    def __init__(self, inner: TextIO, redactor: redact.Redactor) -> None:
+        super().__init__()
+        self.inner = inner
+        self.redactor = redactor
+        self._held = ""
+
+    def write(self, s: str) -> int:  # type: ignore[override]
+        self._held += s
+        if "\n" in self._held:
+            done, _, self._held = self._held.rpartition("\n")
+            self._emit(done + "\n")
+        return len(s)
+
+    def _emit(self, text: str) -> None:
+        if text:
+            self.inner.write(inert(self.redactor.redact(text)))
+
+    def flush(self) -> None:
+        held, self._held = self._held, ""
+        self._emit(held)
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.inner, "encoding", "utf-8")
+
+    def writable(self) -> bool:
+        return True
+
+
+class Boundary:
+    """Installed streams, restored on exit (tests call main() many times in one process)."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.redactor = redactor_for(argv)
+        self._saved = (sys.stdout, sys.stderr)
+        sys.stdout = RedactingStream(sys.stdout, self.redactor)  # type: ignore[assignment]
+        sys.stderr = RedactingStream(sys.stderr, self.redactor)  # type: ignore[assignment]
+
+    def release(self) -> None:
+        """Flush what is held and put the original streams back (before the dashboard,
+        which draws on the terminal itself and redacts in its own funnel)."""
+        for stream in (sys.stdout, sys.stderr):
+            if isinstance(stream, RedactingStream):
+                try:
+                    stream.flush()
+                except (BrokenPipeError, ValueError):
+                    pass
+        sys.stdout, sys.stderr = self._saved
+
+
+def install(argv: Sequence[str] | None) -> Boundary:
+    """Register the keys on *argv* (default: sys.argv[1:]) and wrap stdout/stderr."""
+    return Boundary(list(sys.argv[1:] if argv is None else argv))
+
+
+def debug_enabled() -> bool:
+    return bool(os.environ.get("HERMES_ADMIN_DEBUG"))
