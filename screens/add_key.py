@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Select, Static
 
-from store import actions
+from store import actions, providers, textcheck
 from store.errors import BadInput
 from store.model import validate_pool_key
 from store.secrets import fingerprint
@@ -93,6 +93,18 @@ class AddKeyScreen(FormScreen):
         self.query_one("#add-new-pool").display = shown
         self.query_one("#add-pool-guide").display = shown
 
+    @on(Input.Changed, "#add-label")
+    def _label_typed(self, event: Input.Changed) -> None:
+        # A key pasted into the wrong field is hidden at once and refused inline.
+        label = event.input
+        if textcheck.keyish(event.value):
+            label.password = True
+            self.show_error(field_message("--label", "looks like an API key; it is hidden and will "
+                                          "not be saved (paste keys in the Key field)"))
+        elif label.password:
+            label.password = False
+            self.show_error(None)
+
     @on(Select.Changed, "#add-pool")
     def _pool_changed(self, event: Select.Changed) -> None:
         self._show_new_pool(event.value == NEW_POOL)
@@ -107,15 +119,23 @@ class AddKeyScreen(FormScreen):
                 raise BadInput("POOL", "type the new pool's name (" + POOL_KEY_GUIDE + ")")
         else:
             pool = str(choice)
+        textcheck.check_text("POOL", pool)
         try:
             validate_pool_key(pool)
         except ValueError as exc:
             raise BadInput("POOL", str(exc)) from None
+        if choice == NEW_POOL and not providers.is_known(pool):
+            close = providers.suggest(pool)
+            raise BadInput("POOL", "is not a Hermes provider id or custom:<name>"
+                           + (f"; did you mean {' or '.join(close)}?" if close else ""))
         key = self.query_one("#add-key-value", Input).value.strip()
         if not key:
             raise BadInput("--api-key", "is empty: type or paste the key")
         label = self.query_one("#add-label", Input).value.strip() or None
         base_url = self.query_one("#add-base-url", Input).value.strip() or None
+        for fld, text in (("--label", label), ("--base-url", base_url)):
+            if text is not None:
+                textcheck.check_text(fld, text)
         prio_text = self.query_one("#add-priority", Input).value.strip()
         priority = None
         if prio_text:

@@ -24,6 +24,7 @@ from store.model import STRATEGIES
 from store.watch import HomeState
 from tui.format import NULL
 from tui.host import host
+from tui.shown import shown
 from tui.texts import READ_ONLY
 
 from .confirm import ConfirmScreen
@@ -129,7 +130,7 @@ def _fill(table: DataTable, columns: Iterable[str], rows: list[tuple[str, ...]],
     table.clear()
     for row in rows:
         # Text, not str: DataTable would parse "[...]" in a model name as markup.
-        table.add_row(*(Text(c) for c in row))
+        table.add_row(*(Text(shown(c)) for c in row))
     if rows:
         table.move_cursor(row=max(0, min(at, len(rows) - 1)), animate=False)
     return True
@@ -217,7 +218,7 @@ class ConfigScreen(ExplainsDisabled, Screen):
         busy = host(self).writer.status_text()
         if busy:
             lines.insert(0, f"⟳ {busy}")
-        self.query_one("#config-note", Static).update(Text("\n".join(lines)))
+        self.query_one("#config-note", Static).update(Text("\n".join(shown(x) for x in lines)))
 
     def writes_changed(self) -> None:
         if self.is_mounted:

@@ -11,6 +11,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tui.shown import shown
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True on ``y``, False on ``n`` or Escape. Nothing else answers it."""
@@ -36,11 +38,11 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="modal-box", id="confirm-box"):
-            yield Static(Text(self.title_text), classes="modal-title")
+            yield Static(Text(shown(self.title_text)), classes="modal-title")
             # Text, not markup: labels and reasons come from auth.json.
-            yield Static(Text("\n".join(self.lines)), id="confirm-lines")
+            yield Static(Text("\n".join(shown(x) for x in self.lines)), id="confirm-lines")
             if self.notes:
-                yield Static(Text("\n".join(f"⚠ {n}" for n in self.notes)), classes="modal-notes")
+                yield Static(Text("\n".join(f"⚠ {shown(n)}" for n in self.notes)), classes="modal-notes")
             yield Static(Text(self.keys_text), classes="modal-keys")
 
     def action_answer(self, yes: bool) -> None:

@@ -17,7 +17,10 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from store import textcheck
+from store.errors import BadInput
 from tui.format import countdown, local_time
+from tui.shown import shown
 from tui.timeparse import parse_duration_or_time
 
 from .form import ErrorLine
@@ -46,7 +49,7 @@ class CooldownScreen(ModalScreen["tuple[float, str | None] | None"]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="modal-box", id="cooldown-box"):
             yield Static("Set a cooldown by hand", classes="modal-title")
-            yield Static(Text("\n".join(self.lines)), id="cooldown-lines")
+            yield Static(Text("\n".join(shown(x) for x in self.lines)), id="cooldown-lines")
             if self.notes:
                 yield Static(Text("\n".join(f"⚠ {n}" for n in self.notes)), classes="modal-notes")
             yield Label("For (90s, 15m, 2h, 1d) or until (18:30, 2026-11-29T18:30)")
@@ -98,6 +101,12 @@ class CooldownScreen(ModalScreen["tuple[float, str | None] | None"]):
             self.query_one("#cooldown-when", Input).focus()
             return
         reason = self.query_one("#cooldown-reason", Input).value.strip() or None
+        try:
+            textcheck.check_text("reason", reason or "")
+        except BadInput as exc:
+            self.query_one(ErrorLine).set_error(f"reason: {exc.problem}")
+            self.query_one("#cooldown-reason", Input).focus()
+            return
         self.dismiss((until, reason))
 
     def action_cancel(self) -> None:

@@ -21,6 +21,7 @@ from store.view import CredentialView
 from store.watch import HomeState
 from tui.format import NULL, STATUS_STYLE, countdown, status_word
 from tui.host import host
+from tui.shown import shown
 
 # Fields holding a time, and how to read them.
 TIME_FIELDS = frozenset({
@@ -178,13 +179,13 @@ class DetailScreen(Screen):
         title = self.query_one("#detail-title", Static)
         body = self.query_one("#detail-fields", Static)
         if cv is None:
-            self.title_text = f"{self.key[0]} · {self.key[1]}: not in the store"
+            self.title_text = shown(f"{self.key[0]} · {self.key[1]}: not in the store")
             title.update(Text(self.title_text))
             body.update("")
             return
         t = Text()
-        t.append(f" {cv.pool} #{cv.index} ", style="bold reverse")
-        t.append(f" {cv.label or NULL}  id {cv.id}  ")
+        t.append(f" {shown(cv.pool)} #{cv.index} ", style="bold reverse")
+        t.append(f" {shown(cv.label or NULL)}  id {shown(cv.id)}  ")
         t.append(status_word(cv.effective.status), style=STATUS_STYLE.get(cv.effective.status, ""))
         if self.removed:
             t.append("  REMOVED from the store (showing the last copy)", style="bold red")
@@ -197,7 +198,8 @@ class DetailScreen(Screen):
         table.add_column("meaning", overflow="fold", style="dim", ratio=4)
         for name, value, meaning in self.lines:
             # Text, not str: a Rich table would read "[...]" in a stored value as markup.
-            table.add_row(Text(name), Text(value), Text(meaning))
+            # Through the funnel before the column folds it: a key never shows even in part.
+            table.add_row(Text(shown(name)), Text(shown(value)), Text(shown(meaning)))
         body.update(table)
 
     def action_close(self) -> None:

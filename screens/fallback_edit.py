@@ -15,7 +15,8 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
-from store import config
+from store import config, providers, textcheck
+from store.errors import BadInput
 from tui.host import host
 
 from .form import FormScreen, field_message, form_footer
@@ -60,6 +61,14 @@ class FallbackAddScreen(FormScreen):
                 self.show_error(field_message(fld, "is required"))
                 self.query_one(f"#fb-{name}", Input).focus()
                 return
+        try:
+            for name, fld, keys in (("provider", "PROVIDER", "any"), ("model", "MODEL", "prefix"),
+                                    ("base-url", "--base-url", "any"), ("key-env", "--key-env", "any")):
+                textcheck.check_text(fld, values[name], keys=keys)
+            values["provider"] = providers.checked("PROVIDER", values["provider"])
+        except BadInput as exc:
+            self.show_error(field_message(exc.field, exc.problem))
+            return
         app = host(self)
         home, timeout = app.home, app.lock_timeout
 

@@ -18,6 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from tui.host import host
+from tui.shown import shown_lines
 from tui.writer import BAD_INPUT, WriteRequest, WriteResult
 
 # The CLI's argument names in BadInput messages, as the modal's fields are labelled.
@@ -44,7 +45,7 @@ class ErrorLine(Static):
     def set_error(self, message: str | None) -> None:
         self.text = message or ""
         self.set_class(bool(message), "-shown")
-        self.update(Text("✖ " + message if message else ""))
+        self.update(Text("✖ " + shown_lines(message) if message else ""))
 
 
 def form_footer(keys: str) -> Iterator[Widget]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from pathlib import Path
-from typing import ClassVar, Iterable
+from typing import Any, ClassVar, Iterable
 
 from textual import work
 from textual.app import App
@@ -26,10 +26,12 @@ from screens.config_view import ConfigScreen
 from screens.dashboard import DashboardScreen
 from screens.help import HelpScreen, binding_rows
 from store import events as ev
+from store import redact
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.watch import HomeLoader, HomeState, follow
 
+from . import shown
 from .clock import Clock, system_clock
 from .keymap import apply_keymap, keymap_path
 from .messages import StoreLoaded, WatchFailed
@@ -141,8 +143,15 @@ class HermesAdminApp(App):
                 state.read_at)]
             self._store_was_bad = bad
         self.state = state
+        # Every screen shows store text through tui.shown: teach it this generation's secrets.
+        shown.use(redact.from_parts(state.store.doc if state.store else None,
+                                    getattr(state.config, "data", None), state.env))
         self.log_events(events)
         self.state_signal.publish(state)
+
+    def notify(self, message: str, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """Every toast passes the console's text funnel (redacted, controls escaped)."""
+        super().notify(shown.shown(message), *args, **kwargs)
 
     # ------------------------------------------------------------ writes
     def on_write_waiting(self, message: WriteWaiting) -> None:

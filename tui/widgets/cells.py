@@ -16,6 +16,7 @@ from store.model import as_int
 from store.view import CredentialView, PoolView
 
 from ..format import NULL, STATUS_STYLE, ellipsize, local_time, status_word, time_left
+from ..shown import shown
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ def T(text: str, style: str = "") -> Text:
 
 
 def _s(value: Any) -> str:
-    return NULL if value is None or value == "" else str(value)
+    # Store text passes the console's funnel before any column cuts it.
+    return NULL if value is None or value == "" else shown(value)
 
 
 def _code(row: dict[str, Any]) -> int | None:
@@ -85,7 +87,7 @@ def error_text(row: dict[str, Any]) -> str:
     code, reason = _code(row), _reason(row)
     if code is None and not reason:
         return NULL
-    return " ".join(str(p) for p in (code, reason) if p not in (None, ""))
+    return shown(" ".join(str(p) for p in (code, reason) if p not in (None, "")))
 
 
 def key_text(cv: CredentialView) -> str:
@@ -190,7 +192,7 @@ def header_tokens(pv: PoolView, counts: dict[str, int] | None = None) -> list[st
     """
     c = counts if counts is not None else pv.counts
     strategy = pv.strategy if pv.strategy_known else f"{pv.strategy}(unknown→fill_first)"
-    tokens = [pv.key, strategy, f"{c['ok']} ok", f"{c['cooling']} cooling"]
+    tokens = [shown(pv.key), shown(strategy), f"{c['ok']} ok", f"{c['cooling']} cooling"]
     if c.get("ready"):
         tokens.append(f"{c['ready']} ready")
     tokens.append(f"{c['dead']} dead")

@@ -9,6 +9,8 @@ from textual.widgets import RichLog
 
 from store.events import CLEARED, DEAD, EXHAUSTED, NOTICE, READY, RECOVERED, Event
 
+from ..shown import shown
+
 _STYLE = {EXHAUSTED: "yellow", DEAD: "bold red", CLEARED: "cyan", RECOVERED: "green",
           READY: "cyan", NOTICE: "magenta"}
 
@@ -25,7 +27,7 @@ class EventsLog(RichLog):
         for ev in events:
             line = Text()
             line.append(self._fmt(ev.time) + " ", style="dim")
-            line.append(ev.text, style=_STYLE.get(ev.kind, ""))
+            line.append(shown(ev.text), style=_STYLE.get(ev.kind, ""))
             self.lines_written.append(line.plain)
             del self.lines_written[:-500]
             self.write(line)

@@ -7,6 +7,8 @@ from typing import Iterable, Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
+from ..shown import shown
+
 
 def fill_plain(table: DataTable, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
     """Add *columns* and *rows* as no-wrap Text, then focus the table.
@@ -17,5 +19,5 @@ def fill_plain(table: DataTable, columns: Sequence[str], rows: Iterable[Sequence
     for c in columns:
         table.add_column(c, key=c)
     for row in rows:
-        table.add_row(*(Text(c, no_wrap=True) for c in row))
+        table.add_row(*(Text(shown(c), no_wrap=True) for c in row))
     table.focus()

@@ -9,6 +9,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from ..shown import shown_lines
+
 
 class _Quiet(Static):
     """A Static that skips updates which would not change what it shows."""
@@ -19,7 +21,7 @@ class _Quiet(Static):
 
     def show(self, content: Text | str) -> None:
         if isinstance(content, str):
-            content = Text(content)  # never parse store/config text as markup
+            content = Text(shown_lines(content))  # never markup; through the console's funnel
         key = content.markup
         if key != self._shown:
             self._shown = key
