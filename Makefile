@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint clean install mutate
+.PHONY: demo test test-fast bench lint clean install mutate fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,11 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_proxy.py --seconds 3
 
 # Mutation testing (not in CI; minutes to hours): kill rate in the README.
+# The hostile-input suite with many more generated cases than CI runs (HERMES_FUZZ_EXAMPLES).
+fuzz: $(STAMP)
+	HERMES_FUZZ_EXAMPLES=$${HERMES_FUZZ_EXAMPLES:-3000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+		tests/test_hostile_cli_fuzz.py
+
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutate]'
 	$(BIN)/mutmut run

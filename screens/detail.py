@@ -108,6 +108,8 @@ def detail_lines(cv: CredentialView, now: float) -> list[tuple[str, str, str]]:
         lines.append(("available at", full_time(eff.available_at),
                       relative(eff.available_at, now)))
     lines.append(("next pick", "yes ←" if cv.next else "no", "what the pool's strategy picks next"))
+    if eff.data_error:
+        lines.append(("data error", eff.data_error, "the raw value, shown as stored; fix or reset the row"))
     lines.append(("fingerprint", cv.fingerprint or NULL, "the secret, shortened"))
     if cv.backed is not None:
         lines.append(("env backing", "set" if cv.backed else "unset",

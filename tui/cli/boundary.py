@@ -18,7 +18,8 @@ import os
 import sys
 from typing import Sequence, TextIO
 
-from store import redact, textcheck
+from store import redact, root, textcheck
+from store.errors import HermesAdminError
 from store.paths import resolve_home
 
 # Options whose value is a key: registered whole, whatever its shape.
@@ -42,21 +43,27 @@ def argv_secrets(argv: Sequence[str]) -> list[str]:
     return found
 
 
-def _home_arg(argv: Sequence[str]) -> str | None:
+def _opt(argv: Sequence[str], name: str) -> str | None:
     for i, token in enumerate(argv):
-        if token == "--home" and i + 1 < len(argv):
+        if token == name and i + 1 < len(argv):
             return argv[i + 1]
-        if token.startswith("--home="):
-            return token[len("--home="):]
+        if token.startswith(name + "="):
+            return token[len(name) + 1:]
     return None
 
 
 def redactor_for(argv: Sequence[str]) -> redact.Redactor:
-    """The one redactor of this process: the home's secrets plus the keys on *argv*."""
+    """The one redactor of this process: the home's secrets plus the keys on *argv*; with
+    ``inventory`` or ``--all-profiles``, every profile's secrets under the root too."""
     redact.register(*argv_secrets(argv))
     try:
-        return redact.for_home(resolve_home(_home_arg(argv)))
-    except (OSError, ValueError):
+        home = resolve_home(_opt(argv, "--home"))
+        r = redact.for_home(home)
+        if "inventory" in argv or "--all-profiles" in argv:
+            for profile in root.discover(root.resolve_root(_opt(argv, "--root"), _opt(argv, "--home"))):
+                r.add(*redact.home_secrets(profile.home))
+        return r
+    except (OSError, ValueError, HermesAdminError):
         # A home we cannot even resolve holds nothing we could show; patterns still apply.
         return redact.Redactor()
 
