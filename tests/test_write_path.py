@@ -112,11 +112,11 @@ def test_cli_write_that_landed_exits_0_when_only_the_audit_fails(tmp_home: Home,
     """RELIABILITY 28: an honest exit code. The reset landed, so exit 0 with a warning."""
     home = _home(tmp_home)
     Path(home.audit).mkdir()
-    code = main(["reset", "openrouter", "--home", str(home.root)])
+    code = main(["reset", "openrouter", "--yes", "--home", str(home.root)])
     err = capsys.readouterr().err
     assert code == 0 and "was written" in err and "audit log" in err
     assert read_doc(home)["credential_pool"]["openrouter"][0].get("status_cleared_at")
     # Control: with a usable audit log there is no warning, and the line is there.
     Path(home.audit).rmdir()
-    assert main(["reset", "openrouter", "--home", str(home.root)]) == 0
+    assert main(["reset", "openrouter", "--yes", "--home", str(home.root)]) == 0
     assert "audit log" not in capsys.readouterr().err and audit.tail(home, 5)
