@@ -33,6 +33,7 @@ from store.watch import HomeLoader, HomeState, follow
 from .clock import Clock, system_clock
 from .keymap import apply_keymap, keymap_path
 from .messages import StoreLoaded, WatchFailed
+from .session_end import SessionEnd
 from .widgets import CredentialTable
 from .writer import WriteDone, Writer, WriteWaiting
 
@@ -76,6 +77,8 @@ class HermesAdminApp(App):
         self.state_signal: Signal[HomeState] = Signal(self, "state")
         self.writes_signal: Signal[None] = Signal(self, "writes")
         self.writer = Writer(self)
+        # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
+        self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
@@ -88,6 +91,7 @@ class HermesAdminApp(App):
         return screen
 
     def on_mount(self) -> None:
+        self.session_end.install()
         if self._keymap_file is not None:
             apply_keymap(self, self._keymap_file, [type(self), CredentialTable, *all_screens()])
         if self.read_only:
@@ -99,6 +103,7 @@ class HermesAdminApp(App):
 
     def on_unmount(self) -> None:
         self._stop.set()
+        self.session_end.uninstall()
 
     async def action_quit(self) -> None:
         self._stop.set()

@@ -9,8 +9,8 @@ the runtime on that home, then opens the dashboard.
 
 Every process it starts runs in its own process group, is listed in
 ``<home>/hermes-admin-demo.pids`` while the demo runs, and is ended when the dashboard
-quits, on SIGINT/SIGTERM, or on an exception (try/finally plus atexit). The children also
-exit by themselves if the demo process disappears.
+quits, on SIGINT/SIGTERM/SIGHUP, when the terminal hangs up, or on an exception
+(try/finally plus atexit). The children also exit by themselves if the demo process disappears.
 """
 
 from __future__ import annotations
@@ -309,7 +309,8 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
         raise SystemExit(128 + signum)
 
     atexit.register(cleanup)
-    old_term = signal.signal(signal.SIGTERM, on_term)
+    # While the dashboard runs, the app handles these itself and puts these handlers back.
+    old = {sig: signal.signal(sig, on_term) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         h, prepared[0] = prepare_home(home)
         url = start(h, children)
@@ -325,4 +326,5 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
     finally:
         cleanup()
         atexit.unregister(cleanup)
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
