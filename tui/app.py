@@ -15,7 +15,7 @@ from collections import deque
 from pathlib import Path
 from typing import ClassVar, Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 from textual.signal import Signal
@@ -35,6 +35,7 @@ from .keymap import apply_keymap, keymap_path
 from .messages import StoreLoaded, WatchFailed
 from .session_end import SessionEnd
 from .widgets import CredentialTable
+from .write_feedback import DISMISS_KEY
 from .writer import WriteDone, Writer, WriteWaiting
 
 # Every scope whose keys `?` lists, in the order shown: the screen registry's.
@@ -48,10 +49,15 @@ class HermesAdminApp(App):
     TITLE = "hermes-admin"
     COMMANDS: ClassVar = App.COMMANDS | {ConsoleCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit — leave hermes-admin"),
+        # q quits from the dashboard only; on any other screen or modal it backs out (Esc).
+        Binding("q", "back_or_quit", "Quit", id="app.quit",
+                tooltip="Quit — leave hermes-admin (elsewhere: back, like Esc)"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
         Binding("question_mark", "help", "Help", key_display="?", id="app.help",
                 tooltip="Help: keys — every key binding"),
+        Binding(DISMISS_KEY, "dismiss_notifications", "Dismiss messages", show=False,
+                id="app.dismiss_notifications",
+                tooltip="Dismiss messages — clear every toast, failed writes included"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
                 id="app.command_palette"),
     ]
@@ -108,6 +114,30 @@ class HermesAdminApp(App):
     async def action_quit(self) -> None:
         self._stop.set()
         await super().action_quit()
+
+    def action_dismiss_notifications(self) -> None:
+        self.clear_notifications()
+
+    async def action_back_or_quit(self) -> None:
+        """`q`: quit on the dashboard; anywhere else do what Esc does there (never quit)."""
+        screen = self.screen
+        if screen is self.screen_stack[0] and isinstance(screen, DashboardScreen):
+            await self.action_quit()
+            return
+        escape = screen.active_bindings.get("escape")
+        if escape is not None and escape.enabled:
+            await self.run_action(escape.binding.action, escape.node)
+        elif len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    async def on_key(self, event: events.Key) -> None:
+        # A modal's binding chain leaves out the app's keys, so its unhandled `q` lands here
+        # (a focused text field has already taken it as a letter): back out, as Esc does.
+        if event.is_forwarded and self.screen.is_modal and any(
+                b.action == "back_or_quit" for b in self._bindings.key_to_bindings.get(event.key, ())):
+            event.stop()
+            event.prevent_default()      # or the app's own binding would run next, on the dashboard
+            await self.action_back_or_quit()
 
     def reload(self) -> HomeState:
         """Read the home now, on the event loop (tests, and the watcher-off mode)."""
