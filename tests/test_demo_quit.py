@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import time
@@ -25,6 +26,7 @@ from . import tmux
 pytestmark = [pytest.mark.slow]
 
 START_TIMEOUT = 30.0
+ROOT = Path(__file__).resolve().parent.parent
 EXIT_TIMEOUT = 20.0
 
 
@@ -60,6 +62,19 @@ def _wait_all_gone(pids: list[int], tmpdir: Path, timeout: float = EXIT_TIMEOUT)
     raise AssertionError(f"still running: {left}; temp homes left: {homes}")
 
 
+def _children_of(pid: int) -> list[int]:
+    """Direct children of *pid*, from the process table (/proc/*/stat's ppid)."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
 def _env(tmpdir: Path) -> dict[str, str]:
     return dict(os.environ, TMPDIR=str(tmpdir), TERM="xterm-256color")
 
@@ -88,6 +103,25 @@ def test_each_way_of_quitting_in_a_terminal_leaves_nothing(tmp_path, how):
         else:
             os.kill(pid, getattr(signal, how))
         _wait_all_gone([pid, *children], tmp_path)
+    finally:
+        term.kill()
+
+
+@pytest.mark.tmux
+@pytest.mark.skipif(not tmux.available() or shutil.which("make") is None, reason="tmux or make missing")
+def test_closing_the_terminal_of_make_demo_leaves_nothing(tmp_path):
+    """The issue's case: `make demo`, then the terminal goes away (`tmux kill-session`)."""
+    _exe()
+    term = tmux.Tmux.start(["make", "-s", "demo"], size=(120, 40), env=_env(tmp_path), cwd=ROOT)
+    try:
+        children = _demo_pids(tmp_path)
+        term.wait_for("openrouter", timeout=START_TIMEOUT)
+        make = term.pane_pid()
+        assert make is not None
+        demo_proc = _children_of(make)
+        assert demo_proc, "make has no child"
+        term.kill()
+        _wait_all_gone([make, *demo_proc, *children], tmp_path)
     finally:
         term.kill()
 
