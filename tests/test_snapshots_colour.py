@@ -17,8 +17,7 @@ from rich.terminal_theme import DEFAULT_TERMINAL_THEME
 from textual.color import Color as TColor
 from textual.filter import LineFilter
 
-from tests.test_snapshots import fixed_home, make_app
-from tests.tui_sample import write_sample
+from tests.tui_sample import fixed_home, make_app, write_sample
 from tui.widgets import CredentialTable
 
 pytestmark = pytest.mark.usefixtures("utc")

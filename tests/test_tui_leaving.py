@@ -24,8 +24,7 @@ from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
 from store.paths import Home
 from store.probe_report import ProbeReport
-from tests.test_tui_actions_config import config_home
-from tests.tui_sample import NOW, app_for, settle, write_sample
+from tests.tui_sample import NOW, app_for, config_home, settle, write_sample
 from tui.clock import FakeClock
 from tui.widgets import CredentialTable
 

@@ -11,8 +11,7 @@ from textual.widgets import DataTable, Input
 
 from store.actions import Change, Outcome
 from store.paths import Home
-from tests.test_tui_actions_config import config_home
-from tests.tui_sample import app_for, on_row, settle
+from tests.tui_sample import app_for, config_home, on_row, settle
 from tui.write_feedback import DISMISS_KEY, FAILED_TIMEOUT, UNDO, done_toast
 
 pytestmark = pytest.mark.usefixtures("utc")
