@@ -10,12 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tui.demo.fake_provider import FakeProvider
-
 from store.paths import Home
 from store.proxy.chain import Chain
 from store.proxy.inbound import Gate
 from store.proxy.server import ProxyServer
+from tui.demo.fake_provider import FakeProvider
 
 from .conftest import make_row, make_store, write_store
 
