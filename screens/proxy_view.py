@@ -29,7 +29,7 @@ class PoolSparks(Horizontal):
 
     DEFAULT_CSS = """
     PoolSparks { height: 1; }
-    PoolSparks > Static { width: 30; height: 1; }
+    PoolSparks > Static { width: 33; height: 1; }
     PoolSparks > Sparkline { width: 1fr; height: 1; }
     """
 
@@ -43,7 +43,7 @@ class PoolSparks(Horizontal):
         # The figure in words beside the bars: the bars' colour is never the only signal.
         name = self.pool if self.kind == "requests" else ""
         word = "requests" if self.kind == "requests" else "429s"
-        return Text(f"{name:<16.16} {word:>8} {sum(data):>5}/10m", no_wrap=True, overflow="ellipsis")
+        return Text(f"{name:<14.14} {word:>8} {sum(data):>4}/10m", no_wrap=True, overflow="ellipsis")
 
     def compose(self) -> ComposeResult:
         yield self.label
@@ -58,11 +58,11 @@ class ProxyScreen(Screen[None]):
     """The proxy panel; Escape, q or x closes it. Focus starts on the credentials table."""
 
     DEFAULT_CSS = """
-    ProxyScreen > .proxy-line { height: 1; padding: 0 1; }
+    ProxyScreen > .proxy-line { height: auto; padding: 0 1; }
     ProxyScreen > #proxy-header { text-style: bold; }
     ProxyScreen > #proxy-none { height: auto; padding: 1 1; }
-    ProxyScreen > #proxy-creds { height: auto; max-height: 12; }
-    ProxyScreen > #proxy-sparks { height: 1fr; padding: 0 1; }
+    ProxyScreen > #proxy-creds { height: auto; max-height: 9; }
+    ProxyScreen > #proxy-sparks { height: 1fr; min-height: 4; padding: 0 1; }
     ProxyScreen .-rate_limited > Sparkline > .sparkline--max-color { color: $error; }
     """
 
@@ -111,12 +111,10 @@ class ProxyScreen(Screen[None]):
                              f"Start one with: hermes-admin --home {self.home.root} proxy\n"
                              "This panel fills in by itself when it starts. Esc: back.", no_wrap=False))
             return
-        self.query_one("#proxy-header", Static).update(Text(feed.header_line(st), no_wrap=True,
-                                                            overflow="ellipsis"))
+        self.query_one("#proxy-header", Static).update(Text(feed.header_line(st)))
         self.query_one("#proxy-chain", Static).update(Text(feed.chain_line(st), no_wrap=True,
                                                            overflow="ellipsis"))
-        self.query_one("#proxy-routes", Static).update(Text(feed.routes_line(st), no_wrap=True,
-                                                            overflow="ellipsis"))
+        self.query_one("#proxy-routes", Static).update(Text(feed.routes_line(st)))
         self._fill_table(feed.credential_rows(st))
         self._fill_sparks(feed.pool_series(st))
 

@@ -144,8 +144,8 @@ async def test_panel_figures_from_the_writer_at_80x24(seeded: Home) -> None:
         assert str(panel.query_one("#proxy-chain").render()).startswith("▶ on fallback nous since ")
         # The figures in words beside the bars, and every line visible at 80x24.
         labels = {k: str(s.label.render()) for k, s in sparks.items()}
-        assert "requests    13/10m" in labels[("openrouter", "requests")]
-        assert "429s     4/10m" in labels[("openrouter", "rate_limited")]
+        assert "requests   13/10m" in labels[("openrouter", "requests")]
+        assert "429s    4/10m" in labels[("openrouter", "rate_limited")]
         assert all(s.region.height == 1 and s.spark.region.width > 20 for s in sparks.values())
         assert all(k not in screen_text(app) for k in [*OR_KEYS, NOUS_KEY, CLIENT_KEY])
         # The proxy comes back to its primary: the next poll says so.
@@ -213,4 +213,4 @@ def test_summary_and_nulls() -> None:
     st = status(active="openrouter")
     assert proxy_feed.summary(st) == "proxy :8645 · 13 req/min · primary"
     assert proxy_feed.chain_line(status(on_fallback_since=None, next_restore_check=None)) == \
-        "▶ on fallback nous since — · next restore check — · primary openrouter"
+        "▶ on fallback nous since — · next restore check —"

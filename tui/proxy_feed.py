@@ -60,9 +60,9 @@ def chain_line(st: dict[str, Any]) -> str:
     """The chain state in words: on primary, or on fallback since when, next restore check."""
     if on_primary(st):
         return f"● on primary {text(st.get('primary'))}"
+    # The primary is the first route of routes_line; this line stays within 80 columns.
     return (f"▶ on fallback {text(st.get('active'))} since {hhmm(st.get('on_fallback_since'))}"
-            f" · next restore check {hhmm(st.get('next_restore_check'))}"
-            f" · primary {text(st.get('primary'))}")
+            f" · next restore check {hhmm(st.get('next_restore_check'))}")
 
 
 def routes_line(st: dict[str, Any]) -> str:
@@ -70,15 +70,15 @@ def routes_line(st: dict[str, Any]) -> str:
     parts = []
     for r in st.get("chain") or []:
         mark = "▶ " if r.get("active") else ""
-        parts.append(f"{mark}{text(r.get('name'))} {text(r.get('usable'))}/{text(r.get('rows'))} usable"
+        parts.append(f"{mark}{text(r.get('name'))} {text(r.get('usable'))}/{text(r.get('rows'))} ok"
                      f" {text(r.get('cooling'))} cooling {text(r.get('dead'))} dead")
     return "chain: " + (" → ".join(parts) if parts else NULL)
 
 
 def header_line(st: dict[str, Any]) -> str:
     auth = "client keys required" if st.get("inbound_auth") else "any bearer (loopback)"
-    return (f"Proxy {text(st.get('url'))} · pid {text(st.get('pid'))} · {text(st.get('state'))}"
-            f" since {hhmm(st.get('started_at'))} · in flight {text(st.get('in_flight'))}"
+    return (f"Proxy {text(st.get('url'))} · {text(st.get('state'))} since {hhmm(st.get('started_at'))}"
+            f" · pid {text(st.get('pid'))} · in flight {text(st.get('in_flight'))}"
             f" · {text(st.get('requests_total'))} requests · {text(st.get('errors_total'))} errors · {auth}")
 
 
