@@ -21,6 +21,7 @@ from .detail import DetailScreen
 from .fallback_edit import FallbackAddScreen
 from .help import HelpScreen
 from .probe_result import ProbeResultScreen
+from .proxy_view import ProxyScreen
 from .routing_edit import RoutingEditScreen
 from .strategy import StrategyScreen
 
@@ -30,7 +31,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
     ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
     ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
-    ("help", HelpScreen),
+    ("proxy", ProxyScreen), ("help", HelpScreen),
 )
 
 

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Input
 from store import events as ev
 from store.view import PoolView, build_pools
 from store.watch import HomeState
+from tui import proxy_feed
 from tui.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
@@ -28,6 +29,7 @@ from tui.widgets.rows import SORT_ORDER, SORTS
 from .config_view import ConfigScreen
 from .dashboard_actions import WRITING, Key, OperatorActions
 from .detail import DetailScreen
+from .proxy_view import ProxyScreen
 
 
 def clock_time(epoch: float) -> str:
@@ -128,6 +130,8 @@ class DashboardScreen(OperatorActions, Screen):
         Binding("e", "events", "Events", show=False, id="dashboard.events",
                 tooltip="Toggle events timeline — transitions seen in the store"),
         Binding("v", "config", "Config", id="dashboard.config"),
+        Binding("x", "proxy", "Proxy", show=False, id="dashboard.proxy",
+                tooltip="Proxy panel — live traffic of the proxy running on this home"),
     ]
 
     def __init__(self, clock: Callable[[], float], *, read_only: bool = False,
@@ -146,6 +150,8 @@ class DashboardScreen(OperatorActions, Screen):
         self._pending_events: list[Any] = []
         self.tags: set[Key] = set()              # (pool, id) rows tagged for bulk actions
         self.pending_cursor: Key | None = None   # a row just added: the cursor goes there
+        self.proxy_summary = ""                  # "proxy :8645 · 12 req/min · primary", "" if none
+        self._proxy_polls = 0
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -177,6 +183,10 @@ class DashboardScreen(OperatorActions, Screen):
         if self._tick_enabled:
             # The table runs it only while a cooling row is on screen.
             self.table.start_ticking(self.tick)
+            # The proxy's status file is not watched (a reload each second costs 3.5x a stat:
+            # bench/bench_proxy_feed.py); a slow poll finds a proxy, then follows it each second.
+            self.set_interval(1.0, self._poll_proxy_tick, name="proxy-status")
+        self.poll_proxy()
         if self.latest is not None:
             self._apply(self.latest)
         else:
@@ -243,6 +253,7 @@ class DashboardScreen(OperatorActions, Screen):
             generation=state.generation if state else 0,
             updated=clock_time(state.read_at) if state else "",
             held=held, busy=self.app.writer.status_text(), tagged=len(self.tags),
+            proxy=self.proxy_summary,
         )
 
     # ------------------------------------------------------------ the tick
@@ -364,6 +375,27 @@ class DashboardScreen(OperatorActions, Screen):
 
     def action_config(self) -> None:
         self.app.push_screen(ConfigScreen())
+
+    def _poll_proxy_tick(self) -> None:
+        # With no proxy live, look only every 5th second: idle consoles stay idle.
+        self._proxy_polls += 1
+        if self.proxy_summary or self._proxy_polls % 5 == 0:
+            self.poll_proxy()
+
+    def poll_proxy(self) -> None:
+        """The status-bar summary of a proxy live on this home (its status file only)."""
+        line = proxy_feed.summary(proxy_feed.live_status(host(self).home))
+        if line != self.proxy_summary:
+            self.proxy_summary = line
+            self._refresh_chrome()
+
+    def action_proxy(self) -> None:
+        home = host(self).home
+        if proxy_feed.live_status(home) is None:
+            self.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
+                        timeout=4)
+            return
+        self.app.push_screen(ProxyScreen(home))
 
     def add_events(self, events: list[Any]) -> None:
         if not self._ready:

@@ -4,8 +4,10 @@ It creates a fresh temporary home (never ``~/.hermes``; ``--home DIR`` picks the
 must not hold an auth.json yet), seeds four pools with keys in varied states (ok, cooling
 with reset times in seconds, milliseconds and ISO-8601, dead, env-backed), writes a
 config.yaml (strategies, fallback chain, routing, an auxiliary chain, short demo TTLs),
-starts the fake provider and two simulated agent processes (``tui.demo.agent``) that use
-the runtime on that home, then opens the dashboard.
+starts the fake provider, the hermes-admin proxy on a free loopback port
+(``tui.demo.proxy_child``), and two simulated agent processes (``tui.demo.agent
+--proxy``) that send their chat requests through the proxy, so rotation, fallback and
+restore happen live in the store and in the proxy panel (``x``); then opens the dashboard.
 
 Every process it starts runs in its own process group, is listed in
 ``<home>/hermes-admin-demo.pids`` while the demo runs, and is ended when the dashboard
@@ -30,6 +32,7 @@ from typing import Any
 from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.errors import BadInput, HermesAdminError
 from store.paths import Home
+from store.proxy.stats import read_statuses
 
 from ..app import run
 from .agent import PARENT_ENV
@@ -249,6 +252,25 @@ def _wait_for_port(path: Path, proc: subprocess.Popen[bytes], timeout: float) ->
     raise HermesAdminError(f"the fake provider did not start within {timeout:g}s")
 
 
+def start_proxy(home: Home, children: _Children, env: dict[str, str], logs: Path, token_url: str,
+                timeout: float = START_TIMEOUT) -> str:
+    """Start the proxy on *home* (any free loopback port); its ``/v1`` URL once it serves."""
+    proc = children.spawn([sys.executable, "-m", "tui.demo.proxy_child", "--home", str(home.root),
+                           "--port", "0", "--restore-interval", str(RESTORE_INTERVAL),
+                           "--token-url", token_url],
+                          env, logs / "proxy.log")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        # Its status file says where it listens (port 0 picks one); written once it serves.
+        for st in read_statuses(home):
+            if st.get("pid") == proc.pid and st.get("state") == "running" and st.get("url"):
+                return str(st["url"])
+        if proc.poll() is not None:
+            raise HermesAdminError(f"the proxy exited with status {proc.returncode}; see {logs / 'proxy.log'}")
+        time.sleep(0.05)
+    raise HermesAdminError(f"the proxy did not start within {timeout:g}s; see {logs / 'proxy.log'}")
+
+
 def prepare_home(home: Path | str | None) -> tuple[Home, Path | None]:
     """The demo home and, when we made it, the temp folder to delete afterwards."""
     if home is None:
@@ -283,11 +305,12 @@ def start(home: Home, children: _Children) -> str:
     atomic_write_bytes(home.config, config_yaml(url).encode())
     atomic_write_bytes(home.env, f"OPENROUTER_API_KEY={KEYS['or_env']}\n".encode())
     agent_env = dict(env, OPENROUTER_API_KEY=KEYS["or_env"])
+    proxy_url = start_proxy(home, children, agent_env, logs, url + "/v1/oauth/token")
     for name, pool in (("agent-codex", "openai-codex"), ("agent-openrouter", "openrouter")):
         children.spawn([sys.executable, "-m", "tui.demo.agent", "--home", str(home.root),
                         "--pool", pool, "--interval", str(AGENT_INTERVAL),
                         "--restore-interval", str(RESTORE_INTERVAL),
-                        "--token-url", url + "/v1/oauth/token"],
+                        "--token-url", url + "/v1/oauth/token", "--proxy", proxy_url],
                        agent_env, logs / f"{name}.log")
     return url
 
