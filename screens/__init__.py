@@ -19,6 +19,7 @@ from .cooldown import CooldownScreen
 from .dashboard import DashboardScreen
 from .detail import DetailScreen
 from .fallback_edit import FallbackAddScreen
+from .fleet_view import FleetScreen
 from .help import HelpScreen
 from .probe_result import ProbeResultScreen
 from .routing_edit import RoutingEditScreen
@@ -30,6 +31,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
     ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
     ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
+    ("fleet", FleetScreen),
     ("help", HelpScreen),
 )
 
