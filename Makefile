@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint clean install
+.PHONY: demo demo-fleet test test-fast bench lint clean install
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/hermes-admin demo
+
+# Two simulated hosts sharing keys through a local redis-server; the console in fleet view on host A.
+demo-fleet: $(STAMP)
+	$(BIN)/hermes-admin demo --fleet
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 # Fixed widths (cells) so the table fits 80 columns and countdowns never re-measure it.
 COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("key", "Key", 21), ("status", "Status", 9), ("left", "Left", 7), ("since", "Since", 8),
-    ("by", "By", 8), ("holders", "Held by (requests)", 15),
+    ("by", "By", 8), ("holders", "Held by", 15),
 )
 ACTIONS = ("bench", "reset")
 
@@ -73,6 +73,21 @@ def key_cells(info: KeyInfo, now: float, label: str) -> dict[str, str]:
         "by": (s.host or NULL) if benched else NULL,
         "holders": holders,
     }
+
+
+def key_detail(info: KeyInfo, now: float, fp_short: str, label: str) -> str:
+    """The selected key in full: reason, until, every holder with its request count."""
+    s = info.state
+    parts = [f"{fp_short} {label}".strip()]
+    if s.benched_at(now):
+        end = "never ends" if s.status == "dead" else f"until {local_time(s.until, now)}"
+        parts.append(f"benched {end}, since {local_time(s.since, now)} by {s.host or NULL}")
+        parts.append(" ".join(str(x) for x in (s.code, s.reason) if x is not None) or NULL)
+    elif s.cleared_at is not None:
+        parts.append(f"reset {local_time(s.cleared_at, now)} by {s.cleared_by or NULL}")
+    held = ", ".join(f"{h} ({n} req)" for h, n in info.holders.items()) or NULL
+    parts.append(f"held by {held}")
+    return " · ".join(parts)
 
 
 def host_line(h: HostInfo, now: float, version: int, me: str) -> str:
@@ -122,6 +137,7 @@ class FleetScreen(ExplainsDisabled, Screen):
         yield Static(Text(f"fleet: connecting to {self.link.safe_url}…"), id="fleet-status")
         table: DataTable[Text] = DataTable(id="fleet-keys", cursor_type="row", zebra_stripes=False)
         yield table
+        yield Static(Text(NULL), id="fleet-detail")
         yield Static(Text("hosts: " + NULL), id="fleet-hosts")
         yield Footer()
 
@@ -179,15 +195,24 @@ class FleetScreen(ExplainsDisabled, Screen):
                 f"{len(snap.hosts)} hosts · {len(snap.keys)} keys{ro}")
 
     def _render_all(self) -> None:
-        self.query_one("#fleet-status", Static).update(Text(self.status_text))
+        self.query_one("#fleet-status", Static).update(Text(inert(self.status_text)))
         snap = self.snapshot
         if snap is None:
             return
         now = self.server_now()
         self._reconcile(snap, now)
         lines = [host_line(h, now, snap.version, self.link.config.host) for h in snap.hosts]
-        self.query_one("#fleet-hosts", Static).update(Text("\n".join(lines) or f"hosts: {NULL}"))
+        self.query_one("#fleet-hosts", Static).update(Text(inert("\n".join(lines)) or f"hosts: {NULL}"))
+        self._render_detail()
         self.refresh_bindings()
+
+    def _render_detail(self) -> None:
+        fp = self.selected_fp()
+        info = next((k for k in self.snapshot.keys if k.state.fp == fp), None) if self.snapshot else None
+        text = NULL if info is None else key_detail(
+            info, self.server_now(), self.link.short(info.state.fp),
+            key_label("", self.local.get(info.state.fp, ())).strip())
+        self.query_one("#fleet-detail", Static).update(Text(inert(text)))
 
     def _reconcile(self, snap: FleetSnapshot, now: float) -> None:
         """Rows by fingerprint: drop vanished, update changed cells, add new (cursor stays)."""
@@ -213,8 +238,9 @@ class FleetScreen(ExplainsDisabled, Screen):
     def text(self) -> str:
         """Everything the view says, as plain text (tests: canaries, states)."""
         rows = [" | ".join(c[k] for k, _t, _w in COLUMNS) for c in self._cells.values()]
+        detail = self.query_one("#fleet-detail", Static).render()
         hosts = self.query_one("#fleet-hosts", Static).render()
-        return "\n".join([self.status_text, *rows, str(hosts)])
+        return "\n".join([self.status_text, *rows, str(detail), str(hosts)])
 
     # ------------------------------------------------------------ actions
     def selected_fp(self) -> str | None:
@@ -244,6 +270,7 @@ class FleetScreen(ExplainsDisabled, Screen):
         self.explain_disabled_key(event)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._render_detail()
         self.refresh_bindings()
 
     def action_back(self) -> None:
@@ -288,6 +315,12 @@ class FleetScreen(ExplainsDisabled, Screen):
         host(self).push_screen(ConfirmScreen("Reset fleet-wide", lines, [RESET_WARNING]), answered)
 
 
+def inert(text: str) -> str:
+    """Control characters (ESC, BEL, bidi...) shown escaped: host names, reasons and errors
+    come from other machines and must not drive this terminal."""
+    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+
+
 def _cell(text: str, width: int) -> Text:
     # Text, never markup: reasons, labels and host names come from other machines.
-    return Text(ellipsize(text, width), no_wrap=True)
+    return Text(ellipsize(inert(text), width), no_wrap=True)

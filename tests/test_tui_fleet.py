@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 import pytest
 
+from screens import fleet_view as fv
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
 from screens.fleet_view import FleetScreen
@@ -206,3 +207,19 @@ async def test_no_key_and_no_redis_password_on_any_screen(tmp_path, monkeypatch,
         assert (PASSWORD in text) is leak_url
     finally:
         srv.stop()
+
+
+@pytest.mark.parametrize("escape", [True, False])  # False: the control, the raw text would reach the screen
+async def test_text_from_other_hosts_is_inert(tmp_path, redis_server, monkeypatch, escape):
+    if not escape:
+        monkeypatch.setattr(fv, "inert", lambda text: text)
+    home = make_home(tmp_path, "a")
+    b = other_host(redis_server.url)
+    b.mark(FP_1, until_in=600, code=429, reason="slow\x1b]0;pwned\x07down")
+    app = fleet_app(home, redis_server.url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: FP_1 in view(app)._cells, "keys listed")
+        await select(app, pilot, FP_1)
+        detail = str(view(app).query_one("#fleet-detail").render())
+    assert ("\x1b" in detail) is (not escape)
+    assert ("slow\\x1b]0;pwned\\x07down" in detail) is escape
