@@ -193,8 +193,8 @@ class HermesAdminApp(App):
             self.notify("no fleet: start hermes-admin with --fleet URL", severity="warning",
                         timeout=4, markup=False)
             return
-        if isinstance(self.screen, FleetScreen):
-            return
+        if any(isinstance(s, FleetScreen) for s in self.screen_stack):
+            return  # already open (perhaps under one of its modals)
         if self._fleet_link is None:
             self._fleet_link = FleetLink(self.fleet, self.home)
         self.action_show_dashboard()
