@@ -32,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_tui.py
 	$(BIN)/python bench/bench_runtime.py --procs 1 4 --seconds 3
 	$(BIN)/python bench/bench_fleet.py
+	$(BIN)/python bench/bench_fleet_view.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check store tui screens tests bench
