@@ -21,12 +21,10 @@ from typing import Any, Iterator
 import pytest
 import redis
 
-from store import actions, policy
 from store.fleet import FleetClient, SyncDaemon, connect
 from store.paths import Home
-from store.transaction import transaction
 
-from .conftest import make_row, make_store, read_doc, write_store
+from .conftest import make_row, make_store, write_store
 from .hermes_real import wait_for
 
 SECRET = b"fleet-test-secret-0123456789abcdef"
@@ -121,25 +119,6 @@ def daemons(*ds: Daemon) -> Iterator[None]:
             d.close()
 
 
-def bench(home: Home, until_at: float, rid: str = "aaaaaa", code: int = 429) -> None:
-    """What a Hermes agent does on a 429 with a provider reset time."""
-    with transaction(home) as doc:
-        rows = doc["credential_pool"][POOL]
-        target = next(r for r in rows if r["id"] == rid)
-        policy.mark_exhausted(rows, target, time.time(), code=code, reason="rate_limit_exceeded",
-                              message=f"quota hit for {KEY_1}", reset_at=until_at)
-
-
-def reset(home: Home, rid: str = "aaaaaa") -> None:
-    with transaction(home) as doc:
-        actions.reset(doc, POOL, rid, time.time())
-
-
-def row(home: Home, rid: str = "aaaaaa") -> dict[str, Any]:
-    """One row of *home*'s pool, read fresh."""
-    return next(r for r in read_doc(home)["credential_pool"][POOL] if r["id"] == rid)
-
-
 def env_without_secrets() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.upper().endswith(("API_KEY", "_TOKEN", "_SECRET", "_KEY"))}
 
@@ -149,5 +128,4 @@ def server_now(url: str) -> float:
     return sec + usec / 1e6
 
 
-__all__ = ["BOUND", "KEY_1", "KEY_2", "POOL", "SECRET", "Daemon", "RedisServer", "bench", "make_home", "reset",
-           "row", "time"]
+__all__ = ["BOUND", "KEY_1", "KEY_2", "POOL", "SECRET", "Daemon", "RedisServer", "make_home", "time"]

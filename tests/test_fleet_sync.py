@@ -11,10 +11,12 @@ import time
 
 import pytest
 
+from store import actions, policy
 from store.fleet import keys as fkeys
 from store.transaction import transaction
 
-from .fleet_helpers import BOUND, KEY_1, POOL, SECRET, Daemon, bench, make_home, reset, row
+from .conftest import read_doc
+from .fleet_helpers import BOUND, KEY_1, POOL, SECRET, Daemon, RedisServer, make_home
 from .hermes_real import wait_for
 
 pytestmark = pytest.mark.slow
@@ -22,9 +24,36 @@ pytestmark = pytest.mark.slow
 FP_1 = fkeys.fleet_fingerprint(SECRET, "token:" + KEY_1)
 
 
-def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, redis_server):
+@pytest.fixture
+def server(tmp_path):
+    d = tmp_path / "redis"
+    d.mkdir()
+    srv = RedisServer(d)
+    yield srv
+    srv.stop()
+
+
+def row(home, rid="aaaaaa"):
+    return next(r for r in read_doc(home)["credential_pool"][POOL] if r["id"] == rid)
+
+
+def bench(home, until_at, rid="aaaaaa", code=429):
+    """What a Hermes agent does on a 429 with a provider reset time."""
+    with transaction(home) as doc:
+        rows = doc["credential_pool"][POOL]
+        target = next(r for r in rows if r["id"] == rid)
+        policy.mark_exhausted(rows, target, time.time(), code=code, reason="rate_limit_exceeded",
+                              message=f"quota hit for {KEY_1}", reset_at=until_at)
+
+
+def reset(home, rid="aaaaaa"):
+    with transaction(home) as doc:
+        actions.reset(doc, POOL, rid, time.time())
+
+
+def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, server):
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
     try:
         until_at = time.time() + 600
         bench(a, until_at)
@@ -43,10 +72,10 @@ def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, redis_server):
         db.close()
 
 
-def test_reset_on_b_beats_a_stale_bench_written_back_on_a(tmp_path, redis_server):
+def test_reset_on_b_beats_a_stale_bench_written_back_on_a(tmp_path, server):
     """A live Hermes 0.19 on A writes back a cooldown it held from before the reset."""
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
     try:
         bench(a, time.time() + 600)
         assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
@@ -65,9 +94,9 @@ def test_reset_on_b_beats_a_stale_bench_written_back_on_a(tmp_path, redis_server
         db.close()
 
 
-def test_recooling_on_b_extends_a(tmp_path, redis_server):
+def test_recooling_on_b_extends_a(tmp_path, server):
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
     try:
         first = time.time() + 300
         bench(a, first)
@@ -84,7 +113,7 @@ def test_recooling_on_b_extends_a(tmp_path, redis_server):
         db.close()
 
 
-def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, redis_server):
+def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, server):
     from .conftest import make_row, make_store, write_store
 
     write_store(tmp_home, make_store({POOL: [
@@ -93,7 +122,7 @@ def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, re
     ]}))
     a = make_home(tmp_path, "a")
     assert hermes.select(POOL)["id"] == "aaaaaa"        # negative control: before the bench
-    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(tmp_home, redis_server.url, "host-b")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(tmp_home, server.url, "host-b")
     try:
         bench(a, time.time() + 900)
         assert wait_for(lambda: row(tmp_home)["last_status"] == "exhausted", timeout=BOUND)
@@ -105,7 +134,7 @@ def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, re
         db.close()
 
 
-def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, redis_server):
+def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, server):
     import json
     import subprocess
 
@@ -115,8 +144,8 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, redis_s
     from .fleet_helpers import env_without_secrets
 
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
-    viewer = FleetClient(connect(redis_server.url), "viewer")
+    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    viewer = FleetClient(connect(server.url), "viewer")
     try:
         bench(a, time.time() + 600)
         assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
@@ -125,7 +154,7 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, redis_s
         assert wait_for(lambda: (da.sync.stats.reconciles, db.sync.stats.reconciles) >= goal, timeout=BOUND)
         assert viewer.version() == version        # B's applied bench was not published back as news
         assert (da.sync.stats.applied, db.sync.stats.applied) == (0, 1)
-        out = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--json", "--redis", redis_server.url],
+        out = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--json", "--redis", server.url],
                              capture_output=True, text=True, timeout=60, env=env_without_secrets())
         snap = json.loads(out.stdout)
         assert {h["name"] for h in snap["hosts"]} == {"host-a", "host-b"}
@@ -133,7 +162,7 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, redis_s
         key = next(k for k in snap["keys"] if k["fp"] == FP_1)
         assert key["status"] == "exhausted" and key["benched"] and key["host"] == "host-a"
         assert set(key["holders"]) == {"host-a", "host-b"}
-        text = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--redis", redis_server.url],
+        text = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--redis", server.url],
                               capture_output=True, text=True, timeout=60, env=env_without_secrets()).stdout
         assert "host-a" in text and fkeys.short(FP_1) in text and "benched until" in text
     finally:
