@@ -33,6 +33,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_runtime.py --procs 1 4 --seconds 3
 	$(BIN)/python bench/bench_fleet.py
 	$(BIN)/python bench/bench_fleet_view.py
+	$(BIN)/python bench/bench_proxy.py --seconds 3
 
 lint: $(STAMP)
 	$(BIN)/ruff check store tui screens tests bench

@@ -16,7 +16,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input
+from textual.widgets import Footer, Input
 
 from store import events as ev
 from store.view import PoolView, build_pools
@@ -175,7 +175,8 @@ class DashboardScreen(OperatorActions, Screen):
             # The first read can land before this screen is on the stack.
             self.latest = app.state
         if self._tick_enabled:
-            self.set_interval(1.0, self.tick, name="countdown")
+            # The table runs it only while a cooling row is on screen.
+            self.table.start_ticking(self.tick)
         if self.latest is not None:
             self._apply(self.latest)
         else:
@@ -303,11 +304,11 @@ class DashboardScreen(OperatorActions, Screen):
             return
         self.app.push_screen(DetailScreen(cv.key, self.clock))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_credential_table_row_selected(self, event: CredentialTable.RowSelected) -> None:
         event.stop()
         self.action_detail()
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_credential_table_row_highlighted(self, event: CredentialTable.RowHighlighted) -> None:
         self.refresh_bindings()
 
     def action_filter(self) -> None:

@@ -173,9 +173,10 @@ class OperatorActions(ExplainsDisabled):
         app.writer.submit(what, write, rows=rows, on_done=on_done)
 
     def _clear_tags_on_success(self, keys: set[Key]) -> Callable[[WriteResult], bool]:
+        # Tags survive the action (k9s keeps marks), so a `c` then `r` on one set works;
+        # only `u` clears them. Kept as a hook: the marks redraw when the write lands.
         def done(result: WriteResult) -> bool:
             if result.ok:
-                self.tags -= keys
                 self.writes_changed()
             return False
         return done
@@ -335,6 +336,7 @@ class OperatorActions(ExplainsDisabled):
             return
         self.tags ^= {cv.key}
         self.writes_changed()
+        self.table.action_cursor_down()  # htop: tag, then move to the next row
 
     def action_clear_tags(self) -> None:
         self.tags.clear()

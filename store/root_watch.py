@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from watchfiles._rust_notify import RustNotify
-
 from . import findings as findings_mod
 from .errors import StoreUnreadable
 from .inventory import ProfileInventory, from_state, read_cron
@@ -37,7 +35,7 @@ from .watch import (
     HomeLoader,
     HomeState,
     _dir_identity,
-    _force_polling,
+    rust_notify,
 )
 
 ROOT_WATCHED = WATCHED | {CRON_JOBS_PATH}
@@ -90,7 +88,7 @@ def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE
                 stop.wait(missing_poll)
             continue
         try:
-            notify = RustNotify([str(path)], False, _force_polling(), 300, True, True)
+            notify = rust_notify(path, recursive=True)
         except OSError:
             stop.wait(missing_poll)
             continue

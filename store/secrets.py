@@ -11,8 +11,10 @@ _MIN_TAIL_LEN = 16
 _PREFIX_RE = re.compile(r"^[A-Za-z0-9]{1,5}(?:-[A-Za-z]{1,5})?-")
 
 
-def fingerprint(secret: str | None) -> str | None:
-    """Short, non-reversible display form of a secret: vendor prefix + last 4.
+def fingerprint(secret: str | None, tail: int = 4) -> str | None:
+    """Short, non-reversible display form of a secret: vendor prefix + last *tail* (4).
+
+    A longer *tail* is only for telling apart two keys that share prefix and last 4.
 
     >>> fingerprint("sk-or-v1-0123456789abcdefa1B2")
     'sk-or-…a1B2'
@@ -24,7 +26,7 @@ def fingerprint(secret: str | None) -> str | None:
     prefix = m.group(0) if m and len(m.group(0)) < len(secret) // 2 else ""
     if len(secret) < _MIN_TAIL_LEN:
         return f"{prefix}{ELLIPSIS}" if prefix else ELLIPSIS
-    return f"{prefix}{ELLIPSIS}{secret[-4:]}"
+    return f"{prefix}{ELLIPSIS}{secret[-max(4, tail):]}"
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:

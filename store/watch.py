@@ -20,11 +20,12 @@ from typing import Any, Callable, Iterator, Mapping
 
 from watchfiles._rust_notify import RustNotify
 
-from . import authfile, config_read, envfile, events
+from . import authfile, config_read, envfile, events, inotify
 from .errors import ConfigUnreadable, StoreUnreadable
 from .paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from .policy import DEFAULT_TTLS, Ttls
-from .view import PoolView, build_pools
+from .pool_cache import PoolCache, diff_changed
+from .view import PoolView
 
 WATCHED = frozenset({AUTH_FILE, CONFIG_FILE, ENV_FILE})
 
@@ -36,6 +37,9 @@ STEP_MS = 10
 # was removed or replaced (which silently kills an inotify watch).
 IDLE_CHECK_MS = 1000
 MISSING_HOME_POLL = 0.25
+# The inotify path sleeps in poll() with this timeout: a bound on how late a stop is
+# seen (quitting), not a polling step (5 wake-ups a second cost ~0.01% of a core).
+STOP_CHECK_MS = 200
 
 
 def _is_watched(_change: Any, path: str) -> bool:
@@ -67,19 +71,73 @@ def watch_home(
     """
     debounce_ms = DEBOUNCE_MS if debounce_ms is None else debounce_ms
     step_ms = STEP_MS if step_ms is None else step_ms
+    if backend() == "inotify":
+        yield from _watch_inotify(home, stop, debounce_ms, step_ms, missing_poll)
+    else:
+        yield from _watch_watchfiles(home, stop, debounce_ms, step_ms, missing_poll)
+
+
+def backend() -> str:
+    """``inotify`` on Linux (no wake-ups while idle), else ``watchfiles`` (portable).
+
+    HERMES_ADMIN_WATCH=watchfiles forces the portable path; so does
+    WATCHFILES_FORCE_POLLING (a network filesystem that inotify cannot see).
+    """
+    choice = os.environ.get("HERMES_ADMIN_WATCH", "").strip().lower()
+    if choice == "watchfiles" or _force_polling() or not inotify.available():
+        return "watchfiles"
+    return "inotify"
+
+
+def _wait_for_home(home: Home, stop: threading.Event, missing_poll: float) -> None:
+    # Event.wait keeps this responsive to stop.
+    while not stop.is_set() and _dir_identity(home.root) is None:
+        stop.wait(missing_poll)
+
+
+def _watch_inotify(
+    home: Home, stop: threading.Event, debounce_ms: int, step_ms: int, missing_poll: float,
+) -> Iterator[set[str]]:
+    while not stop.is_set():
+        ident = _dir_identity(home.root)
+        if ident is None:
+            yield set(WATCHED)
+            _wait_for_home(home, stop, missing_poll)
+            continue
+        try:
+            watch = inotify.DirWatch(str(home.root))
+        except OSError:
+            stop.wait(missing_poll)  # removed between the stat and the watch
+            continue
+        with watch:
+            yield set(WATCHED)  # armed first, so the initial load cannot miss a write
+            while not stop.is_set():
+                # Blocks in poll(); the timeout only bounds how late `stop` is seen.
+                if not watch.wait(STOP_CHECK_MS):
+                    if _dir_identity(home.root) != ident:
+                        break
+                    continue
+                names, gone = watch.collect(WATCHED, step_ms, debounce_ms)
+                if names:
+                    yield names
+                if gone or _dir_identity(home.root) != ident:
+                    break  # the home was removed or swapped: re-arm on the new one
+
+
+def _watch_watchfiles(
+    home: Home, stop: threading.Event, debounce_ms: int, step_ms: int, missing_poll: float,
+) -> Iterator[set[str]]:
     while not stop.is_set():
         ident = _dir_identity(home.root)
         if ident is None:
             yield set(WATCHED)  # "nothing there" is a state worth showing too
-            # Wait for the home to exist; Event.wait keeps this responsive to stop.
-            while not stop.is_set() and _dir_identity(home.root) is None:
-                stop.wait(missing_poll)
+            _wait_for_home(home, stop, missing_poll)
             continue
         try:
             # RustNotify directly (not watchfiles.watch) so the watch is armed
             # before the initial load is requested.
             root = str(home.root)
-            notify = RustNotify([root], False, _force_polling(), 300, False, False)
+            notify = rust_notify(home.root)
         except OSError:
             stop.wait(missing_poll)  # removed between the stat and the watch
             continue
@@ -99,6 +157,15 @@ def watch_home(
                         yield names
                 if root_event or _dir_identity(home.root) != ident:
                     break  # the watched directory is gone or was swapped: re-arm
+
+
+def rust_notify(path: Path, *, recursive: bool = False) -> RustNotify:
+    """watchfiles' notifier on *path*, built here only: the one module using its private API.
+
+    Built directly (not through ``watchfiles.watch``) so a watch is armed before the first
+    load is requested; tests/test_private_api.py guards the constructor.
+    """
+    return RustNotify([str(path)], False, _force_polling(), 300, recursive, recursive)
 
 
 def _force_polling() -> bool:
@@ -181,6 +248,7 @@ class HomeLoader:
         self._env_problem: str | None = None
         self._pools: list[PoolView] | None = None
         self._loaded: set[str] = set()
+        self._cache = PoolCache()
 
     def load(self, changed: set[str] | None = None) -> HomeState:
         """Re-read the files named in *changed* (all when None) and return the new state."""
@@ -213,8 +281,10 @@ class HomeLoader:
         doc = store.doc if store is not None else None
         strategies = dict(getattr(self._config, "strategies", None) or {})
         ttls = getattr(self._config, "ttls", None) or DEFAULT_TTLS
-        pools = build_pools(doc, strategies=strategies, now=now, ttls=ttls, env=self._env)
-        evs = events.diff(self._pools, pools, now) if self._pools is not None else []
+        # Only the pools whose rows (or settings) changed are rebuilt and diffed.
+        pools, changed = self._cache.build(doc, strategies=strategies, now=now, ttls=ttls,
+                                           env=self._env)
+        evs = diff_changed(self._pools, pools, changed, now)
         self._pools = pools
         self.generation += 1
         warnings = list(getattr(self._config, "warnings", None) or [])

@@ -21,10 +21,12 @@ from typing import Any, Iterator
 import pytest
 import redis
 
+from store import actions, policy
 from store.fleet import FleetClient, SyncDaemon, connect
 from store.paths import Home
+from store.transaction import transaction
 
-from .conftest import make_row, make_store, write_store
+from .conftest import make_row, make_store, read_doc, write_store
 from .hermes_real import wait_for
 
 SECRET = b"fleet-test-secret-0123456789abcdef"
@@ -129,3 +131,22 @@ def server_now(url: str) -> float:
 
 
 __all__ = ["BOUND", "KEY_1", "KEY_2", "POOL", "SECRET", "Daemon", "RedisServer", "make_home", "time"]
+
+
+# What a Hermes agent and hermes-admin do to one row, shared by the fleet tests.
+def row(home, rid="aaaaaa"):
+    return next(r for r in read_doc(home)["credential_pool"][POOL] if r["id"] == rid)
+
+
+def bench(home, until_at, rid="aaaaaa", code=429):
+    """What a Hermes agent does on a 429 with a provider reset time."""
+    with transaction(home) as doc:
+        rows = doc["credential_pool"][POOL]
+        target = next(r for r in rows if r["id"] == rid)
+        policy.mark_exhausted(rows, target, time.time(), code=code, reason="rate_limit_exceeded",
+                              message=f"quota hit for {KEY_1}", reset_at=until_at)
+
+
+def reset(home, rid="aaaaaa"):
+    with transaction(home) as doc:
+        actions.reset(doc, POOL, rid, time.time())

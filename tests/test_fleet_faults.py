@@ -17,9 +17,8 @@ import pytest
 from store.fleet import STATE_FILE, FleetClient, connect, read_state_file
 
 from .conftest import HERMES_ADMIN
-from .fleet_helpers import BOUND, SECRET, Daemon, RedisServer, env_without_secrets, make_home
+from .fleet_helpers import BOUND, SECRET, Daemon, RedisServer, bench, env_without_secrets, make_home, row
 from .hermes_real import wait_for
-from .test_fleet_sync import bench, row
 
 pytestmark = pytest.mark.slow
 
@@ -54,8 +53,9 @@ def test_redis_killed_and_restarted_mid_run(tmp_path, server):
         assert wait_for(lambda: row(a, "bbbbbb")["last_status"] == "exhausted", timeout=BOUND)
         assert wait_for(lambda: read_state_file(a)["connected"] is True, timeout=BOUND)
         # Exactly once: more reconciliations apply nothing more.
-        applied = (da.sync.stats.applied, db.sync.stats.applied)
-        assert applied == (1, 1)
+        # The stat is counted just after the file is written: wait for it, bounded.
+        applied = (1, 1)
+        assert wait_for(lambda: (da.sync.stats.applied, db.sync.stats.applied) == applied, timeout=BOUND)
         goal = (da.sync.stats.reconciles + 2, db.sync.stats.reconciles + 2)
         assert wait_for(lambda: (da.sync.stats.reconciles, db.sync.stats.reconciles) >= goal, timeout=BOUND)
         assert (da.sync.stats.applied, db.sync.stats.applied) == applied

@@ -20,9 +20,8 @@ from store.fleet import load_secret, safe_url, scrub
 from store.transaction import transaction
 
 from .conftest import HERMES_ADMIN, make_row
-from .fleet_helpers import BOUND, POOL, SECRET, Daemon, RedisServer, env_without_secrets, make_home
+from .fleet_helpers import BOUND, POOL, SECRET, Daemon, RedisServer, env_without_secrets, make_home, row
 from .hermes_real import wait_for
-from .test_fleet_sync import row
 
 pytestmark = pytest.mark.slow
 

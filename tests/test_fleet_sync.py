@@ -11,12 +11,22 @@ import time
 
 import pytest
 
-from store import actions, policy
 from store.fleet import keys as fkeys
 from store.transaction import transaction
 
-from .conftest import read_doc
-from .fleet_helpers import BOUND, KEY_1, POOL, SECRET, Daemon, RedisServer, make_home
+from .fleet_helpers import (
+    BOUND,
+    KEY_1,
+    POOL,
+    SECRET,
+    Daemon,
+    RedisServer,
+    bench,
+    env_without_secrets,
+    make_home,
+    reset,
+    row,
+)
 from .hermes_real import wait_for
 
 pytestmark = pytest.mark.slow
@@ -31,24 +41,6 @@ def server(tmp_path):
     srv = RedisServer(d)
     yield srv
     srv.stop()
-
-
-def row(home, rid="aaaaaa"):
-    return next(r for r in read_doc(home)["credential_pool"][POOL] if r["id"] == rid)
-
-
-def bench(home, until_at, rid="aaaaaa", code=429):
-    """What a Hermes agent does on a 429 with a provider reset time."""
-    with transaction(home) as doc:
-        rows = doc["credential_pool"][POOL]
-        target = next(r for r in rows if r["id"] == rid)
-        policy.mark_exhausted(rows, target, time.time(), code=code, reason="rate_limit_exceeded",
-                              message=f"quota hit for {KEY_1}", reset_at=until_at)
-
-
-def reset(home, rid="aaaaaa"):
-    with transaction(home) as doc:
-        actions.reset(doc, POOL, rid, time.time())
 
 
 def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, server):
@@ -141,7 +133,6 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, server)
     from store.fleet import FleetClient, connect
 
     from .conftest import HERMES_ADMIN
-    from .fleet_helpers import env_without_secrets
 
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
     da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")

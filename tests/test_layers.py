@@ -6,6 +6,7 @@ control: a copy of the tree with one bad import added must fail it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -20,9 +21,10 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 # Function-local imports that stay, each because it measurably helps start-up (the comment
 # at each says so): `hermes-admin list` does not load Textual, the screens or the demo.
-# entry: the dashboard and demo load only when their verb runs; fleet: redis-py (~125 ms) only for fleet verbs;
-# fleet_feed: redis-py only for a console started with --fleet.
-ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/fleet_feed.py"}
+# entry: the dashboard and demo load only when their verb runs; fleet: redis-py (~125 ms) only for
+# fleet verbs; proxy: aiohttp (~1 s) only when the proxy runs; fleet_feed: redis-py only for a console
+# started with --fleet.
+ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/fleet_feed.py"}
 
 
 def _copy_tree(dest: Path) -> Path:
@@ -83,3 +85,14 @@ def test_a_new_function_local_import_is_caught(tmp_path: Path) -> None:
     root = _copy_tree(tmp_path)
     (root / "store" / "_c.py").write_text("def f():\n    import json\n    return json\n")
     assert "store/_c.py:2" in local_imports(root)
+
+
+TEST_IMPORT = re.compile(r"^\s*(from\s+(\.|tests\.)test_\w+\s+import|import\s+tests\.test_)", re.M)
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared fixtures live in conftest.py and helper modules, never in a test module."""
+    offenders = [p.name for p in (ROOT / "tests").glob("test_*.py") if TEST_IMPORT.search(p.read_text())]
+    assert offenders == []
+    # Negative control: the pattern sees the import this rule forbids.
+    assert TEST_IMPORT.search("from .test_fleet_sync import row\n")

@@ -215,13 +215,13 @@ def test_a_corrupt_profile_does_not_disturb_the_others(tmp_path: Path) -> None:
 
 def test_watchers_do_not_multiply_with_profiles(tmp_path: Path, monkeypatch) -> None:
     made: list[tuple] = []
-    real = rw.RustNotify
+    real = rw.rust_notify
 
-    def counting(*args):
-        made.append(args)
-        return real(*args)
+    def counting(*args, **kwargs):
+        made.append((args, kwargs))
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(rw, "RustNotify", counting)
+    monkeypatch.setattr(rw, "rust_notify", counting)
     root = make_root(tmp_path, *(f"p{i}" for i in range(30)))
     c = RootCollector(root)
     try:
@@ -230,4 +230,4 @@ def test_watchers_do_not_multiply_with_profiles(tmp_path: Path, monkeypatch) -> 
         assert wait_for(lambda: "late" in c.names())
     finally:
         c.close()
-    assert len(made) == 1 and made[0][0] == [str(root.path)] and made[0][4] is True   # recursive
+    assert len(made) == 1 and made[0] == ((root.path,), {"recursive": True})

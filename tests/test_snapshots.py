@@ -50,6 +50,19 @@ def test_80x24(snap_compare) -> None:
     assert snap_compare(make_app(home, read_only=True), terminal_size=(80, 24))
 
 
+def test_resize_100_then_70(snap_compare) -> None:
+    """Shrinking the terminal redraws every line at the new width: no stale characters."""
+    home = fixed_home("resize")
+    write_sample(home)
+
+    async def shrink(pilot) -> None:
+        await pilot.pause()
+        await pilot.resize_terminal(70, 20)
+        await pilot.pause()
+
+    assert snap_compare(make_app(home), terminal_size=(100, 20), run_before=shrink)
+
+
 def test_no_color_still_reads(snap_compare, monkeypatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
     home = fixed_home("nocolor")

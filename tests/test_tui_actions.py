@@ -110,9 +110,13 @@ async def test_bulk_reset_applies_to_tagged_rows_only(tmp_home: Home) -> None:
         assert "model_cooldowns" not in rows["0f0f0f"]
         assert rows["a1b2c3"] == before["credential_pool"]["openrouter"][0]
         assert read_doc(tmp_home)["credential_pool"]["anthropic"] == before["credential_pool"]["anthropic"]
-        # Done: the tags are gone, the table shows both rows ok.
-        assert app.dashboard.tags == set()
+        # Done: both rows ok, and the tags stay (k9s keeps marks) until `u` clears them.
         assert table.cell_text(key("openrouter", "0f0f0f"), "status") == "● ok"
+        assert app.dashboard.tags == {("openrouter", "d4e5f6"), ("openrouter", "0f0f0f")}
+        assert table.cell_text(key("openrouter", "d4e5f6"), "pos").startswith("✓")
+        await pilot.press("u")
+        await pilot.pause()
+        assert app.dashboard.tags == set()
         assert not table.cell_text(key("openrouter", "d4e5f6"), "pos").startswith("✓")
     (entry,) = audit_lines(tmp_home)
     assert sorted(c["id"] for c in entry["changes"]) == ["0f0f0f", "d4e5f6"]
@@ -128,6 +132,7 @@ async def test_untag_all_and_tags_follow_removed_rows(tmp_home: Home) -> None:
         await pilot.press("space", "u")
         await pilot.pause()
         assert app.dashboard.tags == set()
+        await on_row(app, pilot, "openrouter", "a1b2c3")  # space moved the cursor down
         await pilot.press("space")
         from store.transaction import transaction
 

@@ -130,7 +130,7 @@ async def test_countdown_render_cache_control(tmp_home: Home, monkeypatch) -> No
             def __setitem__(self, k, v) -> None:  # drops the version bump
                 pass
 
-        monkeypatch.setattr(table, "_versions", Forgetful())
+        monkeypatch.setattr(table, "_versions", Forgetful(table._versions))
         clock.advance(1)
         app.dashboard.tick()
         await pilot.pause()
@@ -190,7 +190,8 @@ async def test_external_bench_updates_only_that_row(tmp_home: Home, monkeypatch)
         await pilot.pause()
         k = key("openrouter", "a1b2c3")
         assert table.cell_text(k, "status") == "◐ cooling"
-        assert table.cell_text(k, "error") == "429 rate_limit_e…"
+        # Cut or whole, depending on how wide the terminal lets the column grow.
+        assert table.cell_text(k, "error").startswith("429 rate_limit_e")
         assert set(updates) <= {k, "pool\x1fopenrouter"}, updates
         assert any(e.kind == "exhausted" and e.id == "a1b2c3" and e.code == 429
                    for e in app.events)

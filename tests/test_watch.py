@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from store.watch import HomeLoader, follow, watch_home
+from store.watch import HomeLoader, backend, follow, watch_home
 from tests.conftest import make_row, make_store, write_store
 from tests.tui_sample import NOW
 from tui.app import HermesAdminApp
@@ -22,6 +22,16 @@ from tui.clock import FakeClock
 from tui.widgets import CredentialTable
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True, params=["inotify", "watchfiles"])
+def watch_backend(request, monkeypatch) -> str:
+    """Every guarantee holds on both paths: inotify (Linux) and watchfiles (portable)."""
+    monkeypatch.setenv("HERMES_ADMIN_WATCH", request.param)
+    if request.param == "inotify" and backend() != "inotify":
+        pytest.skip("no inotify here")
+    assert backend() == request.param
+    return request.param
 ROOT = Path(__file__).resolve().parents[1]
 
 WRITER = textwrap.dedent("""

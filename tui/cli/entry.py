@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from store.errors import EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
 
-from . import config_verbs, fleet, probe, profiles, store_verbs
+from . import config_verbs, fleet, probe, profiles, proxy, store_verbs
 from .common import SEEN_SECRETS, Parser, add_common
 
 
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_verbs.register(sub, add_common)
     probe.register(sub, add_common)
     fleet.register(sub, add_common)
+    proxy.register(sub, add_common)
     profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)

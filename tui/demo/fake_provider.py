@@ -6,7 +6,11 @@ serves:
 - ``POST .../chat/completions`` (OpenAI-compatible; also ``.../responses``);
 - the Codex usage endpoints ``GET .../wham/usage`` and ``GET .../api/codex/usage``;
 - OpenRouter's ``GET .../api/v1/key``;
-- an OAuth token endpoint ``POST .../oauth/token`` (refresh_token grant).
+- an OAuth token endpoint ``POST .../oauth/token`` (refresh_token grant);
+- for the proxy: ``POST .../completions`` and ``.../embeddings``, ``GET .../models``, and
+  ``"stream": true`` chat answered as SSE, ``stream_chunks`` deltas ``stream_interval``
+  seconds apart, each flushed on its own (chunked transfer encoding).
+  ``requests_by_key()`` counts requests per bearer.
 
 Behaviour is scripted per API key (the bearer token):
 
@@ -28,6 +32,7 @@ import argparse
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -62,6 +67,18 @@ class FakeProvider(ProviderScript):
         self._server = ThreadingHTTPServer((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
+        self.stream_chunks = 5          # deltas per streamed chat answer
+        self.stream_interval = 0.0      # seconds between deltas
+        self.stream_break_after: int | None = None   # drop the connection after N deltas
+
+    def requests_by_key(self, path_part: str = "") -> dict[str, int]:
+        """Requests received per bearer (any status), for paths containing *path_part*."""
+        counts: dict[str, int] = {}
+        with self._lock:
+            for _m, p, k, _s in self.log:
+                if path_part in p and k is not None:
+                    counts[k] = counts.get(k, 0) + 1
+        return counts
 
     # -- lifecycle --
 
@@ -95,6 +112,9 @@ class FakeProvider(ProviderScript):
 def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in two writes: without TCP_NODELAY, Nagle plus the
+        # client's delayed ACK add ~40 ms to every kept-alive answer.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep quiet
             pass
@@ -113,6 +133,32 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _stream(self, model: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            n = max(1, provider.stream_chunks)
+            try:
+                for i in range(n):
+                    if i and provider.stream_interval:
+                        time.sleep(provider.stream_interval)
+                    self._chunk(_sse(_delta(model, f"tok{i} ", None)))
+                    if provider.stream_break_after is not None and i + 1 >= provider.stream_break_after:
+                        self.close_connection = True      # no terminating chunk: a broken stream
+                        self.connection.shutdown(socket.SHUT_RDWR)
+                        return
+                self._chunk(_sse(_delta(model, "", "stop")) + b"data: [DONE]\n\n")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                self.close_connection = True
+
+        def _chunk(self, data: bytes) -> None:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.flush()
+
         def _body(self) -> bytes:
             n = int(self.headers.get("Content-Length") or 0)
             return self.rfile.read(n) if n else b""
@@ -127,6 +173,10 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 status, body = provider._usage_answer(key)
             elif path.endswith("/api/v1/key"):
                 status, body = provider._key_answer(key)
+            elif path.endswith("/models"):
+                status, body = (200, {"object": "list", "data": [
+                    {"id": m, "object": "model", "created": 0, "owned_by": "fake"}
+                    for m in ("fake-model", "fake-embed")]}) if key else (401, unauthorized().body(""))
             else:
                 status, body = 404, {"error": {"message": f"no route {path}"}}
             provider._record("GET", path, key, status)
@@ -152,19 +202,54 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 provider._record("POST", path, None, status)
                 self._send(status, body)
                 return
-            if path.endswith(("/chat/completions", "/responses")):
+            if path.endswith(("/chat/completions", "/responses", "/completions", "/embeddings")):
                 try:
-                    model = str(json.loads(raw or b"{}").get("model") or "fake-model")
+                    req = json.loads(raw or b"{}")
+                    model = str(req.get("model") or "fake-model")
                 except (ValueError, AttributeError):
-                    model = "fake-model"
+                    req, model = {}, "fake-model"
                 reply = provider._chat(key) if key else unauthorized("missing_api_key")
                 provider._record("POST", path, key, reply.status)
-                self._send(reply.status, reply.body(model), reply.headers)
+                if reply.status >= 300:
+                    self._send(reply.status, reply.body(model), reply.headers)
+                elif path.endswith("/chat/completions") and req.get("stream"):
+                    self._stream(model)
+                elif path.endswith("/embeddings"):
+                    self._send(200, _embeddings(req, model), reply.headers)
+                elif path.endswith("/completions") and not path.endswith("/chat/completions"):
+                    self._send(200, _completion(model), reply.headers)
+                else:
+                    self._send(reply.status, reply.body(model), reply.headers)
                 return
             provider._record("POST", path, key, 404)
             self._send(404, {"error": {"message": f"no route {path}"}})
 
     return Handler
+
+
+def _sse(obj: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+def _delta(model: str, text: str, finish: str | None) -> dict[str, Any]:
+    return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()),
+            "model": model, "choices": [{"index": 0, "delta": {"content": text} if text else {},
+                                         "finish_reason": finish}]}
+
+
+def _completion(model: str) -> dict[str, Any]:
+    return {"id": "cmpl-fake", "object": "text_completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "text": "ok (fake provider)", "finish_reason": "stop", "logprobs": None}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
+
+
+def _embeddings(req: dict[str, Any], model: str) -> dict[str, Any]:
+    inputs = req.get("input")
+    n = len(inputs) if isinstance(inputs, list) else 1
+    return {"object": "list", "model": model,
+            "data": [{"object": "embedding", "index": i, "embedding": [0.1, 0.2, 0.3, float(i)]}
+                     for i in range(n)],
+            "usage": {"prompt_tokens": 4, "total_tokens": 4}}
 
 
 # --- as a process -------------------------------------------------------------------------

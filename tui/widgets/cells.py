@@ -130,11 +130,19 @@ def credential_cells(
     *mark* leads the ``#`` cell: ``✓`` for a row tagged for a bulk action, ``⟳`` while
     a write to it is in flight. A symbol, not a colour, so it reads in any terminal.
     """
+    return [T(ellipsize(text, col.width), style)
+            for col, (text, style) in zip(columns, cell_texts(cv, now, columns, mark), strict=True)]
+
+
+def cell_texts(
+    cv: CredentialView, now: float, columns: Sequence[ColumnSpec], mark: str = "",
+) -> list[tuple[str, str]]:
+    """(text, style) per column, uncut: what credential_cells shows, without building Text
+    (the table cuts at paint time, and 10,000 rows x 15 Text objects is most of a first fill)."""
     r = cv.row
     eff = cv.effective
-    out: list[Text] = []
+    out: list[tuple[str, str]] = []
     for col in columns:
-        w = col.width
         k = col.key
         style = ""
         if k == "pos":
@@ -170,7 +178,7 @@ def credential_cells(
             text = _s(r.get("id"))
         else:
             text = NULL
-        out.append(T(ellipsize(text, w), style))
+        out.append((text, style))
     return out
 
 

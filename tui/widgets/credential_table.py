@@ -1,107 +1,157 @@
-"""The one table of every pool's credentials, reconciled by row key.
+"""The one table of every pool's credentials: a Line API widget whose cost follows what changed.
 
-A reload never clears the table: rows that vanished are removed, cells whose text
-changed are updated, new rows are added, and the rows are reordered only when the
-order changed. The cursor stays on the same credential throughout. Column widths
-are fixed, so no update re-measures a column.
+Each row is rendered to a :class:`Strip` once per change of that row and kept in an
+LRU cache keyed by (row key, row version, column layout, cursor), the way Textual's
+own ``Log`` stays fast. A reload bumps the version of the rows that changed and
+repaints only their lines; a countdown tick rewrites one cell's text per visible
+cooling row; scrolling reuses the cached strips. Nothing walks the whole table to
+paint, so 10,000 rows cost what 40 visible rows cost.
 
-The one-second tick only touches countdown cells, only those on screen, and only
-when their text changed; repainting such a cell without re-rendering the rest of
-the screen is VersionedRows' job (versioned_rows.py).
+Cells are plain text (never parsed as markup): a label ``[/]`` shows as ``[/]``.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import count
+from typing import Callable, Sequence
 
-from rich.text import Text
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
 from textual.binding import Binding
-from textual.geometry import Region
-from textual.widgets import DataTable
-from textual.widgets.data_table import ColumnKey
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.timer import Timer
 
 from store.view import CredentialView, PoolView
 
-from ..format import countdown
 from . import cells as C
-from .rows import Entry, entries
-from .versioned_rows import VersionedRows
+from .rows import Entry, entries, split_key
+from .table_cells import GROWING, RowCells
+from .table_layout import PAD, cut_fingerprint, distinct_fingerprints, widths
+from .table_nav import TableNavigation
+from .table_tick import CountdownTick
+
+# Every column either layout can show, uncut: widths are applied when painting.
+ALL = tuple({s.key: C.ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW)}.values())
+ALL_KEYS = tuple(s.key for s in ALL)
+COLLAPSED_MARK = "▸"
 
 
-class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
-    """DataTable with keyed reconcile, cheap countdown ticks and a bulk remove."""
+@dataclass(frozen=True)
+class Column:
+    value: str   # the column key (named like DataTable's ColumnKey.value)
+    label: str
+    width: int
+
+
+@lru_cache(maxsize=64)
+def _style(spec: str) -> Style:
+    return Style.parse(spec) if spec else Style()
+
+
+class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_focus=True):
+    """Keyed reconcile, per-row strip cache, pool headers that fold, htop-style cursor."""
 
     DEFAULT_CSS = """
-    CredentialTable { scrollbar-size-vertical: 1; }
+    CredentialTable { scrollbar-size-vertical: 1; height: 1fr; background: $surface; }
+    CredentialTable > .credential-table--header { text-style: bold; background: $panel; }
+    CredentialTable > .credential-table--cursor {
+        background: $block-cursor-background; color: $block-cursor-foreground;
+        text-style: bold;
+    }
+    CredentialTable > .credential-table--pool { text-style: bold; }
     """
-    # DataTable's navigation keys again, each with an id so a keymap can move them.
+    COMPONENT_CLASSES = {"credential-table--header", "credential-table--cursor",
+                         "credential-table--pool"}
     BINDINGS = [
-        Binding("enter", "select_cursor", "Open detail", show=False, id="table.select"),
+        Binding("enter", "select_cursor", "Open detail / fold pool", show=False,
+                id="table.select"),
         Binding("up", "cursor_up", "Cursor up", show=False, id="table.up"),
         Binding("down", "cursor_down", "Cursor down", show=False, id="table.down"),
-        Binding("left", "cursor_left", "Scroll left", show=False, id="table.left"),
-        Binding("right", "cursor_right", "Scroll right", show=False, id="table.right"),
+        Binding("left", "cursor_left", "Fold pool / scroll left", show=False, id="table.left"),
+        Binding("right", "cursor_right", "Unfold pool / scroll right", show=False,
+                id="table.right"),
         Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
         Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
-        Binding("ctrl+home", "scroll_top", "First row", show=False, id="table.top"),
-        Binding("ctrl+end", "scroll_bottom", "Last row", show=False, id="table.bottom"),
-        Binding("home", "scroll_home", "Scroll to the left edge", show=False, id="table.home"),
-        Binding("end", "scroll_end", "Scroll to the right edge", show=False, id="table.end"),
+        Binding("home,ctrl+home", "first_row", "First row", show=False, id="table.top"),
+        Binding("end,ctrl+end", "last_row", "Last row", show=False, id="table.bottom"),
+        Binding("left_square_bracket", "prev_pool", "Previous pool", show=False,
+                key_display="[", id="table.prev_pool"),
+        Binding("right_square_bracket", "next_pool", "Next pool", show=False,
+                key_display="]", id="table.next_pool"),
     ]
 
+    class RowHighlighted(Message):
+        """The cursor moved to another row."""
+
+        def __init__(self, row_key: str | None) -> None:
+            super().__init__()
+            self.row_key = row_key
+
+    class RowSelected(Message):
+        """Enter on a credential row."""
+
+        def __init__(self, row_key: str) -> None:
+            super().__init__()
+            self.row_key = row_key
+
     def __init__(self, *, wide: bool = False, **kwargs) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
+        super().__init__(**kwargs)
         self.wide = wide
         self.specs: tuple[C.ColumnSpec, ...] = C.WIDE if wide else C.NARROW
-        self._left_col = "left"
+        self._all: list[Entry] = []                 # every wanted row, folded or not
+        self._order: list[str] = []                 # rows shown, top to bottom
+        self._index: dict[str, int] = {}
         self._entries: dict[str, Entry] = {}
+        self._data: dict[str, dict[str, tuple[str, str]]] = {}  # key -> column -> (text, style)
         self._sigs: dict[str, tuple] = {}
-        # Cooling rows: row key -> epoch second the cooldown ends.
+        self._versions: dict[str, int] = {}
+        self._seq = count(1)
+        self._strips: LRUCache[tuple, Strip] = LRUCache(2048)
+        self._base_styles: dict[tuple[bool, bool], Style] = {}
+        self._lengths: dict[str, dict[int, int]] = {k: {} for k in GROWING}
+        self._fp_need = 0
+        self._layout: tuple[int, ...] = ()
+        self._layout_id = 0
+        self._full = 0      # painted width of a line: the terminal's, or the columns' if wider
         self._cooling: dict[str, float] = {}
         self._next_flip = math.inf
         self._now = 0.0
-        self._order: list[str] = []
-        # (pool, id) -> mark shown in the # cell (tagged, write pending).
         self._marks: dict[tuple[str, str], str] = {}
-
-    # ----------------------------------------------------------- columns
-    def on_mount(self) -> None:
-        self._add_columns()
-
-    def _add_columns(self) -> None:
-        for spec in self.specs:
-            self.add_column(spec.label, width=spec.width, key=spec.key)
-
-    @property
-    def _left_index(self) -> int:
-        return next(i for i, spec in enumerate(self.specs) if spec.key == self._left_col)
-
-    def set_wide(self, wide: bool) -> None:
-        """Switch layout. Columns differ, so the rows are rebuilt (a user toggle, not a tick)."""
-        if wide == self.wide:
-            return
-        keep = self.cursor_key
-        self.wide = wide
-        self.specs = C.WIDE if wide else C.NARROW
-        entries_now = [self._entries[k] for k in self._order]
-        self.clear(columns=True)
-        self._entries.clear()
-        self._sigs.clear()
-        self._cooling.clear()
-        self._versions.clear()
-        self._order = []
-        self._add_columns()
-        self._apply(entries_now, self._now, keep)
+        self._folded: set[str] = set()
+        # Per pool: the view, filter/sort and entries last shown; clashing fingerprints;
+        # cooling rows. A pool the loader did not rebuild skips all three.
+        self._pool_memo: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]] = {}
+        self._pool_fps: dict[str, dict[tuple[str, str], str]] = {}
+        self._pool_cooling: dict[str, dict[str, float]] = {}
+        self.cursor_row = 0
+        self._ticker: Callable[[], None] | None = None
+        self._timer: Timer | None = None
+        self._flip_timer: Timer | None = None
+        self._ticking = False
 
     # ----------------------------------------------------------- queries
     @property
+    def row_count(self) -> int:
+        return len(self._order)
+
+    @property
+    def columns(self) -> list[Column]:
+        return [Column(s.key, s.label, w) for s, w in zip(self.specs, self._widths(), strict=True)]
+
+    @property
     def cursor_key(self) -> str | None:
         """Row key under the cursor (None for an empty table)."""
-        if not self.row_count:
+        if not self._order:
             return None
-        idx = min(max(self.cursor_row, 0), self.row_count - 1)
-        return self._order[idx] if idx < len(self._order) else None
+        return self._order[min(max(self.cursor_row, 0), len(self._order) - 1)]
 
     @property
     def cursor_entry(self) -> Entry | None:
@@ -122,187 +172,261 @@ class CredentialTable(VersionedRows, DataTable, inherit_bindings=False):
         """Row keys in display order (a copy)."""
         return list(self._order)
 
-    def cell_text(self, row_key: str, column: str) -> str:
-        value = self.get_cell(row_key, column)
-        return value.plain if isinstance(value, Text) else str(value)
+    def credential_key(self, row_key: str) -> tuple[str, str] | None:
+        return split_key(row_key)
 
-    def row_texts(self, row_key: str) -> list[str]:
-        return [v.plain if isinstance(v, Text) else str(v) for v in self.get_row(row_key)]
-
-    def move_to_key(self, row_key: str) -> bool:
-        idx = self.get_row_index(row_key) if row_key in self._entries else None
-        if idx is None:
-            return False
-        self.move_cursor(row=idx, animate=False)
-        return True
+    def cooling_keys(self) -> dict[str, float]:
+        return dict(self._cooling)
 
     # ----------------------------------------------------------- reconcile
     def reconcile(
         self, pools: Sequence[PoolView], now: float, *, filter_text: str = "",
         sort: str = "priority",
     ) -> None:
-        """Make the table show *pools* (filtered, sorted), touching only what changed."""
-        self._apply(entries(pools, filter_text, sort), now, self.cursor_key)
+        """Make the table show *pools* (filtered, sorted), touching only what changed.
 
-    def _apply(self, wanted: list[Entry], now: float, keep: str | None) -> None:
+        A pool whose view is the very object shown last time (the loader reuses the
+        views of pools nobody wrote to) is not even looked at row by row.
+        """
+        view = (filter_text, sort)
+        wanted: list[Entry] = []
+        fresh: set[str] = set()
+        memo: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]] = {}
+        for pv in pools:
+            hit = self._pool_memo.get(pv.key)
+            if hit is not None and hit[0] is pv and hit[1] == view:
+                rows = hit[2]
+            else:
+                rows = entries([pv], filter_text, sort)
+                fresh.add(pv.key)
+            memo[pv.key] = (pv, view, rows)
+            wanted.extend(rows)
+        self._pool_memo = memo
+        self._apply(wanted, now, self.cursor_key, fresh)
+
+    def clear(self) -> None:
+        """Forget every row (a reconcile never needs this)."""
+        for key in list(self._data):
+            self._forget(key)
+        self._all, self._order, self._index, self._entries = [], [], {}, {}
+        self._pool_memo, self._pool_fps, self._pool_cooling = {}, {}, {}
+        self._strips.clear()
+        self.refresh()
+
+    def _apply(self, wanted: list[Entry], now: float, keep: str | None,
+               fresh: set[str] | None = None) -> None:
+        """Show *wanted*; only rows of pools in *fresh* (all when None) are compared."""
         self._now = now
-        old_order = self._order
-        old_index = {k: i for i, k in enumerate(old_order)}
-        want_keys = [e.key for e in wanted]
-        want_set = set(want_keys)
-        gone = [k for k in old_order if k not in want_set]
-        if gone:
-            self._drop(gone)
-        cooling: dict[str, float] = {}
-        added: list[str] = []
+        old_index = self._index
+        want = {e.key for e in wanted}
+        for key in [k for k in self._data if k not in want]:
+            self._forget(key)
+        pools_now = {e.pool.key for e in wanted if e.cred is None}
+        stale = {p for p in self._pool_fps if p not in pools_now or fresh is None or p in fresh}
+        for p in stale:
+            self._pool_fps.pop(p, None)
+            self._pool_cooling.pop(p, None)
+        by_pool: dict[str, list[CredentialView]] = {}
+        for e in wanted:
+            if e.cred is not None and (fresh is None or e.pool.key in fresh):
+                by_pool.setdefault(e.pool.key, []).append(e.cred)
+        for pool, creds in by_pool.items():
+            clash = len({cv.fingerprint for cv in creds}) < len(creds)
+            self._pool_fps[pool] = distinct_fingerprints(creds) if clash else {}
+            self._pool_cooling[pool] = {}
+        fps: dict[tuple[str, str], str] = {}
+        for part in self._pool_fps.values():
+            fps.update(part)
+        dirty: list[str] = []
         for e in wanted:
             key = e.key
+            if fresh is not None and e.pool.key not in fresh and key in self._data:
+                continue  # an untouched pool: same view object, same rows
             cv = e.cred
-            sig = self._sig(e)
+            self._entries[key] = e
             if cv is not None:
                 eff = cv.effective
                 if eff.status == "cooling" and eff.available_at is not None:
-                    cooling[key] = eff.available_at
-            self._entries[key] = e
-            if key in self.rows:
-                if self._sigs.get(key) != sig:
-                    self._sigs[key] = sig
-                    self._set_cells(key, self._cells(e, now))
-            else:
-                self._sigs[key] = sig
-                self.add_row(*self._cells(e, now), key=key)
-                added.append(key)
+                    self._pool_cooling.setdefault(e.pool.key, {})[key] = eff.available_at
+            sig = self._sig(e, fps)
+            if self._sigs.get(key) == sig:
+                continue
+            self._sigs[key] = sig
+            dirty.append(key)
+            if key not in self._data:
+                self._set_data(key, self._cells(e, now, fps))
+                continue
+            for col, value in self._cells(e, now, fps).items():
+                if self._data[key].get(col) != value:
+                    self.update_cell(key, col, value)
+        cooling: dict[str, float] = {}
+        for part in self._pool_cooling.values():
+            cooling.update(part)
         self._cooling = cooling
         self._next_flip = min(cooling.values(), default=math.inf)
-        current = [k for k in old_order if k in want_set] + added
-        if current != want_keys:
-            self._reorder(want_keys)
-        self._order = want_keys
+        self._fp_need = max((len(f) for f in fps.values()), default=0)
+        self._all = wanted
+        moved = self._rebuild_order()
+        self._relayout()
         self._restore_cursor(keep, old_index)
-        # Unchanged cooling rows keep their countdown text until shown: the visible
-        # ones now, the rest as they scroll into view (5,000 cells otherwise).
+        if moved:
+            self.refresh()
+        else:
+            self._refresh_rows(dirty)
         self.refresh_countdowns(now)
+        self._arm()
 
-    def _sig(self, e: Entry) -> tuple:
+    def _sig(self, e: Entry, fps: dict) -> tuple:
         cv = e.cred
         if cv is None:
-            return ("hdr", e.pool.strategy, tuple(sorted(e.pool.counts.items())))
-        return (*C.signature(cv), self._marks.get(cv.key, ""))
+            return ("hdr", e.pool.strategy, e.pool.strategy_known,
+                    tuple(sorted(e.pool.counts.items())), e.pool.key in self._folded)
+        return (*C.signature(cv), self._marks.get(cv.key, ""), fps.get(cv.key))
 
-    def _cells(self, e: Entry, now: float) -> list:
+    def _cells(self, e: Entry, now: float, fps: dict) -> dict[str, tuple[str, str]]:
         if e.cred is None:
-            return C.header_cells(e.pool, self.specs)
-        return C.credential_cells(e.cred, now, self.specs, self._marks.get(e.cred.key, ""))
+            return {}  # headers are poured into the current widths when painted
+        texts = C.cell_texts(e.cred, now, ALL, self._marks.get(e.cred.key, ""))
+        out = dict(zip(ALL_KEYS, texts, strict=True))
+        if e.cred.key in fps:
+            out["fingerprint"] = (fps[e.cred.key], "")
+        return out
 
-    # ----------------------------------------------------------- marks
-    def set_marks(self, marks: dict[tuple[str, str], str]) -> None:
-        """Show *marks* ((pool, id) -> symbol) in the # cells; only rows whose mark moved change."""
-        old, self._marks = self._marks, {k: v for k, v in marks.items() if v}
-        moved = {k for k in set(old) | set(self._marks) if old.get(k) != self._marks.get(k)}
-        if not moved:
+    def _rebuild_order(self) -> bool:
+        """Rows shown after folding; True when the order changed (every line moves)."""
+        folded = self._folded
+        order = [e.key for e in self._all if e.cred is None or e.pool.key not in folded]
+        if order == self._order:
+            return False
+        self._order = order
+        self._index = {k: i for i, k in enumerate(order)}
+        self.virtual_size = Size(self.virtual_size.width, len(order) + 1)
+        return True
+
+    # ----------------------------------------------------------- layout
+    def _widths(self) -> tuple[int, ...]:
+        if not self._layout:
+            self._relayout()
+        return self._layout
+
+    def _relayout(self) -> None:
+        """Recompute column widths; only a real change invalidates the cached strips."""
+        natural = {k: max(v, default=0) for k, v in self._lengths.items()}
+        total = max(0, self.scrollable_content_region.width or self.size.width)
+        layout = widths(self.specs, total, natural, {"fingerprint": self._fp_need})
+        full = max(total, sum(w + 2 * PAD for w in layout))
+        if layout != self._layout or full != self._full:
+            self._layout, self._full = layout, full
+            self._layout_id += 1
+            self.virtual_size = Size(sum(w + 2 * PAD for w in layout), len(self._order) + 1)
+            self.refresh()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+        self._arm()
+
+    def set_wide(self, wide: bool) -> None:
+        """Switch layout (a user toggle): every line repaints once."""
+        if wide == self.wide:
             return
-        for key in self._order:
-            e = self._entries.get(key)
-            if e is None or e.cred is None or e.cred.key not in moved:
+        self.wide = wide
+        self.specs = C.WIDE if wide else C.NARROW
+        self._relayout()
+        self.refresh()
+
+    # ----------------------------------------------------------- painting
+    def _cell_texts(self, row_key: str) -> list[str]:
+        layout = self._widths()
+        e = self._entries[row_key]
+        if e.cred is None:
+            mark = COLLAPSED_MARK if e.pool.key in self._folded else C.HEADER_MARK
+            specs = [C.ColumnSpec(s.key, s.label, w) for s, w in zip(self.specs, layout, strict=True)]
+            return [mark] + C.flow(C.header_tokens(e.pool), [s.width for s in specs[1:]])
+        row = self._data[row_key]
+        out = []
+        for spec, w in zip(self.specs, layout, strict=True):
+            text = row.get(spec.key, (C.NULL, ""))[0]
+            out.append(cut_fingerprint(text, w) if spec.key == "fingerprint"
+                       else C.ellipsize(text, w))
+        return out
+
+    def _base_style(self, header: bool, cursor: bool) -> Style:
+        # Resolving component styles walks the CSS; once per theme, not once per row.
+        key = (header, cursor)
+        style = self._base_styles.get(key)
+        if style is None:
+            style = self.rich_style
+            if header:
+                style += self.get_component_rich_style("credential-table--pool")
+            if cursor:
+                style += self.get_component_rich_style("credential-table--cursor")
+            self._base_styles[key] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._base_styles.clear()
+        self._strips.clear()
+
+    def _render_row(self, row_key: str, cursor: bool) -> Strip:
+        """One row as a strip, full width (cropped to the scroll position when painted)."""
+        texts = self._cell_texts(row_key)
+        base = self._base_style(self._entries[row_key].cred is None, cursor)
+        row = self._data.get(row_key, {})
+        segs: list[Segment] = []
+        run: list[str] = []
+        pad = " " * PAD
+        for spec, w, text in zip(self.specs, self._layout, texts, strict=True):
+            cell_style = "" if cursor else row.get(spec.key, ("", ""))[1]
+            cell = pad + text.ljust(w) + pad
+            if not cell_style:
+                run.append(cell)
                 continue
-            self._sigs[key] = self._sig(e)
-            self._set_cells(key, self._cells(e, self._now))
+            if run:
+                segs.append(Segment("".join(run), base))
+                run = []
+            segs.append(Segment(cell, base + _style(cell_style)))
+        # Padded here, in the row's own style, so a cursor bar spans the whole width.
+        used = sum(w + 2 * PAD for w in self._layout)
+        run.append(" " * max(0, self._full - used))
+        segs.append(Segment("".join(run), base))
+        return Strip(segs, max(self._full, used))
 
-    def _set_cells(self, key: str, values: Iterable) -> None:
-        row = self.row_values(key)
-        for spec, value in zip(self.specs, values, strict=True):
-            if row.get(spec.key) != value:
-                self.update_cell(key, spec.key, value)
+    def _render_header(self) -> Strip:
+        style = self.rich_style + self.get_component_rich_style("credential-table--header")
+        pad = " " * PAD
+        text = "".join(pad + s.label.ljust(w)[:w] + pad for s, w in zip(self.specs, self._layout, strict=True))
+        return Strip([Segment(text, style)]).extend_cell_length(self._full, style)
 
-    def _restore_cursor(self, keep: str | None, old_index: dict[str, int]) -> None:
-        if not self._order:
-            return
-        if keep is not None and keep in self._entries:
-            cur = self.cursor_row
-            idx = cur if self._order[cur:cur + 1] == [keep] else self._order.index(keep)
-        elif keep is None:
-            # First fill: start on the first credential, not on a pool header.
-            idx = next((i for i, k in enumerate(self._order) if not self._entries[k].is_header), 0)
+    def render_line(self, y: int) -> Strip:
+        self._widths()
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        if y == 0:
+            strip = self._render_header()
         else:
-            # The credential under the cursor vanished: stay at the same height.
-            idx = min(old_index.get(keep, self.cursor_row) if keep else 0, len(self._order) - 1)
-        if idx != self.cursor_row:
-            self.move_cursor(row=idx, animate=False, scroll=True)
+            i = scroll_y + y - 1
+            if i >= len(self._order):
+                return Strip.blank(width, self.rich_style)
+            key = self._order[i]
+            cursor = i == self.cursor_row
+            ck = (key, self._versions.get(key, 0), self._layout_id, cursor,
+                  self.specs is C.WIDE)
+            strip = self._strips.get(ck)
+            if strip is None:
+                strip = self._render_row(key, cursor)
+                self._strips[ck] = strip
+        return strip.crop(scroll_x, scroll_x + width)
 
-    # ----------------------------------------------------------- batches
-    def _drop(self, keys: list[str]) -> None:
-        drop = set(keys)
-        for key in keys:
-            self._entries.pop(key, None)
-            self._sigs.pop(key, None)
-        self._order = [k for k in self._order if k not in drop]
-        self.drop_rows(keys, self._order)
-
-    def _reorder(self, keys: list[str]) -> None:
-        self.set_row_order(keys)
-
-    # ----------------------------------------------------------- the tick
-    def visible_range(self) -> range:
-        """Row indices currently on screen (row height is 1)."""
+    def _refresh_rows(self, keys: Sequence[str]) -> None:
+        """Repaint just the lines of *keys* that are on screen."""
         top = int(self.scroll_y)
-        height = max(0, self.size.height - (self.header_height if self.show_header else 0))
-        return range(top, min(top + height + 1, len(self._order)))
-
-    def tick(self, now: float) -> list[str]:
-        """Refresh on-screen countdowns; return the keys whose cooldown has just ended.
-
-        Off-screen rows are brought up to date when they scroll into view, so a
-        1,000-row table does one repaint per second, not one per cooling row.
-        """
-        self._now = now
-        flipped: list[str] = []
-        if now >= self._next_flip:
-            flipped = [k for k, t in self._cooling.items() if t <= now]
-            for k in flipped:
-                del self._cooling[k]
-            self._next_flip = min(self._cooling.values(), default=math.inf)
-        self.refresh_countdowns(now)
-        return flipped
-
-    def refresh_countdowns(self, now: float | None = None) -> int:
-        """Update countdown cells of on-screen cooling rows whose text changed."""
-        now = self._now if now is None else now
-        dirty: list[Region] = []
-        top = int(self.scroll_y) - (self.header_height if self.show_header else 0)
+        height = self.size.height
         width = self.size.width
-        order = self._order
-        cooling = self._cooling
-        col = ColumnKey(self._left_col)
-        for i in self.visible_range():
-            key = order[i]
-            t = cooling.get(key)
-            if t is None:
-                continue
-            text = countdown(t - now)
-            if self.row_values(key)[col].plain != text:
-                self.write_countdown(key, text)
-                # Repaint just that line: the rest of the table is unchanged.
-                dirty.append(Region(0, i - top, width, 1))
-        if dirty:
-            self.refresh(*dirty)
-        return len(dirty)
-
-    def write_countdown(self, row_key: str, text: str) -> None:
-        """Set a countdown cell without invalidating every other row's render cache.
-
-        The row's version bump makes VersionedRows re-render just this cell. Callers
-        refresh the widget once per batch (see refresh_countdowns).
-        """
-        self.write_in_place(row_key, self._left_col, C.T(text))
-
-    def line_text(self, row_key: str) -> str:
-        """The row as currently rendered on screen ('' when scrolled out of view)."""
-        y = self._order.index(row_key) - int(self.scroll_y)
-        if not 0 <= y < self.size.height - 1:
-            return ""
-        return self.render_line(y + (self.header_height if self.show_header else 0)).text
-
-    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
-        super().watch_scroll_y(old_value, new_value)
-        if round(old_value) != round(new_value) and self._cooling:
-            self.refresh_countdowns()
+        regions = []
+        for key in keys:
+            i = self._index.get(key)
+            if i is not None and 0 <= i - top < height - 1:
+                regions.append(Region(0, i - top + 1, width, 1))
+        if regions:
+            self.refresh(*regions)

@@ -1,0 +1,293 @@
+"""Benchmark: direct vs hermes-admin proxy vs LiteLLM proxy, in one run, same upstream.
+
+    .venv/bin/python bench/bench_proxy.py [--seconds 3] [--no-litellm]
+
+One loopback fake provider (``python -m tui.demo.fake_provider``, its own process) serves
+every target; the same four keys are in hermes-admin's pool and in LiteLLM's model list.
+The load generator is an aiohttp client in its own process (``--load``), one per
+measurement. Reported per target: latency p50/p99 at concurrency 1 and 16, throughput at
+saturation (concurrency 64, non-streaming) and streaming time to first byte; and for the
+proxies the latency they add over direct, as figures and as a ratio to LiteLLM's.
+
+LiteLLM is installed by this script into ``.cache/litellm-venv`` (``pip install
+'litellm[proxy]'``); when it cannot be installed or does not start, the script says so
+and reports the other two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+LITELLM_VENV = ROOT / ".cache" / "litellm-venv"
+KEYS = [f"sk-or-v1-bench-{i:032d}" for i in range(4)]
+# LiteLLM refuses to start without a master key; clients then present it as their bearer.
+LITELLM_MASTER = "sk-litellm-bench-master-" + "0" * 32
+BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
+
+
+# --- the load generator (runs in its own process) ------------------------------------------
+
+async def _load(url: str, key: str, concurrency: int, seconds: float, count: int, stream: bool) -> dict:
+    import aiohttp
+
+    body = dict(BODY, stream=True) if stream else BODY
+    lat: list[float] = []
+    errors = 0
+    deadline = time.perf_counter() + seconds
+    remaining = [count]
+    conn = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=conn, headers={"Authorization": f"Bearer {key}"}) as s:
+        async def worker() -> None:
+            nonlocal errors
+            while True:
+                if count:
+                    if remaining[0] <= 0:
+                        return
+                    remaining[0] -= 1
+                elif time.perf_counter() >= deadline:
+                    return
+                t0 = time.perf_counter()
+                try:
+                    async with s.post(url + "/chat/completions", json=body) as r:
+                        if stream:
+                            await r.content.readany()          # first byte of the body
+                            lat.append(time.perf_counter() - t0)
+                            await r.read()
+                        else:
+                            await r.read()
+                            lat.append(time.perf_counter() - t0)
+                        if r.status != 200:
+                            errors += 1
+                except aiohttp.ClientError:
+                    errors += 1
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - t0
+    return {"latencies": lat, "errors": errors, "wall": wall}
+
+
+def run_load(url: str, key: str, concurrency: int, *, seconds: float = 0, count: int = 0,
+             stream: bool = False) -> dict:
+    """One measurement in a fresh process, so the generator does not share our GIL."""
+    args = [PY, __file__, "--load", url, "--key", key, "--concurrency", str(concurrency),
+            "--seconds", str(seconds), "--count", str(count)] + (["--stream"] if stream else [])
+    out = subprocess.run(args, capture_output=True, text=True, timeout=300, check=True).stdout
+    return json.loads(out)
+
+
+# --- targets ---------------------------------------------------------------------------------
+
+def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
+    port_file = tmp / "fake.port"
+    proc = subprocess.Popen([PY, "-m", "tui.demo.fake_provider", "--port", "0", "--port-file", str(port_file)],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    _wait(lambda: port_file.exists(), 20, "the fake provider")
+    return proc, f"http://127.0.0.1:{port_file.read_text().strip()}"
+
+
+def start_ours(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str]:
+    home = tmp / "home"
+    home.mkdir(mode=0o700)
+    rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
+             "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
+            for i, k in enumerate(KEYS)]
+    auth = home / "auth.json"
+    auth.write_text(json.dumps({"version": 1, "providers": {}, "credential_pool": {"openrouter": rows}}))
+    auth.chmod(0o600)
+    (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
+    exe = Path(PY).parent / "hermes-admin"
+    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()
+    if "http://" not in line:
+        raise SystemExit(f"hermes-admin proxy did not start: {line!r}")
+    return proc, line.split()[3]
+
+
+def ensure_litellm() -> Path | None:
+    exe = LITELLM_VENV / "bin" / "litellm"
+    if exe.exists():
+        return exe
+    print("installing litellm[proxy] into .cache/litellm-venv (one time) ...", flush=True)
+    try:
+        subprocess.run([PY, "-m", "venv", str(LITELLM_VENV)], check=True, timeout=120)
+        subprocess.run([str(LITELLM_VENV / "bin" / "pip"), "install", "-q", "litellm[proxy]"],
+                       check=True, timeout=1200)
+    except (subprocess.SubprocessError, OSError) as exc:
+        print(f"LiteLLM could not be installed here ({exc}); reporting direct and hermes-admin only")
+        return None
+    return exe if exe.exists() else None
+
+
+def start_litellm(tmp: Path, upstream: str, port: int) -> subprocess.Popen | None:
+    exe = ensure_litellm()
+    if exe is None:
+        return None
+    cfg = tmp / "litellm.yaml"
+    entries = "".join(
+        f"  - model_name: fake-model\n    litellm_params:\n      model: openai/fake-model\n"
+        f"      api_base: {upstream}/api/v1\n      api_key: {k}\n" for k in KEYS)
+    cfg.write_text("model_list:\n" + entries + "litellm_settings:\n  drop_params: true\n"
+                   "  telemetry: false\n")
+    log = open(tmp / "litellm.log", "w")  # noqa: SIM115 - closed with the process
+    env = dict(os.environ, LITELLM_LOG="ERROR", LITELLM_TELEMETRY="False", DISABLE_SCHEMA_UPDATE="True",
+               LITELLM_MASTER_KEY=LITELLM_MASTER)
+    proc = subprocess.Popen([str(exe), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
+                             "--num_workers", "1"], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp)
+    import urllib.request
+
+    def up() -> bool:
+        if proc.poll() is not None:
+            return True
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/liveliness", timeout=1) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    try:
+        _wait(up, 180, "LiteLLM")
+    except TimeoutError:
+        proc.kill()
+        print("LiteLLM did not start within 180 s; see", tmp / "litellm.log")
+        return None
+    if proc.poll() is not None:
+        print("LiteLLM exited at start:", (tmp / "litellm.log").read_text()[-800:])
+        return None
+    return proc
+
+
+def _wait(pred, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.1)
+    raise TimeoutError(f"{what} not ready after {timeout:g} s")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] * 1000
+
+
+def measure(url: str, key: str, seconds: float) -> dict:
+    run_load(url, key, 16, seconds=1.0)                       # warm up connections and caches
+    c1 = run_load(url, key, 1, count=int(400 * seconds / 3) or 100)
+    c16 = run_load(url, key, 16, seconds=seconds)
+    sat = run_load(url, key, 64, seconds=seconds)
+    st = run_load(url, key, 1, count=int(200 * seconds / 3) or 50, stream=True)
+    return {
+        "c1_p50": pct(c1["latencies"], 50), "c1_p99": pct(c1["latencies"], 99),
+        "c16_p50": pct(c16["latencies"], 50), "c16_p99": pct(c16["latencies"], 99),
+        "rps": len(sat["latencies"]) / sat["wall"], "ttfb_p50": pct(st["latencies"], 50),
+        "ttfb_p99": pct(st["latencies"], 99),
+        "errors": c1["errors"] + c16["errors"] + sat["errors"] + st["errors"],
+    }
+
+
+def report(results: dict[str, dict]) -> None:
+    cols = ["c1_p50", "c1_p99", "c16_p50", "c16_p99", "rps", "ttfb_p50", "ttfb_p99", "errors"]
+    print(f"\n{'target':<14}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps = req/s at 64 concurrent)")
+    for name, r in results.items():
+        print(f"{name:<14}" + "".join(f"{r[c]:>10.2f}" if c != "errors" else f"{r[c]:>10d}" for c in cols))
+    d = results["direct"]
+    print("\nadded over direct (ms):")
+    added = {}
+    for name, r in results.items():
+        if name == "direct":
+            continue
+        added[name] = {k: r[k] - d[k] for k in ("c1_p50", "c1_p99", "c16_p50", "c16_p99", "ttfb_p50")}
+        print(f"  {name:<14}" + "  ".join(f"{k} {v:+.2f}" for k, v in added[name].items()))
+    ours = results["hermes-admin"]
+    a = added["hermes-admin"]
+    print("\ngoals (hermes-admin):")
+    print(f"  added p50 at 16 concurrent {a['c16_p50']:.2f} ms (goal <= 1)   "
+          f"{'met' if a['c16_p50'] <= 1 else 'NOT met'}")
+    print(f"  added p99 at 16 concurrent {a['c16_p99']:.2f} ms (goal <= 5)   "
+          f"{'met' if a['c16_p99'] <= 5 else 'NOT met'}")
+    print(f"  throughput {ours['rps']:.0f} req/s (goal >= 1000; direct {d['rps']:.0f})   "
+          f"{'met' if ours['rps'] >= 1000 else 'NOT met'}")
+    if "litellm" in added:
+        ll = added["litellm"]
+        for k in ("c1_p50", "c16_p50"):
+            ratio = a[k] / ll[k] if ll[k] > 0 else float("nan")
+            print(f"  overhead {k} = {ratio:.2f} x LiteLLM's (goal <= 0.33)   {'met' if ratio <= 1 / 3 else 'NOT met'}")
+    else:
+        print("  LiteLLM not measured: no ratio")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--no-litellm", action="store_true")
+    ap.add_argument("--load")
+    ap.add_argument("--key", default=KEYS[0])
+    ap.add_argument("--concurrency", type=int, default=1)
+    ap.add_argument("--count", type=int, default=0)
+    ap.add_argument("--stream", action="store_true")
+    args = ap.parse_args(argv)
+    if args.load:
+        json.dump(asyncio.run(_load(args.load, args.key, args.concurrency, args.seconds, args.count,
+                                    args.stream)), sys.stdout)
+        return 0
+    tmp = Path(tempfile.mkdtemp(prefix="bench-proxy-"))
+    procs: list[subprocess.Popen] = []
+    try:
+        fake, upstream = start_fake(tmp)
+        procs.append(fake)
+        ours, ours_url = start_ours(tmp, upstream)
+        procs.append(ours)
+        targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
+        if not args.no_litellm:
+            port = _free_port()
+            ll = start_litellm(tmp, upstream, port)
+            if ll is not None:
+                procs.append(ll)
+                targets["litellm"] = (f"http://127.0.0.1:{port}/v1", LITELLM_MASTER)
+        print(f"upstream {upstream}; {os.cpu_count()} CPUs; {args.seconds:g} s per run", flush=True)
+        results = {}
+        for name, (url, key) in targets.items():
+            print(f"measuring {name} ...", flush=True)
+            results[name] = measure(url, key, args.seconds)
+        report(results)
+        print(f"\nmedian of per-target c16 p50: {statistics.median(r['c16_p50'] for r in results.values()):.2f} ms")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

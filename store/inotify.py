@@ -1,0 +1,129 @@
+"""An inotify watch on a home directory, for Linux: no wake-up while nothing changes.
+
+watchfiles polls its Rust notifier every 10 ms even when idle (about 0.5% of a core
+measured here, see bench/bench_tui.py), which is more than a whole idle Textual
+app. An inotify descriptor blocks in ``poll()`` until the kernel has an event.
+
+ctypes on libc only: no new dependency, and :func:`available` says False anywhere
+this does not work (other OS, no libc symbol, inotify limits reached) so the caller
+falls back to watchfiles.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import select
+import struct
+import sys
+import time
+from typing import Iterator
+
+IN_MODIFY = 0x002
+IN_CLOSE_WRITE = 0x008
+IN_MOVED_FROM = 0x040
+IN_MOVED_TO = 0x080
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_DELETE_SELF = 0x400
+IN_MOVE_SELF = 0x800
+IN_IGNORED = 0x8000
+IN_ONLYDIR = 0x01000000
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
+
+# What an atomic replace, an in-place save, a delete or the home's own removal raise.
+MASK = (IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM
+        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
+SELF_GONE = IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED
+_HEADER = struct.Struct("iIII")
+
+_libc: ctypes.CDLL | None = None
+
+
+def _load() -> ctypes.CDLL | None:
+    global _libc
+    if _libc is None and sys.platform.startswith("linux"):
+        try:
+            lib = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            lib.inotify_init1.argtypes = [ctypes.c_int]
+            lib.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+            _libc = lib
+        except (OSError, AttributeError):
+            return None
+    return _libc
+
+
+def available() -> bool:
+    """True when this process can use inotify (Linux with a libc that has it)."""
+    return _load() is not None
+
+
+class DirWatch:
+    """One inotify descriptor watching one directory (not recursive)."""
+
+    def __init__(self, root: str) -> None:
+        lib = _load()
+        if lib is None:
+            raise OSError(errno.ENOSYS, "inotify is not available here")
+        fd = lib.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        if lib.inotify_add_watch(fd, os.fsencode(root), MASK) < 0:
+            err = ctypes.get_errno()
+            os.close(fd)
+            raise OSError(err, f"{root}: {os.strerror(err)}")
+        self.fd = fd
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def __enter__(self) -> DirWatch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def wait(self, timeout_ms: int) -> bool:
+        """Block until an event is readable or *timeout_ms* passed; True if readable."""
+        return bool(self._poll.poll(timeout_ms))
+
+    def read(self) -> Iterator[tuple[int, str]]:
+        """Every pending (mask, name) pair; name is '' for events on the directory itself."""
+        try:
+            buf = os.read(self.fd, 64 * 1024)
+        except BlockingIOError:
+            return
+        pos = 0
+        while pos + _HEADER.size <= len(buf):
+            _wd, mask, _cookie, length = _HEADER.unpack_from(buf, pos)
+            raw = buf[pos + _HEADER.size: pos + _HEADER.size + length]
+            pos += _HEADER.size + length
+            yield mask, os.fsdecode(raw.rstrip(b"\0"))
+
+    def collect(self, wanted: frozenset[str], step_ms: int, debounce_ms: int
+                ) -> tuple[set[str], bool]:
+        """Drain a burst: (watched names that changed, whether the directory itself went).
+
+        After the first event, keep reading while events keep coming *step_ms* apart,
+        for at most *debounce_ms*, so a burst of writes is one reload of its last state.
+        """
+        names: set[str] = set()
+        gone = False
+        deadline = time.monotonic() + debounce_ms / 1000
+        while True:
+            for mask, name in self.read():
+                if mask & SELF_GONE and not name:
+                    gone = True
+                elif name in wanted:
+                    names.add(name)
+            left = deadline - time.monotonic()
+            if gone or left <= 0 or not self.wait(int(min(step_ms, left * 1000)) or 1):
+                return names, gone

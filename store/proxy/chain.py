@@ -1,0 +1,326 @@
+"""The proxy's chain: the primary pool then the fallback chain, on an in-memory view.
+
+Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a
+request costs no file IO. The view is kept current by :mod:`store.watch` (``load_doc``).
+What the proxy changes reaches the store two ways:
+
+- request counts are written behind (:meth:`Chain.flush`, at most once a second, one
+  transaction for the whole batch);
+- a state change (bench, rotate, dead) is applied to the view at once, so no other
+  request picks the row, then written at once through the agent's own
+  :class:`~store.pool_client.PoolClient` outcome code (spec section 6) in one
+  transaction. Until the store shows that write, an overlay keeps the bench in the view.
+
+The runtime's :class:`~store.runtime.AgentRuntime` owns the chain and the restore gate
+(turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the
+event loop. Blocking methods here (``outcome``, ``flush``, ``maybe_restore``) do file IO
+or network and run in a worker thread; the others are pure and fast.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random as _random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .. import policy, probe
+from ..authfile import read_store
+from ..lock import DEFAULT_LOCK_TIMEOUT
+from ..model import Row, as_int, parse_epoch, pool_rows, pools
+from ..outcomes import Decision, Result, Selection, reset_time
+from ..paths import Home
+from ..pool_client import PoolClient
+from ..runtime import RESTORE_INTERVAL, AgentRuntime
+from ..transaction import skip_write, transaction
+
+_STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
+                  "last_error_message", "last_error_reset_at", "failure_reason")
+
+
+@dataclass
+class Attempt:
+    """One client request's walk along the chain: where it is and what it has tried."""
+
+    index: int
+    selection: Selection
+    client: PoolClient | None = None
+    fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
+
+
+class _RequestClient(PoolClient):
+    """The agent's outcome rules for one proxied request; benches land in the view first."""
+
+    chain: Chain
+
+    def _bench_and_rotate(self, sel: Selection, result: Result, failure_reason: str,
+                          note: str | None = None) -> Decision:
+        self.chain._bench_in_view(sel, result, failure_reason, self.clock())
+        return super()._bench_and_rotate(sel, result, failure_reason, note)
+
+
+class Chain:
+    """The primary pool and its fallback chain, served from an in-memory view."""
+
+    def __init__(
+        self, home: Home, primary: str, *, clock: Callable[[], float] = time.time,
+        env: Mapping[str, str] | None = None, refresh_hook: Callable[[Home, str, str], Any] | None = None,
+        verdict_fn: probe.VerdictFn | None = None, restore_interval: float = RESTORE_INTERVAL,
+        lock_timeout: float = DEFAULT_LOCK_TIMEOUT, config_loader: Callable[[Home], Any] | None = None,
+    ) -> None:
+        self.home = home
+        self.clock = clock
+        self.runtime = AgentRuntime(home, primary, clock=clock, env=env, refresh_hook=refresh_hook,
+                                    verdict_fn=verdict_fn, restore_interval=restore_interval,
+                                    lock_timeout=lock_timeout, config_loader=config_loader)
+        self.env = self.runtime.env
+        self.rng = _random.Random()
+        self.lock_timeout = lock_timeout
+        self._lock = threading.Lock()     # view and pending counts; never held over IO
+        self._rows: dict[str, list[Row]] = {}
+        self._pending: dict[tuple[str, str], int] = {}
+        self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        self.fallback_since: float | None = None
+        self.counted = 0                  # selections counted (written or pending)
+        self._strategies: dict[str, str] = {}
+        self._ttls = policy.DEFAULT_TTLS
+        self.refresh_config()
+
+    # -- the view --
+
+    @property
+    def routes(self) -> list:
+        return self.runtime.routes
+
+    @property
+    def pools(self) -> list[str]:
+        return [r.pool for r in self.routes if r.pool]
+
+    def load(self) -> None:
+        """Read the store now (blocking) and replace the view."""
+        self.load_doc(read_store(self.home).doc or {})
+
+    def load_doc(self, doc: dict[str, Any]) -> None:
+        """Replace the view with *doc*'s rows, keeping counts and benches not yet written."""
+        present = pools(doc)
+        fresh = {p: copy.deepcopy([r for r in pool_rows(doc, p) if isinstance(r, dict)])
+                 for p in self.pools if p in present}
+        with self._lock:
+            for (pool, rid), n in self._pending.items():
+                row = _find(fresh.get(pool), rid)
+                if row is not None:
+                    row["request_count"] = as_int(row.get("request_count")) + n
+            for key, (stamp, fields) in list(self._overlay.items()):
+                row = _find(fresh.get(key[0]), key[1])
+                seen = row is None or max(_num(row.get("last_status_at")),
+                                          _num(row.get("status_cleared_at"))) >= stamp
+                if seen:
+                    del self._overlay[key]
+                else:
+                    row.update(fields)
+            self._rows = fresh
+
+    def refresh_config(self) -> None:
+        """Re-read strategies and TTLs (at start and when the watcher sees config.yaml change),
+        so a request costs no stat of config.yaml."""
+        cfg = self.runtime.config
+        self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
+        self._ttls = cfg.ttls
+
+    def row_count(self) -> int:
+        """Rows in the chain's pools: bounds how many tries one request may take."""
+        return sum(len(rows) for rows in self._rows.values()) + len(self.routes)
+
+    def set_env(self, env: Mapping[str, str]) -> None:
+        self.env.clear()
+        self.env.update(env)
+
+    # -- selection --
+
+    def select(self, start: int | None = None) -> Attempt | None:
+        """The next row to send with: the active route, else down the chain (no IO)."""
+        rt = self.runtime
+        first = rt.active if start is None else start
+        for i in range(first, len(self.routes)):
+            sel = self._select_in(i)
+            if sel is not None:
+                if i > rt.active:
+                    rt._notice("fallback", f"{rt.route.name} has no usable credential; "
+                                           f"falling back to {self.routes[i].name}")
+                    rt.active = i
+                    self.fallback_since = self.clock()
+                return Attempt(i, sel, fresh=True)
+        return None
+
+    def _select_in(self, index: int) -> Selection | None:
+        route = self.routes[index]
+        model = route.model if index > 0 else None
+        if route.pool is not None and route.pool in self._rows:
+            now = self.clock()
+            strategy, ttls = self._strategies.get(route.pool, policy.DEFAULT_STRATEGY), self._ttls
+            env = self.env
+            with self._lock:
+                rows = self._rows[route.pool]
+                row = policy.select(rows, strategy, now, ttls, rng=self.rng,
+                                    eligible=lambda r: bool(probe.row_secret(r, env)))
+                if row is None:
+                    return None
+                key = (route.pool, str(row.get("id")))
+                self._pending[key] = self._pending.get(key, 0) + 1
+                self.counted += 1
+            return Selection(route.pool, key[1], str(row.get("label") or ""),
+                             probe.row_secret(row, env) or "",
+                             row.get("inference_base_url") or row.get("base_url") or route.base_url, model)
+        if route.key_env:
+            token = self.env.get(route.key_env)
+            if token:
+                return Selection(route.name, route.key_env, route.key_env, token, route.base_url, model)
+        return None
+
+    def usable(self, sel: Selection) -> bool:
+        """Whether *sel*'s row may be sent to now (never a cooling row)."""
+        with self._lock:
+            rows = self._rows.get(sel.pool)
+            if rows is None:
+                return True       # a key taken from the environment: nothing to cool
+            row = _find(rows, sel.row_id)
+            return row is not None and policy.effective(row, rows, self.clock(), self._ttls).usable
+
+    # -- outcomes (blocking: run in a worker thread) --
+
+    def outcome(self, attempt: Attempt, result: Result) -> Decision:
+        """Record a failed request the agent's way; the Decision says what to do next."""
+        sel = attempt.selection
+        if sel.pool not in self._rows:
+            return Decision("failed", sel, "direct route: no pool to rotate")
+        if attempt.client is None or attempt.client.pool != sel.pool:
+            rt = self.runtime
+            client = _RequestClient(self.home, sel.pool, clock=self.clock, config=rt.config,
+                                    env=self.env, refresh_hook=rt.refresh_hook, rng=self.rng,
+                                    lock_timeout=self.lock_timeout)
+            client.chain = self
+            attempt.client = client
+        attempt.client.current = sel
+        decision = attempt.client.report(result)
+        if decision.selection is not None and decision.selection.row_id == sel.row_id \
+                and decision.selection.token != sel.token:
+            self.load()    # a refreshed token: the view must not hand out the old one again
+        if attempt.index == 0:
+            self.runtime._check_vouched(sel, result)   # a probe that lied is distrusted
+        return decision
+
+    def _bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
+        with self._lock:
+            rows = self._rows.get(sel.pool)
+            row = _find(rows, sel.row_id)
+            if row is None:
+                return
+            changed = policy.mark_exhausted(rows, row, now, code=result.status, reason=result.reason,
+                                            message=result.message, reset_at=reset_time(result, now),
+                                            failure_reason=failure_reason)
+            for r in changed:
+                self._overlay[(sel.pool, str(r.get("id")))] = (
+                    now, {f: r.get(f) for f in _STATUS_FIELDS if f in r})
+
+    def success(self, attempt: Attempt) -> None:
+        if attempt.index == 0:
+            self.runtime._check_vouched(attempt.selection, Result.success())
+
+    # -- write-behind counts (blocking) --
+
+    def flush(self) -> int:
+        """Write pending request counts in one transaction; returns how many were written."""
+        with self._lock:
+            batch, self._pending = self._pending, {}
+        if not batch:
+            return 0
+        try:
+            with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
+                written = 0
+                for (pool, rid), n in batch.items():
+                    row = _find([r for r in pool_rows(doc, pool) if isinstance(r, dict)], rid)
+                    if row is not None:
+                        row["request_count"] = as_int(row.get("request_count")) + n
+                        written += n
+                if not written:
+                    skip_write()
+        except BaseException:
+            with self._lock:     # keep them for the next flush; nothing is lost
+                for key, n in batch.items():
+                    self._pending[key] = self._pending.get(key, 0) + n
+            raise
+        return written
+
+    def pending(self) -> int:
+        with self._lock:
+            return sum(self._pending.values())
+
+    # -- the restore gate (blocking) --
+
+    def restore_due(self) -> bool:
+        rt = self.runtime
+        if rt.on_primary:
+            return False
+        last = rt.last_restore_check
+        return last is None or self.clock() - last >= rt.restore_interval
+
+    def maybe_restore(self) -> bool:
+        """The runtime's turn-scoped restore gate; on success the view is re-read."""
+        restored = self.runtime.maybe_restore_primary()
+        if restored:
+            self.fallback_since = None
+            self.load()
+        return restored
+
+    # -- everything out --
+
+    def reopen_times(self) -> dict[str, float | None]:
+        """Per pool of the chain: when its soonest cooling row reopens (None: never by itself)."""
+        now = self.clock()
+        ttls = self._ttls
+        out: dict[str, float | None] = {}
+        with self._lock:
+            for route in self.routes:
+                rows = self._rows.get(route.pool or "")
+                if rows is None or route.pool in out:
+                    continue
+                times = [e.available_at for e in (policy.effective(r, rows, now, ttls) for r in rows)
+                         if e.status == policy.COOLING and e.available_at is not None]
+                out[route.pool] = min(times) if times else None
+        return out
+
+    def retry_after(self, reopen: Mapping[str, float | None]) -> int | None:
+        soonest = [t for t in reopen.values() if t is not None]
+        if not soonest:
+            return None
+        return max(1, math.ceil(min(soonest) - self.clock()))
+
+    def describe(self) -> list[dict[str, Any]]:
+        """The chain for the status file: per route its pool, model and row counts."""
+        now = self.clock()
+        ttls = self._ttls
+        out = []
+        with self._lock:
+            for i, route in enumerate(self.routes):
+                rows = self._rows.get(route.pool or "") or []
+                effs = [policy.effective(r, rows, now, ttls) for r in rows]
+                out.append({"name": route.name, "pool": route.pool, "model": route.model if i else None,
+                            "active": i == self.runtime.active, "rows": len(rows),
+                            "usable": sum(1 for e in effs if e.usable),
+                            "cooling": sum(1 for e in effs if e.status == policy.COOLING),
+                            "dead": sum(1 for e in effs if e.status == policy.DEAD)})
+        return out
+
+
+def _find(rows: list[Row] | None, rid: str) -> Row | None:
+    if not rows:
+        return None
+    return next((r for r in rows if str(r.get("id")) == rid), None)
+
+
+def _num(value: Any) -> float:
+    return parse_epoch(value) or 0.0

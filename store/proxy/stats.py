@@ -1,0 +1,151 @@
+"""Traffic counters and the status file the console (and ``proxy status``) read.
+
+Counters live in memory on the event loop (no lock needed: one thread touches them).
+Per credential: in-flight requests and requests in the last minute. Per pool: requests
+and 429s in 10 s buckets over the last 10 minutes. The status file
+``<home>/hermes-admin-proxy-<port>.json`` (one per proxy) is written atomically, mode 0600, without fsync (it is
+a view, rebuilt every second) and holds ids, labels and counts, never a secret.
+
+The file's keys (what a console panel reads): ``pid host port url state`` (running |
+draining | stopped) ``started_at updated_at`` (epoch s), ``primary``, ``active`` (the
+route serving now), ``on_fallback_since`` and ``next_restore_check`` (epoch s or null),
+``chain`` (per route: name, pool, model, active, rows, usable, cooling, dead),
+``in_flight``, ``pending_counts``, ``inbound_auth``, ``credentials`` (per row: pool, id,
+label, in_flight, requests_per_minute), ``pools`` (per pool: bucket_seconds, and
+``requests`` / ``rate_limited``: 60 counts, oldest first, the last one the current 10 s),
+``requests_total``, ``errors_total``, ``stream_failures``. Use :func:`is_live` to tell a
+running proxy from a stale file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..authfile import atomic_write_bytes
+from ..paths import Home
+from . import STATUS_PREFIX
+
+BUCKET_SECONDS = 10
+BUCKETS = 60          # 10 minutes
+STALE_AFTER = 5.0     # a status file older than this belongs to a proxy that is gone
+
+
+@dataclass
+class _Series:
+    """Counts per 10 s bucket, keyed by bucket start; trimmed to the last BUCKETS."""
+
+    buckets: dict[int, list[int]] = field(default_factory=dict)
+
+    def add(self, now: float, index: int) -> None:
+        start = int(now // BUCKET_SECONDS) * BUCKET_SECONDS
+        slot = self.buckets.get(start)
+        if slot is None:
+            slot = self.buckets[start] = [0, 0]
+            oldest = start - BUCKETS * BUCKET_SECONDS
+            for k in [k for k in self.buckets if k <= oldest]:
+                del self.buckets[k]
+        slot[index] += 1
+
+    def window(self, now: float, index: int) -> list[int]:
+        end = int(now // BUCKET_SECONDS) * BUCKET_SECONDS
+        return [self.buckets.get(end - (BUCKETS - 1 - i) * BUCKET_SECONDS, [0, 0])[index]
+                for i in range(BUCKETS)]
+
+
+class Stats:
+    """What the proxy did, for the console."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        self.in_flight: dict[tuple[str, str], int] = {}
+        self.labels: dict[tuple[str, str], str] = {}
+        self._recent: dict[tuple[str, str], deque[float]] = {}
+        self._pools: dict[str, _Series] = {}
+        self.total = 0
+        self.errors = 0
+        self.stream_failures = 0
+
+    def begin(self, pool: str, row_id: str, label: str) -> None:
+        key = (pool, row_id)
+        self.in_flight[key] = self.in_flight.get(key, 0) + 1
+        self.labels[key] = label
+        now = self.clock()
+        recent = self._recent.setdefault(key, deque())
+        recent.append(now)
+        while recent and recent[0] < now - 60:
+            recent.popleft()
+        self._pools.setdefault(pool, _Series()).add(now, 0)
+        self.total += 1
+
+    def end(self, pool: str, row_id: str) -> None:
+        key = (pool, row_id)
+        n = self.in_flight.get(key, 0)
+        self.in_flight[key] = max(0, n - 1)
+
+    def rate_limited(self, pool: str) -> None:
+        self._pools.setdefault(pool, _Series()).add(self.clock(), 1)
+
+    def in_flight_total(self) -> int:
+        return sum(self.in_flight.values())
+
+    def snapshot(self) -> dict[str, Any]:
+        now = self.clock()
+        creds = []
+        for key in sorted(set(self.in_flight) | set(self._recent)):
+            recent = self._recent.get(key, deque())
+            creds.append({"pool": key[0], "id": key[1], "label": self.labels.get(key, ""),
+                          "in_flight": self.in_flight.get(key, 0),
+                          "requests_per_minute": sum(1 for t in recent if t >= now - 60)})
+        pools = {name: {"bucket_seconds": BUCKET_SECONDS, "requests": s.window(now, 0),
+                        "rate_limited": s.window(now, 1)} for name, s in sorted(self._pools.items())}
+        return {"credentials": creds, "pools": pools, "requests_total": self.total,
+                "errors_total": self.errors, "stream_failures": self.stream_failures}
+
+
+def status_path(home: Home, port: int) -> Path:
+    """The status file of the proxy listening on *port*."""
+    return home.root / f"{STATUS_PREFIX}{port}.json"
+
+
+def write_status(home: Home, status: dict[str, Any]) -> None:
+    """Atomically replace this proxy's status file (0600, no fsync: rebuilt every second)."""
+    data = json.dumps(status, indent=1, sort_keys=True).encode()
+    atomic_write_bytes(status_path(home, int(status["port"])), data, sync=False, mode=0o600)
+
+
+def read_statuses(home: Home) -> list[dict[str, Any]]:
+    """Every proxy status file on *home*, the most recently updated first; unreadable ones skipped."""
+    out = []
+    for path in home.root.glob(f"{STATUS_PREFIX}*.json"):
+        try:
+            data = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            out.append(data)
+    return sorted(out, key=lambda d: d.get("updated_at") if isinstance(d.get("updated_at"), (int, float))
+                  else 0.0, reverse=True)
+
+
+def is_live(status: dict[str, Any], now: float) -> bool:
+    """True when the proxy that wrote *status* still runs and wrote it recently."""
+    if status.get("state") == "stopped":
+        return False
+    updated = status.get("updated_at")
+    if not isinstance(updated, (int, float)) or now - updated > STALE_AFTER:
+        return False
+    pid = status.get("pid")
+    if isinstance(pid, int):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            pass
+    return True

@@ -1,0 +1,94 @@
+"""The one-second countdown of CredentialTable: visible cooling rows only, or nothing.
+
+With no cooling row on screen the interval is paused; a one-shot timer still fires
+when an off-screen cooldown ends, so header counts and the next-pick marker move.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from ..format import countdown
+
+
+class CountdownTick:
+    """Rewrite one cell per visible cooling row per second; sleep when none is visible."""
+
+    def visible_range(self) -> range:
+        """Row indices currently on screen."""
+        top = int(self.scroll_y)
+        return range(top, min(top + max(0, self.size.height - 1), len(self._order)))
+
+    def visible_cooling(self) -> bool:
+        order, cooling = self._order, self._cooling
+        return any(order[i] in cooling for i in self.visible_range())
+
+    def start_ticking(self, callback: Callable[[], None]) -> None:
+        """Call *callback* each second while a cooling row is on screen, else not at all
+        (a one-shot timer still fires when an off-screen cooldown ends)."""
+        self._ticker = callback
+        self._timer = self.set_interval(1.0, callback, pause=True, name="countdown")
+        self._arm()
+
+    def _arm(self) -> None:
+        if self._timer is None or self._ticker is None:
+            return
+        self._ticking = self.visible_cooling()
+        if self._ticking:
+            self._timer.resume()
+        else:
+            self._timer.pause()
+        if self._flip_timer is not None:
+            self._flip_timer.stop()
+            self._flip_timer = None
+        if math.isfinite(self._next_flip) and not self._ticking:
+            delay = max(0.05, self._next_flip - self._now + 0.05)
+            self._flip_timer = self.set_timer(delay, self._ticker, name="flip")
+
+    @property
+    def ticking(self) -> bool:
+        """True while the one-second tick runs."""
+        return self._ticking
+
+    def tick(self, now: float) -> list[str]:
+        """Refresh on-screen countdowns; return the keys whose cooldown has just ended."""
+        self._now = now
+        flipped: list[str] = []
+        if now >= self._next_flip:
+            flipped = [k for k, t in self._cooling.items() if t <= now]
+            for k in flipped:
+                del self._cooling[k]
+                for part in self._pool_cooling.values():
+                    part.pop(k, None)
+            self._next_flip = min(self._cooling.values(), default=math.inf)
+        self.refresh_countdowns(now)
+        self._arm()
+        return flipped
+
+    def refresh_countdowns(self, now: float | None = None) -> int:
+        """Rewrite the countdown cell of on-screen cooling rows whose text changed."""
+        now = self._now if now is None else now
+        changed = []
+        for i in self.visible_range():
+            key = self._order[i]
+            t = self._cooling.get(key)
+            if t is None:
+                continue
+            text = countdown(t - now)
+            if self._data[key]["left"][0] != text:
+                self.write_countdown(key, text)
+                changed.append(key)
+        self._refresh_rows(changed)
+        return len(changed)
+
+    def write_countdown(self, row_key: str, text: str) -> None:
+        """Set a countdown cell; the row's version bump re-renders that row alone."""
+        self._data[row_key]["left"] = (text, "")
+        self._versions[row_key] = next(self._seq)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value) and self._cooling:
+            self.refresh_countdowns()
+            self._arm()
