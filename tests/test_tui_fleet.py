@@ -131,6 +131,9 @@ async def test_bench_and_reset_fleet_wide_reach_the_store_and_are_audited(tmp_pa
     other_host(redis_server.url)
     probe = FleetClient(connect(redis_server.url), "probe")
     app = fleet_app(home, redis_server.url)
+    toasts: list[str] = []   # every notification, kept (the app's own list drops expired toasts)
+    notify = app.notify
+    app.notify = lambda message, **kw: (toasts.append(message), notify(message, **kw))[1]  # type: ignore[method-assign]
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: FP_1 in view(app)._cells, "keys listed")
         await select(app, pilot, FP_1)
@@ -142,13 +145,15 @@ async def test_bench_and_reset_fleet_wide_reach_the_store_and_are_audited(tmp_pa
         st = probe.states([FP_1])[FP_1]
         assert st.host == "host-a" and 800 < st.until - st.since <= 900.5   # 15m, less the time to apply
         await until(pilot, lambda: view(app)._cells[FP_1]["status"] == "◐ benched", "the view updating")
-        await until(pilot, lambda: any("fleet-wide: applied" in n for n in notes(app)), "a toast")
+        await until(pilot, lambda: any(n.startswith("bench fl:") and "fleet-wide: applied" in n for n in toasts),
+                    "the bench toast")
         await select(app, pilot, FP_1)
         await pilot.press("r")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the reset question")
         await pilot.press("y")
         await until(pilot, lambda: probe.states([FP_1])[FP_1].status == "ok", "the reset in Redis")
-        await until(pilot, lambda: sum("fleet-wide: applied" in n for n in notes(app)) == 2, "a toast")
+        await until(pilot, lambda: any(n.startswith("reset fl:") and "fleet-wide: applied" in n for n in toasts),
+                    "the reset toast")
     audited = [json.dumps(line) for line in audit_lines(home)]
     assert any("fleet-bench" in a for a in audited) and any("fleet-reset" in a for a in audited)
     assert not any(KEY_1 in a for a in audited)
