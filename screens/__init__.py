@@ -19,6 +19,7 @@ from .cooldown import CooldownScreen
 from .dashboard import DashboardScreen
 from .detail import DetailScreen
 from .fallback_edit import FallbackAddScreen
+from .fleet_view import FleetScreen
 from .help import HelpScreen
 from .probe_result import ProbeResultScreen
 from .proxy_view import ProxyScreen
@@ -31,7 +32,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
     ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
     ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
-    ("proxy", ProxyScreen), ("help", HelpScreen),
+    ("proxy", ProxyScreen), ("fleet", FleetScreen), ("help", HelpScreen),
 )
 
 

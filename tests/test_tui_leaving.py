@@ -18,14 +18,17 @@ from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
 from screens.detail import DetailScreen
 from screens.fallback_edit import FallbackAddScreen
+from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
 from screens.probe_result import ProbeResultScreen
+from screens.proxy_view import ProxyScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
 from store.paths import Home
 from store.probe_report import ProbeReport
 from tests.tui_sample import NOW, app_for, config_home, settle, write_sample
 from tui.clock import FakeClock
+from tui.fleet_feed import FleetConfig, FleetLink
 from tui.widgets import CredentialTable
 
 pytestmark = pytest.mark.usefixtures("utc")
@@ -43,6 +46,10 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     "probe": lambda app: ProbeResultScreen(ProbeReport("openrouter", NOW, True)),
     "audit": lambda app: AuditScreen("audit.jsonl", []),
     "help": lambda app: HelpScreen([("app", "q", "Quit", "app.quit")]),
+    "proxy": lambda app: ProxyScreen(app.home),
+    # Nothing listens on port 1: the view opens disconnected, which is all leaving needs.
+    "fleet": lambda app: FleetScreen(FleetLink(FleetConfig(url="redis://127.0.0.1:1", host="t"), app.home),
+                                     tick=False),
 }
 NOT_SCREENS = {"dashboard", "table"}
 

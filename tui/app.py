@@ -24,6 +24,7 @@ from screens import SCOPES, all_screens
 from screens.commands import ConsoleCommands
 from screens.config_view import ConfigScreen
 from screens.dashboard import DashboardScreen
+from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen, binding_rows
 from store import events as ev
 from store.lock import DEFAULT_LOCK_TIMEOUT
@@ -31,6 +32,7 @@ from store.paths import Home
 from store.watch import HomeLoader, HomeState, follow
 
 from .clock import Clock, system_clock
+from .fleet_feed import FleetConfig, FleetLink
 from .keymap import apply_keymap, keymap_path
 from .messages import StoreLoaded, WatchFailed
 from .session_end import SessionEnd
@@ -60,12 +62,14 @@ class HermesAdminApp(App):
                 tooltip="Dismiss messages — clear every toast, failed writes included"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
                 id="app.command_palette"),
+        Binding("F", "fleet", "Fleet", show=False, id="app.fleet",
+                tooltip="Fleet view — each shared key's state across hosts (needs --fleet URL)"),
     ]
 
     def __init__(
         self, home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         clock: Clock = system_clock, watch: bool = True, tick: bool = True,
-        keymap_file: Path | None = None,
+        keymap_file: Path | None = None, fleet: FleetConfig | None = None,
     ) -> None:
         super().__init__()
         self._keymap_file = keymap_file
@@ -85,6 +89,8 @@ class HermesAdminApp(App):
         self.writer = Writer(self)
         # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
         self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
+        self.fleet = fleet
+        self._fleet_link: FleetLink | None = None
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
@@ -106,6 +112,8 @@ class HermesAdminApp(App):
             self._watch()
         else:
             self.reload()
+        if self.fleet is not None:
+            self.action_fleet()
 
     def on_unmount(self) -> None:
         self._stop.set()
@@ -215,14 +223,28 @@ class HermesAdminApp(App):
         self.action_show_dashboard()
         self.push_screen(ConfigScreen(tab))
 
+    def action_fleet(self) -> None:
+        if self.fleet is None:
+            self.notify("no fleet: start hermes-admin with --fleet URL", severity="warning",
+                        timeout=4, markup=False)
+            return
+        if any(isinstance(s, FleetScreen) for s in self.screen_stack):
+            return  # already open (perhaps under one of its modals)
+        if self._fleet_link is None:
+            self._fleet_link = FleetLink(self.fleet, self.home)
+        self.action_show_dashboard()
+        self.push_screen(FleetScreen(self._fleet_link, tick=self._tick))
+
     def dashboard_action(self, action: str) -> None:
         """Run a dashboard action from anywhere (command palette); an unavailable one says why."""
         self.action_show_dashboard()
         self.call_later(self.dashboard.attempt, action)
 
 
-def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> int:
-    """Entry point for `hermes-admin` with no verb."""
-    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path())
+def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fleet: FleetConfig | None = None) -> int:
+    """Entry point for `hermes-admin` with no verb (``fleet``: open the fleet view too)."""
+    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path(),
+                         fleet=fleet)
     app.run()
     return int(app.return_code or 0)

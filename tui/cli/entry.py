@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_common(parser, top=True)
     parser.add_argument("--read-only", action="store_true",
                         help="open the dashboard with every writing action disabled")
+    fleet.add_console_options(parser)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
     store_verbs.register(sub, add_common)
     config_verbs.register(sub, add_common)
@@ -42,12 +43,19 @@ def build_parser() -> argparse.ArgumentParser:
     profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)
+    demo.add_argument("--fleet", dest="fleet_demo", action="store_true",
+                      help="two simulated hosts sharing keys through a local redis-server; "
+                           "the console in fleet view on host A")
     demo.set_defaults(func=_run_demo)
     return parser
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     # Imported on use: `hermes-admin list` should not pay for the demo's modules.
+    if args.fleet_demo:
+        from ..demo.fleet import run_fleet_demo
+
+        return run_fleet_demo()
     from ..demo.launch import run_demo
 
     return run_demo(args.home)
@@ -57,7 +65,9 @@ def _run_dashboard(args: argparse.Namespace) -> int:
     # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
     from ..app import run
 
-    return run(resolve_home(args.home), read_only=args.read_only, lock_timeout=args.lock_timeout)
+    home = resolve_home(args.home)
+    return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout,
+               fleet=fleet.console_config(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
