@@ -29,15 +29,18 @@ def home(root: Root, name: str) -> Home:
 def make_root(tmp_path: Path) -> Root:
     """default + team-a + team-b; the key SHARED is in default and team-a (same id in both)."""
     root = Root(tmp_path / "hermes")
+    benched = {"last_status": "exhausted", "last_status_at": NOW - 30, "last_error_code": 429,
+               "last_error_reason": "rate_limit_exceeded", "last_error_reset_at": NOW + 3600}
     write_store(home(root, "default"), make_store({
-        "openrouter": [make_row("a1a1a1", label="ops-key", token=SHARED)]}))
+        "openrouter": [make_row("a1a1a1", label="ops-key", token=SHARED, **benched)]}))
     home(root, "default").config.write_text("model:\n  provider: openrouter\n  default: openai/gpt-5-mini\n")
     write_store(home(root, "team-a"), make_store({
-        "openrouter": [make_row("a1a1a1", label="copied", token=SHARED),
+        "openrouter": [make_row("a1a1a1", label="copied", token=SHARED, **benched),
                        make_row("b2b2b2", label="own-a", token=OWN_A, priority=1)]}))
     home(root, "team-a").config.write_text(
         "model:\n  provider: openrouter\n  default: openai/gpt-5\n"
-        "fallback_providers:\n  - provider: anthropic\n    model: claude-sonnet-4-5\n  - provider: nous\n")
+        "fallback_providers:\n  - provider: anthropic\n    model: claude-sonnet-4-5\n"
+        "  - provider: nous\n    model: hermes-4\n")
     write_store(home(root, "team-b"), make_store({
         "anthropic": [make_row("c3c3c3", label="own-b", token=OWN_B)]}))
     return root

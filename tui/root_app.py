@@ -16,8 +16,8 @@ from screens.profiles_view import ProfilesDashboard
 from store import events as ev
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
-from store.root import DEFAULT_PROFILE, Root
-from store.root_watch import RootLoader, RootState
+from store.root import DEFAULT_PROFILE, Root, discover
+from store.root_watch import ROOT_WATCHED, RootChange, RootLoader, RootState
 
 from .app import HermesAdminApp
 from .keymap import keymap_path
@@ -41,7 +41,9 @@ class RootApp(HermesAdminApp):
 
     def reload(self):  # type: ignore[override]
         """Read the whole root now, on the event loop (tests, watcher-off mode)."""
-        state = self.root_loader.load(None)
+        # Every profile re-read, not only the ones a watcher event would name.
+        names = {p.name: set(ROOT_WATCHED) for p in discover(self.root)}
+        state = self.root_loader.load(RootChange(names, rescan=True))
         self.accept_root(state)
         return self.state
 
