@@ -19,7 +19,7 @@ from tui.widgets.rows import SEP, ProfileBanner
 # A finding's marker in a row's reason cell: a symbol and a word, never colour alone.
 NOTE_WORDS = {
     findings_mod.SHARED_KEY: "shared",
-    findings_mod.SHARED_REFRESH: "copied-oauth",
+    findings_mod.SHARED_REFRESH: "copied",   # an OAuth grant copied between profiles
     findings_mod.PRIMARY_UNUSABLE: "primary-down",
     findings_mod.ENV_MISSING: "env-missing",
     findings_mod.UNKNOWN_PROVIDER: "unknown",

@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import OptionList
 
+import tui.app
+import tui.root_app
 from screens.confirm import ConfirmScreen
 from screens.findings_view import FindingsScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import CommandLine, ProfilePicker
+from store.paths import Home
 from store.root import Root
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.profiles_sample import (
@@ -29,6 +32,8 @@ from tests.profiles_sample import (
     table,
 )
 from tests.tui_sample import NOW, audit_lines, notes, settle
+from tui.cli import entry
+from tui.demo.profiles import PROFILE_KEYS, seed_profiles
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -63,9 +68,6 @@ async def test_rows_group_by_profile_then_pool_under_a_banner(tmp_path: Path) ->
 
 
 def test_a_single_home_opens_the_plain_console(tmp_path: Path, monkeypatch) -> None:
-    import tui.app
-    import tui.root_app
-    from tui.cli import entry
     seen: list[str] = []
     monkeypatch.setattr(tui.app, "run", lambda *a, **k: seen.append("home") or 0)
     monkeypatch.setattr(tui.root_app, "run_root", lambda *a, **k: seen.append("root") or 0)
@@ -290,3 +292,18 @@ async def test_canary_control_the_capture_sees_what_rows_show(tmp_path: Path) ->
         await pilot.pause()
         assert f"x{SHARED[-6:]}" in screen_text(app)   # a label is on screen, so a key would be
         assert NOW
+
+
+async def test_demo_root_shows_three_teams_and_both_findings(tmp_path: Path) -> None:
+    h = Home(tmp_path / "demo")
+    write_store(h, make_store({"openrouter": [make_row("d1", token="sk-or-v1-demo-default-000000001")]}))
+    seed_profiles(h, NOW)
+    app = root_app(Root(h.root))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await pilot.pause()
+        assert profiles_shown(app) == ["default", "team-cheap", "team-local", "team-premium"]
+        assert "primary custom:lab-gpu/llama-3.3-70b" in " ".join(table(app).row_texts(banner_key("team-local")))
+        kinds = {f.kind for f in app.root_state.findings}
+        assert {"shared_key", "shared_refresh_token"} <= kinds
+        assert "⚑ shared" in screen_text(app) and "⚑ copied" in screen_text(app)
+        assert not any(v in screen_text(app) for v in PROFILE_KEYS.values())
