@@ -17,10 +17,10 @@ from store.view import PoolView
 from tui.widgets.rows import SEP, ProfileBanner
 
 # A finding's marker in a row's reason cell: a symbol and a word, never colour alone.
-NOTE_WORDS = {
-    findings_mod.SHARED_KEY: "shared",
+NOTE_WORDS = {   # gravest first
     findings_mod.SHARED_REFRESH: "copied",   # an OAuth grant copied between profiles
     findings_mod.PRIMARY_UNUSABLE: "primary-down",
+    findings_mod.SHARED_KEY: "shared",
     findings_mod.ENV_MISSING: "env-missing",
     findings_mod.UNKNOWN_PROVIDER: "unknown",
 }
@@ -107,7 +107,10 @@ class GroupCache:
 def notes(findings: Iterable[findings_mod.Finding]) -> dict[tuple[str, str], str]:
     """(view key, id) -> ``⚑ shared`` (kinds joined) for every row a finding names."""
     out = {}
+    rank = {k: i for i, k in enumerate(NOTE_WORDS)}
     for (profile, pool, rid), kinds in findings_mod.marked_rows(findings).items():
-        words = ",".join(NOTE_WORDS.get(k, k) for k in kinds)
-        out[(view_key(profile, pool), rid)] = f"{FLAG} {words}"
+        # The cell is narrow: the gravest kind in words, then how many more (! lists them).
+        kinds = sorted(kinds, key=lambda k: rank.get(k, 99))
+        more = f"+{len(kinds) - 1}" if len(kinds) > 1 else ""
+        out[(view_key(profile, pool), rid)] = f"{FLAG} {NOTE_WORDS.get(kinds[0], kinds[0])}{more}"
     return out

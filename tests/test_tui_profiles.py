@@ -194,7 +194,8 @@ async def test_findings_view_and_row_markers(tmp_path: Path) -> None:
         await pilot.pause()
         t = table(app)
         assert "⚑ shared" in t.row_texts(row_key("team-a", "openrouter", "a1a1a1"))[4]
-        assert "⚑ shared" in t.row_texts(row_key("default", "openrouter", "a1a1a1"))[4]
+        # Two kinds on default's row: the gravest in words, then how many more.
+        assert "⚑ primary-down+1" in t.row_texts(row_key("default", "openrouter", "a1a1a1"))[4]
         assert "⚑" not in " ".join(t.row_texts(row_key("team-a", "openrouter", "b2b2b2")))
         await pilot.press("exclamation_mark")
         await pilot.pause()
@@ -208,7 +209,7 @@ async def test_findings_view_and_row_markers(tmp_path: Path) -> None:
         app.reload()
         await pilot.pause()
         assert "⚑ shared" not in screen_text(app)
-        assert "⚑ primary-down" in " ".join(t.row_texts(row_key("default", "openrouter", "a1a1a1")))
+        assert "⚑ primary-down " in " ".join(t.row_texts(row_key("default", "openrouter", "a1a1a1")))
         await pilot.press("exclamation_mark")
         await pilot.pause()
         assert "shared" not in app.screen.text and "primary-down" in app.screen.text
