@@ -235,7 +235,8 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
             held = self.latest.generation - rs.generation
         context = app.context or "all"
         self.query_one(StatusBar).set_parts(
-            home=f"{app.root.path} · profile: {context} · acting: {app.acting}",
+            # Context first: a long root path is what a narrow status line should cut.
+            home=f"profile: {context} · acting: {app.acting} · {app.root.path}",
             live="⏸ PAUSED" if self.paused else "● LIVE",
             read_only=self.read_only, stale=False, sort=self.sort, filter_text=self.filter_text,
             generation=rs.generation if rs else 0,

@@ -64,8 +64,8 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
         from ..root_app import run_root
 
-        # A --home inside the root opens narrowed to that profile; `P` widens it again.
-        profile = home_profile(root, home) if args.home else None
+        # A --home/$HERMES_HOME inside profiles/ opens narrowed to it; `P` widens it again.
+        profile = None if args.console_root else home_profile(root, home)
         return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
                         read_only=args.read_only, lock_timeout=args.lock_timeout)
     from ..app import run
