@@ -18,14 +18,19 @@ from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
 from screens.detail import DetailScreen
 from screens.fallback_edit import FallbackAddScreen
+from screens.findings_view import FindingsScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
 from screens.probe_result import ProbeResultScreen
+from screens.profile_config_view import ProfileConfigScreen
+from screens.profile_picker import CommandLine, ProfilePicker
 from screens.proxy_view import ProxyScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
+from store.inventory import read_root
 from store.paths import Home
 from store.probe_report import ProbeReport
+from store.root import Root
 from tests.tui_sample import NOW, app_for, config_home, settle, write_sample
 from tui.clock import FakeClock
 from tui.fleet_feed import FleetConfig, FleetLink
@@ -50,8 +55,13 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     # Nothing listens on port 1: the view opens disconnected, which is all leaving needs.
     "fleet": lambda app: FleetScreen(FleetLink(FleetConfig(url="redis://127.0.0.1:1", host="t"), app.home),
                                      tick=False),
+    "profile picker": lambda app: ProfilePicker(read_root(Root(app.home.root)), None),
+    "command line": lambda app: CommandLine(["default"]),
+    "findings": lambda app: FindingsScreen([]),
+    "profile config": lambda app: ProfileConfigScreen(read_root(Root(app.home.root))[0]),
 }
-NOT_SCREENS = {"dashboard", "table"}
+# The profiles dashboard is the dashboard over a root (tests/test_tui_profiles.py).
+NOT_SCREENS = {"dashboard", "table", "profiles"}
 
 
 def test_every_registered_screen_is_covered() -> None:

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from store.errors import EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
+from store.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
 
 from . import config_verbs, fleet, probe, profiles, proxy, store_verbs
 from .common import SEEN_SECRETS, Parser, add_common
@@ -31,6 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
                "Exits 2-4 write nothing; probe exits 5 after lifting what did reopen.",
     )
     add_common(parser, top=True)
+    parser.add_argument("--root", dest="console_root", metavar="DIR",
+                        help="open the console on every profile of this root "
+                             "(default: derived from --home/$HERMES_HOME as Hermes does)")
     parser.add_argument("--read-only", action="store_true",
                         help="open the dashboard with every writing action disabled")
     fleet.add_console_options(parser)
@@ -62,10 +66,18 @@ def _run_demo(args: argparse.Namespace) -> int:
 
 
 def _run_dashboard(args: argparse.Namespace) -> int:
-    # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
+    home = resolve_home(args.home)
+    root = resolve_root(args.console_root, args.home)
+    if args.console_root or len(discover(root)) > 1:
+        # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
+        from ..root_app import run_root
+
+        # A --home/$HERMES_HOME inside profiles/ opens narrowed to it; `P` widens it again.
+        profile = None if args.console_root else home_profile(root, home)
+        return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
+                        read_only=args.read_only, lock_timeout=args.lock_timeout)
     from ..app import run
 
-    home = resolve_home(args.home)
     return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout,
                fleet=fleet.console_config(args))
 

@@ -33,9 +33,11 @@ from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.errors import BadInput, HermesAdminError
 from store.paths import Home
 from store.proxy.stats import read_statuses
+from store.root import Root
 
-from ..app import run
+from ..root_app import run_root
 from .agent import PARENT_ENV
+from .profiles import seed_profiles
 
 PIDFILE = "hermes-admin-demo.pids"
 AGENT_INTERVAL = 0.8
@@ -315,6 +317,12 @@ def start(home: Home, children: _Children) -> str:
     return url
 
 
+def _open_console(home: Home) -> int:
+    """Seed three team profiles beside the demo home and open the console on the root."""
+    seed_profiles(home, time.time())
+    return run_root(Root(home.root))
+
+
 def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
              duration: float | None = None) -> int:
     """Run the demo; return the dashboard's exit status. See the module docstring."""
@@ -343,7 +351,7 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.2)
             return 0
-        return run(h)
+        return _open_console(h)
     except KeyboardInterrupt:
         return 130
     finally:

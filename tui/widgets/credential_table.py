@@ -32,8 +32,9 @@ from textual.timer import Timer
 from store.view import CredentialView, PoolView
 
 from . import cells as C
-from .rows import Entry, entries, split_key
+from .rows import Entry, ProfileBanner, entries, mark_key, split_key
 from .table_cells import GROWING, RowCells
+from .table_groups import banner_strip
 from .table_layout import PAD, cut_fingerprint, distinct_fingerprints, widths
 from .table_nav import TableNavigation
 from .table_tick import CountdownTick
@@ -125,6 +126,7 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
         self._next_flip = math.inf
         self._now = 0.0
         self._marks: dict[tuple[str, str], str] = {}
+        self._notes: dict[tuple[str, str], str] = {}   # findings: "⚑ shared" before the reason
         self._folded: set[str] = set()
         # Per pool: the view, filter/sort and entries last shown; clashing fingerprints;
         # cooling rows. A pool the loader did not rebuild skips all three.
@@ -278,16 +280,23 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
 
     def _sig(self, e: Entry, fps: dict) -> tuple:
         cv = e.cred
+        if isinstance(e.pool, ProfileBanner):
+            return ("banner", e.pool.tokens, e.pool.error)
         if cv is None:
             return ("hdr", e.pool.strategy, e.pool.strategy_known,
                     tuple(sorted(e.pool.counts.items())), e.pool.key in self._folded)
-        return (*C.signature(cv), self._marks.get(cv.key, ""), fps.get(cv.key))
+        mk = mark_key(e)
+        return (*C.signature(cv), self._marks.get(mk, ""), self._notes.get(mk, ""), fps.get(cv.key))
 
     def _cells(self, e: Entry, now: float, fps: dict) -> dict[str, tuple[str, str]]:
         if e.cred is None:
             return {}  # headers are poured into the current widths when painted
-        texts = C.cell_texts(e.cred, now, ALL, self._marks.get(e.cred.key, ""))
+        mk = mark_key(e)
+        texts = C.cell_texts(e.cred, now, ALL, self._marks.get(mk, ""))
         out = dict(zip(ALL_KEYS, texts, strict=True))
+        note = self._notes.get(mk)
+        if note:
+            out.update(self.noted(out, note))
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
@@ -338,6 +347,8 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
     def _cell_texts(self, row_key: str) -> list[str]:
         layout = self._widths()
         e = self._entries[row_key]
+        if isinstance(e.pool, ProfileBanner):
+            return [e.pool.text] + [""] * (len(layout) - 1)
         if e.cred is None:
             mark = COLLAPSED_MARK if e.pool.key in self._folded else C.HEADER_MARK
             specs = [C.ColumnSpec(s.key, s.label, w) for s, w in zip(self.specs, layout, strict=True)]
@@ -370,8 +381,11 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
 
     def _render_row(self, row_key: str, cursor: bool) -> Strip:
         """One row as a strip, full width (cropped to the scroll position when painted)."""
+        entry = self._entries[row_key]
+        base = self._base_style(entry.cred is None, cursor)
+        if isinstance(entry.pool, ProfileBanner):
+            return banner_strip(entry.pool, base, self._layout, self._full)
         texts = self._cell_texts(row_key)
-        base = self._base_style(self._entries[row_key].cred is None, cursor)
         row = self._data.get(row_key, {})
         segs: list[Segment] = []
         run: list[str] = []
