@@ -15,22 +15,20 @@ from collections import deque
 from pathlib import Path
 from typing import ClassVar, Iterable
 
-from textual import events, work
+from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.signal import Signal
 
-from screens import SCOPES, all_screens
+from screens import all_screens
 from screens.commands import ConsoleCommands
-from screens.config_view import ConfigScreen
 from screens.dashboard import DashboardScreen
-from screens.fleet_view import FleetScreen
-from screens.help import HelpScreen, binding_rows
 from store import events as ev
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.watch import HomeLoader, HomeState, follow
 
+from .app_screens import ScreenActions
 from .clock import Clock, system_clock
 from .fleet_feed import FleetConfig, FleetLink
 from .keymap import apply_keymap, keymap_path
@@ -40,11 +38,8 @@ from .widgets import CredentialTable
 from .write_feedback import DISMISS_KEY
 from .writer import WriteDone, Writer, WriteWaiting
 
-# Every scope whose keys `?` lists, in the order shown: the screen registry's.
-HELP_SCOPES = SCOPES
 
-
-class HermesAdminApp(App):
+class HermesAdminApp(ScreenActions, App):
     """The operator console. ``read_only`` disables every writing action (issue 4)."""
 
     CSS_PATH = "app.tcss"
@@ -96,12 +91,6 @@ class HermesAdminApp(App):
     def get_default_screen(self) -> DashboardScreen:
         return DashboardScreen(self.clock, read_only=self.read_only, tick=self._tick)
 
-    @property
-    def dashboard(self) -> DashboardScreen:
-        screen = self.screen_stack[0]
-        assert isinstance(screen, DashboardScreen)
-        return screen
-
     def on_mount(self) -> None:
         self.session_end.install()
         if self._keymap_file is not None:
@@ -125,27 +114,6 @@ class HermesAdminApp(App):
 
     def action_dismiss_notifications(self) -> None:
         self.clear_notifications()
-
-    async def action_back_or_quit(self) -> None:
-        """`q`: quit on the dashboard; anywhere else do what Esc does there (never quit)."""
-        screen = self.screen
-        if screen is self.screen_stack[0] and isinstance(screen, DashboardScreen):
-            await self.action_quit()
-            return
-        escape = screen.active_bindings.get("escape")
-        if escape is not None and escape.enabled:
-            await self.run_action(escape.binding.action, escape.node)
-        elif len(self.screen_stack) > 1:
-            self.pop_screen()
-
-    async def on_key(self, event: events.Key) -> None:
-        # A modal's binding chain leaves out the app's keys, so its unhandled `q` lands here
-        # (a focused text field has already taken it as a letter): back out, as Esc does.
-        if event.is_forwarded and self.screen.is_modal and any(
-                b.action == "back_or_quit" for b in self._bindings.key_to_bindings.get(event.key, ())):
-            event.stop()
-            event.prevent_default()      # or the app's own binding would run next, on the dashboard
-            await self.action_back_or_quit()
 
     def reload(self) -> HomeState:
         """Read the home now, on the event loop (tests, and the watcher-off mode)."""
@@ -209,36 +177,6 @@ class HermesAdminApp(App):
         if self.screen_stack:
             self.dashboard.add_events(events)
 
-    # ------------------------------------------------------------ screens
-    def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
-            return
-        self.push_screen(HelpScreen(binding_rows(self, [("app", type(self)), *HELP_SCOPES])))
-
-    def action_show_dashboard(self) -> None:
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-
-    def action_show_config(self, tab: str = "strategies") -> None:
-        self.action_show_dashboard()
-        self.push_screen(ConfigScreen(tab))
-
-    def action_fleet(self) -> None:
-        if self.fleet is None:
-            self.notify("no fleet: start hermes-admin with --fleet URL", severity="warning",
-                        timeout=4, markup=False)
-            return
-        if any(isinstance(s, FleetScreen) for s in self.screen_stack):
-            return  # already open (perhaps under one of its modals)
-        if self._fleet_link is None:
-            self._fleet_link = FleetLink(self.fleet, self.home)
-        self.action_show_dashboard()
-        self.push_screen(FleetScreen(self._fleet_link, tick=self._tick))
-
-    def dashboard_action(self, action: str) -> None:
-        """Run a dashboard action from anywhere (command palette); an unavailable one says why."""
-        self.action_show_dashboard()
-        self.call_later(self.dashboard.attempt, action)
 
 
 def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
