@@ -21,7 +21,6 @@ from textual.widgets import Footer, Input
 from store import events as ev
 from store.view import PoolView, build_pools
 from store.watch import HomeState
-from tui import proxy_feed
 from tui.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
@@ -29,7 +28,7 @@ from tui.widgets.rows import SORT_ORDER, SORTS
 from .config_view import ConfigScreen
 from .dashboard_actions import WRITING, Key, OperatorActions
 from .detail import DetailScreen
-from .proxy_view import ProxyScreen
+from .proxy_view import ProxySummary
 
 
 def clock_time(epoch: float) -> str:
@@ -86,7 +85,7 @@ def problems(state: HomeState | None) -> list[tuple[str, str]]:
     return out
 
 
-class DashboardScreen(OperatorActions, Screen):
+class DashboardScreen(ProxySummary, OperatorActions, Screen):
     """The live table, its status lines, the events log and the filter box."""
 
     BINDINGS = [
@@ -375,27 +374,6 @@ class DashboardScreen(OperatorActions, Screen):
 
     def action_config(self) -> None:
         self.app.push_screen(ConfigScreen())
-
-    def _poll_proxy_tick(self) -> None:
-        # With no proxy live, look only every 5th second: idle consoles stay idle.
-        self._proxy_polls += 1
-        if self.proxy_summary or self._proxy_polls % 5 == 0:
-            self.poll_proxy()
-
-    def poll_proxy(self) -> None:
-        """The status-bar summary of a proxy live on this home (its status file only)."""
-        line = proxy_feed.summary(proxy_feed.live_status(host(self).home))
-        if line != self.proxy_summary:
-            self.proxy_summary = line
-            self._refresh_chrome()
-
-    def action_proxy(self) -> None:
-        home = host(self).home
-        if proxy_feed.live_status(home) is None:
-            self.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
-                        timeout=4)
-            return
-        self.app.push_screen(ProxyScreen(home))
 
     def add_events(self, events: list[Any]) -> None:
         if not self._ready:

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from store.paths import Home
 from tui import proxy_feed as feed
+from tui.host import host
 
 POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
 
@@ -145,3 +146,35 @@ class ProxyScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss()
+
+
+class ProxySummary:
+    """Dashboard mixin: the status-bar summary of a proxy live on this home, and `x`.
+
+    The proxy's status file is not watched (a reload each second costs 3.5x a stat:
+    bench/bench_feed.py); a slow poll finds a proxy, then follows it each second.
+    """
+
+    proxy_summary: str
+    _proxy_polls: int
+
+    def _poll_proxy_tick(self) -> None:
+        # With no proxy live, look only every 5th second: idle consoles stay idle.
+        self._proxy_polls += 1
+        if self.proxy_summary or self._proxy_polls % 5 == 0:
+            self.poll_proxy()
+
+    def poll_proxy(self) -> None:
+        """The status-bar summary of a proxy live on this home (its status file only)."""
+        line = feed.summary(feed.live_status(host(self).home))
+        if line != self.proxy_summary:
+            self.proxy_summary = line
+            self._refresh_chrome()
+
+    def action_proxy(self) -> None:
+        home = host(self).home
+        if feed.live_status(home) is None:
+            self.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
+                        timeout=4)
+            return
+        self.app.push_screen(ProxyScreen(home))
