@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: demo test test-fast bench lint clean install mutate fuzz
+.PHONY: demo demo-fleet test test-fast bench lint clean install mutate fuzz
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,10 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/hermes-admin demo
 
+# Two simulated hosts sharing keys through a local redis-server; the console in fleet view on host A.
+demo-fleet: $(STAMP)
+	$(BIN)/hermes-admin demo --fleet
+
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 
@@ -28,6 +32,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_tui.py
 	$(BIN)/python bench/bench_runtime.py --procs 1 4 --seconds 3
 	$(BIN)/python bench/bench_fleet.py
+	$(BIN)/python bench/bench_fleet_view.py
 	$(BIN)/python bench/bench_proxy.py --seconds 3
 
 # Mutation testing (not in CI; minutes to hours): kill rate in the README.

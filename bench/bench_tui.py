@@ -1,6 +1,11 @@
 """Dashboard figures at 6, 1,000 and 10,000 credentials, side by side in ONE run.
 
-    .venv/bin/python bench/bench_tui.py        # about 2 minutes; prints, never asserts
+    .venv/bin/python bench/bench_tui.py        # about 3 minutes; prints, never asserts
+    .venv/bin/python bench/bench_tui.py profiles   # only the root-of-profiles case
+
+Profiles case (issue 12): a root of 50 profiles x 10 credentials (``--root``) against one
+home of 500 credentials in 50 pools; goals: first paint <= 1.3x, write->screen p95 <= 1.2x,
+idle CPU <= 1.2x the single home.
 
 The installed hermes-admin runs in tmux at 140x45 on homes of 6, 1,000 and 10,000
 credentials (half of them cooling, 20 pools). For each size:
@@ -42,7 +47,7 @@ IDLE_S = 12.0
 WRITES = 20
 
 
-def make_home(root: Path, n: int, *, pools: int = 5, cooling_every: int = 2) -> Home:
+def make_home(root: Path, n: int, *, pools: int = 5, cooling_every: int = 2, salt: str = "") -> Home:
     """n credentials over *pools* pools; every *cooling_every*-th one benched by a 429."""
     root.mkdir(parents=True, exist_ok=True)
     os.chmod(root, 0o700)
@@ -57,7 +62,7 @@ def make_home(root: Path, n: int, *, pools: int = 5, cooling_every: int = 2) -> 
             "id": f"{i:06x}", "label": f"key-{i:05d}", "auth_type": "api_key",
             "priority": len(rows), "source": "manual",
             # Distinct tails, as real keys have (a shared tail is the fingerprint test's job).
-            "access_token": "sk-or-v1-" + hashlib.sha256(str(i).encode()).hexdigest()[:40],
+            "access_token": "sk-or-v1-" + hashlib.sha256(f"{salt}{i}".encode()).hexdigest()[:40],
             "last_status": "exhausted" if cooling else None,
             # 20 s .. 50 min left: nothing flips to ready while measuring.
             "last_status_at": now - (i % 3000) if cooling else None,
@@ -78,12 +83,12 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
 
 
-def start(home: Home, size=SIZE) -> tmux.Tmux:
+def start(home: Home, size=SIZE, args: tuple[str, ...] | None = None) -> tmux.Tmux:
     exe = tmux.installed_hermes_admin()
     if exe is None:
         raise SystemExit("hermes-admin is not installed (pip install -e .)")
     env = {k: v for k, v in os.environ.items() if not k.endswith(("API_KEY", "_TOKEN"))}
-    return tmux.Tmux.start([exe, "--home", str(home.root)], size=size, env=env)
+    return tmux.Tmux.start([exe, *(args or ("--home", str(home.root)))], size=size, env=env)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -124,10 +129,11 @@ def latencies(home: Home, term: tmux.Tmux, writes: int = WRITES) -> list[float]:
     return lat
 
 
-def measure(tmp: Path, n: int) -> dict[str, float]:
-    home = make_home(tmp / f"h{n}", n, pools=min(20, n))
+def measure(tmp: Path, n: int, *, home: Home | None = None,
+            args: tuple[str, ...] | None = None) -> dict[str, float]:
+    home = home or make_home(tmp / f"h{n}", n, pools=min(20, n))
     t0 = time.perf_counter()
-    with start(home) as term:
+    with start(home, args=args) as term:
         term.wait_for("key-00000", timeout=60, interval=0.005)
         paint = time.perf_counter() - t0
         pid = term.pane_pid()
@@ -144,6 +150,28 @@ def baseline_cpu() -> float:
         term.wait_for("key-00000", timeout=30)
         time.sleep(3.0)
         return idle_cpu(term.pane_pid())
+
+
+def make_root(path: Path, profiles: int = 50, per: int = 10) -> Home:
+    """The default profile and profiles-1 named ones, *per* credentials each (own keys)."""
+    make_home(path, per, pools=1, salt="default")
+    for k in range(1, profiles):
+        make_home(path / "profiles" / f"team-{k:02d}", per, pools=1, salt=f"team-{k:02d}")
+    return Home(path)
+
+
+def profiles_case(tmp: Path) -> None:
+    """A root of 50 profiles x 10 credentials against one home of 500, same run."""
+    single = measure(tmp, 500, home=make_home(tmp / "single500", 500, pools=50))
+    root = make_root(tmp / "root50")
+    multi = measure(tmp, 500, home=root, args=("--root", str(root.root)))
+    print(f"{'case':>22} {'paint s':>8} {'idle CPU %':>10} {'RSS MB':>7} {'p50 ms':>7} {'p95 ms':>7}")
+    for name, m in (("one home, 500", single), ("root, 50 x 10", multi)):
+        print(f"{name:>22} {m['paint']:>8.2f} {m['cpu']:>10.2f} {m['rss']:>7.0f} "
+              f"{m['p50']:>7.1f} {m['p95']:>7.1f}")
+    print(f"first paint root/home = {multi['paint'] / single['paint']:.2f}x (goal <= 1.3)")
+    print(f"write->screen p95 root/home = {multi['p95'] / single['p95']:.2f}x (goal <= 1.2)")
+    print(f"idle CPU root/home = {multi['cpu'] / max(single['cpu'], 1e-9):.2f}x (goal <= 1.2)")
 
 
 def main() -> None:
@@ -176,9 +204,17 @@ def main() -> None:
               f"{r[10_000]['cpu'] / max(r[1000]['cpu'], 1e-9):.2f}x (goal <= 1.2)")
         print(f"first paint(10000) = {r[10_000]['paint']:.2f} s (goal <= 1.5)")
         print(f"RSS(10000) = {r[10_000]['rss']:.0f} MB (goal <= 250)")
+        profiles_case(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["profiles"]:      # the profiles case alone (still one run, own baseline)
+        _tmp = Path(tempfile.mkdtemp(prefix="hermes-admin-bench-"))
+        try:
+            profiles_case(_tmp)
+        finally:
+            shutil.rmtree(_tmp, ignore_errors=True)
+    else:
+        main()

@@ -19,8 +19,14 @@ from .cooldown import CooldownScreen
 from .dashboard import DashboardScreen
 from .detail import DetailScreen
 from .fallback_edit import FallbackAddScreen
+from .findings_view import FindingsScreen
+from .fleet_view import FleetScreen
 from .help import HelpScreen
 from .probe_result import ProbeResultScreen
+from .profile_config_view import ProfileConfigScreen
+from .profile_picker import CommandLine, ProfilePicker
+from .profiles_view import ProfilesDashboard
+from .proxy_view import ProxyScreen
 from .routing_edit import RoutingEditScreen
 from .strategy import StrategyScreen
 
@@ -30,7 +36,9 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
     ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
     ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
-    ("help", HelpScreen),
+    ("proxy", ProxyScreen), ("fleet", FleetScreen), ("help", HelpScreen),
+    ("profiles", ProfilesDashboard), ("profile picker", ProfilePicker),
+    ("command line", CommandLine), ("findings", FindingsScreen), ("profile config", ProfileConfigScreen),
 )
 
 

@@ -170,6 +170,5 @@ class AddKeyScreen(FormScreen):
                           secrets=[form.key])
 
     def write_done(self, result: WriteResult) -> None:
-        change = result.value.changes[0]
-        self.app.notify(f"added {change.label!r} to {change.pool}", timeout=4, markup=False)
+        change = result.value.changes[0]   # the writer's toast says what was added
         self.dismiss((change.pool, change.id))

@@ -1,7 +1,8 @@
 """``L``: the latest operator actions from the audit log, newest first (like lazygit's command log).
 
-Each line: when, who (user@host), from where (tui/cli), what, which pool, which rows, and how
-their status moved. The log never holds a secret, so nothing here needs masking.
+A table that fits 80 columns (time, action, pool, rows) and, below it, the highlighted
+entry: who (user@host), from where (tui/cli), and each row's status fields before → after.
+The log never holds a secret, so nothing here needs masking.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from tui.format import NULL
-from tui.widgets.plain_table import fill_plain
+from tui.format import NULL, ellipsize
 
 COLUMNS = ("time", "who", "via", "action", "pool", "rows", "status", "notes")
 
@@ -67,8 +67,51 @@ def audit_rows(entries: Sequence[dict[str, Any]]) -> list[tuple[str, ...]]:
     return rows
 
 
+# The table's columns and their share of the width: it fits 80 columns, the rest is the detail.
+TABLE = ("time", "action", "pool", "rows")
+FIXED = {"time": 14, "action": 16, "pool": 14}
+MIN_ROWS = 12
+
+
+def short_time(value: Any) -> str:
+    try:
+        return datetime.fromtimestamp(float(value)).strftime("%m-%d %H:%M:%S")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return NULL
+
+
+def _cell(text: str, width: int) -> Text:
+    return Text(ellipsize(text, width), no_wrap=True)
+
+
+def _field(name: str, value: Any) -> str:
+    if value is None or value == "":
+        return NULL
+    if name.endswith("_at") and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _when(value / 1000 if value > 1e11 else value)     # seconds or milliseconds
+    return _short(value)
+
+
+def entry_detail(entry: dict[str, Any]) -> list[str]:
+    """The lines of the detail pane: who and when, then each row's fields before → after."""
+    lines = [f"{_when(entry.get('time'))} · {entry.get('user')}@{entry.get('host')} via "
+             f"{entry.get('via') or NULL} · {entry.get('action') or NULL} · {entry.get('pool') or NULL}"]
+    for c in entry.get("changes") or []:
+        if not isinstance(c, dict):
+            continue
+        before, after = c.get("before") or {}, c.get("after") or {}
+        lines.append(f"{c.get('label') or NULL} ({c.get('id')}): {_status(c)}")
+        for name in dict.fromkeys([*before, *after]):
+            b, a = before.get(name), after.get(name)
+            if b != a or not before or not after:
+                lines.append(f"  {name:<22} {_field(name, b)} → {_field(name, a)}")
+    lines += [f"note: {n}" for n in entry.get("notes") or []]
+    return lines
+
+
 class AuditScreen(ModalScreen[None]):
-    """A table of the latest audit entries; Escape, q or L closes it."""
+    """The latest audit entries (time, action, pool, rows), and the highlighted one's before
+    and after in a pane below; Escape, q or L closes it."""
 
     BINDINGS = [
         Binding("escape", "dismiss", "Close", id="audit.close"),
@@ -79,7 +122,9 @@ class AuditScreen(ModalScreen[None]):
     def __init__(self, path: str, entries: Sequence[dict[str, Any]]) -> None:
         super().__init__(id="audit", classes="modal")
         self.path = path
+        self.entries = list(reversed(list(entries)))          # newest first, as the rows
         self.rows = audit_rows(entries)
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="modal-box", id="audit-box"):
@@ -89,7 +134,38 @@ class AuditScreen(ModalScreen[None]):
             if not self.rows:
                 yield Static("No operator action recorded yet.", classes="modal-hint")
             yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
-            yield Static("Esc: close", classes="modal-keys")
+            yield Static(id="audit-detail")
+            yield Static("↑↓: entry · Esc: close", classes="modal-keys")
 
     def on_mount(self) -> None:
-        fill_plain(self.query_one(DataTable), COLUMNS, self.rows)
+        self.query_one(DataTable).focus()
+
+    def on_resize(self) -> None:
+        table = self.query_one(DataTable)
+        width = table.size.width
+        if width and width != self._width:
+            self._width = width
+            self._fill(table, width)
+
+    def _fill(self, table: DataTable, width: int) -> None:
+        at = table.cursor_row
+        # Each column costs 2 cells of padding; keep 2 for the vertical scrollbar.
+        rest = max(MIN_ROWS, width - sum(FIXED.values()) - 2 * len(TABLE) - 2)
+        widths = {**FIXED, "rows": rest}
+        table.clear(columns=True)
+        for c in TABLE:
+            table.add_column(c, key=c, width=widths[c])
+        for row, entry in zip(self.rows, self.entries, strict=True):
+            table.add_row(_cell(short_time(entry.get("time")), widths["time"]),
+                          _cell(row[3], widths["action"]), _cell(row[4], widths["pool"]),
+                          _cell(row[5], widths["rows"]))
+        if self.rows:
+            table.move_cursor(row=max(0, min(at, len(self.rows) - 1)), animate=False)
+        self.show_detail(table.cursor_row)
+
+    def show_detail(self, index: int) -> None:
+        text = "\n".join(entry_detail(self.entries[index])) if 0 <= index < len(self.entries) else ""
+        self.query_one("#audit-detail", Static).update(Text(text))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self.show_detail(event.cursor_row)

@@ -180,6 +180,7 @@ class ConfigScreen(ExplainsDisabled, Screen):
         app.state_signal.subscribe(self, self.show_state, immediate=True)
         app.writes_signal.subscribe(self, lambda _: self.writes_changed(), immediate=True)
         self.show_state(app.state)
+        self._table(self.initial).focus()
 
     def show_state(self, state: HomeState | None) -> None:
         config = state.config if state is not None else None
@@ -280,6 +281,8 @@ class ConfigScreen(ExplainsDisabled, Screen):
         return self.edit_reason(action, step)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # The tab's table, not the tab bar, takes the keys: ↓ and x act on the highlighted row.
+        self._table().focus()
         self.refresh_bindings()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -28,6 +28,7 @@ from tui.widgets.rows import SORT_ORDER, SORTS
 from .config_view import ConfigScreen
 from .dashboard_actions import WRITING, Key, OperatorActions
 from .detail import DetailScreen
+from .proxy_view import ProxySummary
 
 
 def clock_time(epoch: float) -> str:
@@ -84,7 +85,7 @@ def problems(state: HomeState | None) -> list[tuple[str, str]]:
     return out
 
 
-class DashboardScreen(OperatorActions, Screen):
+class DashboardScreen(ProxySummary, OperatorActions, Screen):
     """The live table, its status lines, the events log and the filter box."""
 
     BINDINGS = [
@@ -128,6 +129,8 @@ class DashboardScreen(OperatorActions, Screen):
         Binding("e", "events", "Events", show=False, id="dashboard.events",
                 tooltip="Toggle events timeline — transitions seen in the store"),
         Binding("v", "config", "Config", id="dashboard.config"),
+        Binding("x", "proxy", "Proxy", show=False, id="dashboard.proxy",
+                tooltip="Proxy panel — live traffic of the proxy running on this home"),
     ]
 
     def __init__(self, clock: Callable[[], float], *, read_only: bool = False,
@@ -146,6 +149,8 @@ class DashboardScreen(OperatorActions, Screen):
         self._pending_events: list[Any] = []
         self.tags: set[Key] = set()              # (pool, id) rows tagged for bulk actions
         self.pending_cursor: Key | None = None   # a row just added: the cursor goes there
+        self.proxy_summary = ""                  # "proxy :8645 · 12 req/min · primary", "" if none
+        self._proxy_polls = 0
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -177,6 +182,10 @@ class DashboardScreen(OperatorActions, Screen):
         if self._tick_enabled:
             # The table runs it only while a cooling row is on screen.
             self.table.start_ticking(self.tick)
+            # The proxy's status file is not watched (a reload each second costs 3.5x a stat:
+            # bench/bench_proxy_feed.py); a slow poll finds a proxy, then follows it each second.
+            self.set_interval(1.0, self._poll_proxy_tick, name="proxy-status")
+        self.poll_proxy()
         if self.latest is not None:
             self._apply(self.latest)
         else:
@@ -243,6 +252,7 @@ class DashboardScreen(OperatorActions, Screen):
             generation=state.generation if state else 0,
             updated=clock_time(state.read_at) if state else "",
             held=held, busy=self.app.writer.status_text(), tagged=len(self.tags),
+            proxy=self.proxy_summary,
         )
 
     # ------------------------------------------------------------ the tick

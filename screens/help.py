@@ -1,4 +1,9 @@
-"""`?`: every key binding, generated from the bindings themselves (never hand-written)."""
+"""`?`: every key binding, generated from the bindings themselves (never hand-written).
+
+Typing filters the list live (every word must match the scope, key, description or id);
+↓ moves into the table. Textual's own inherited bindings (focus next, copy: no id) are
+left out as noise: every binding of ours has an id.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingsMap
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Input, Static
 
 
 def binding_rows(app: App, scopes: Iterable[tuple[str, type]]) -> list[tuple[str, str, str, str]]:
@@ -23,8 +28,8 @@ def binding_rows(app: App, scopes: Iterable[tuple[str, type]]) -> list[tuple[str
         # Keyed by (key, action): a subclass's binding (with its id) replaces the base's.
         mine: dict[tuple[str, str], tuple[str, str, str, str]] = {}
         for _key, b in bindings:
-            if b.system or not b.description:
-                continue
+            if b.system or not b.description or not b.id:
+                continue  # no id: one of Textual's inherited bindings, repeated on every screen
             key = app.get_key_display(b)
             mine[(key, b.action)] = (where, key, b.description, b.id or "—")
         rows.extend(mine.values())
@@ -50,6 +55,7 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape", "dismiss", "Close help", id="help.close"),
         Binding("q", "dismiss", "Close help", show=False, id="help.close_q"),
         Binding("question_mark", "dismiss", "Close help", show=False, id="help.close_help"),
+        Binding("down", "to_table", "To the list", show=False, id="help.to_table"),
     ]
 
     def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
@@ -58,7 +64,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
-            yield Static("Keys  (Esc closes; ctrl+p opens the command palette)", id="help-title")
+            yield Static(id="help-title")
+            yield Input(placeholder="type to filter: a key, a word, a screen…", id="help-filter")
             yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
@@ -67,6 +74,27 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("key", key="key")
         table.add_column("does", key="does")
         table.add_column("id", key="id")
-        for row in self.rows:
+        self.show_rows("")
+        self.query_one(Input).focus()    # typing filters at once, as in htop's search
+
+    def show_rows(self, query: str) -> None:
+        shown = matching(self.rows, query)
+        table = self.query_one(DataTable)
+        table.clear()
+        for row in shown:
             table.add_row(*(Text(c) for c in row))
-        table.focus()
+        what = f"{len(shown)} of {len(self.rows)} keys" if query.strip() else f"{len(self.rows)} keys"
+        self.query_one("#help-title", Static).update(
+            Text(f"Keys: {what}  (type to filter · ↓ to the list · Esc closes · ctrl+p: commands)"))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.show_rows(event.value)
+
+    def action_to_table(self) -> None:
+        self.query_one(DataTable).focus()
+
+
+def matching(rows: list[tuple[str, str, str, str]], query: str) -> list[tuple[str, str, str, str]]:
+    """The rows where every word of *query* appears (any case) in one of the row's cells."""
+    words = query.lower().split()
+    return [r for r in rows if all(any(w in c.lower() for c in r) for w in words)]

@@ -86,15 +86,7 @@ def open_strategy_picker(app: Host, pool: str, current: str | None) -> None:
         def write() -> Any:
             return config.set_strategy(home, pool, strategy, lock_timeout=timeout)
 
-        def done(result: Any) -> bool:
-            if result.ok:
-                shown = strategy or f"{DEFAULT_STRATEGY} (default)"
-                verb = "is now" if result.value.written else "already uses"
-                app.notify(f"{pool} {verb} {shown}: {STRATEGY_HELP[strategy or DEFAULT_STRATEGY]}",
-                           timeout=4, markup=False)
-            return False
-
-        app.writer.submit(f"setting the strategy of {pool}", write, lock=home.config_lock,
-                          on_done=done)
+        # The writer's toast says what changed (or that nothing needed to).
+        app.writer.submit(f"setting the strategy of {pool}", write, lock=home.config_lock)
 
     app.push_screen(StrategyScreen(pool, current), chosen)

@@ -229,6 +229,14 @@ def from_parts(doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
     return Redactor(found)
 
 
+def merged(parts: Iterable[Redactor]) -> Redactor:
+    """One redactor that knows every secret of *parts* (the console over several profiles)."""
+    out = Redactor()
+    for part in parts:
+        out.add(*part._secrets)
+    return out
+
+
 def for_home(home: Home, extra: Iterable[str | None] = ()) -> Redactor:
     """A redactor that knows every secret of *home* (and *extra*)."""
     r = Redactor(home_secrets(home))

@@ -155,3 +155,19 @@ def utc(monkeypatch: pytest.MonkeyPatch):
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[Any]:
+    """A real redis-server on a free loopback port in a temp dir (tests/fleet_helpers.py);
+    skips with the reason when the binary is missing. Stopped after the test."""
+    # Imported here: fleet_helpers imports this module's helpers (a top-level import would be a cycle).
+    from .fleet_helpers import RedisServer
+
+    d = tmp_path / "redis"
+    d.mkdir()
+    srv = RedisServer(d)
+    try:
+        yield srv
+    finally:
+        srv.stop()

@@ -87,3 +87,9 @@ def wait_until(pred: Any, timeout: float = 10.0, what: str = "condition") -> Non
             return
         time.sleep(0.01)
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def restore_finished(p: Running) -> bool:
+    """The restore gate was started and has finished (its probes, if any, were answered)."""
+    task = p.server._restore_task
+    return task is not None and task.done()

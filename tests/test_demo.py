@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
+from store.proxy.stats import read_statuses
 from tui.demo import launch as demo
 
 from . import tmux
@@ -20,6 +21,8 @@ from . import tmux
 pytestmark = [pytest.mark.slow, pytest.mark.tmux]
 
 COOLING_TIMEOUT = 30.0
+TRAFFIC_TIMEOUT = 30.0
+CHILDREN = 4            # the fake provider, the proxy, two agents
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -60,7 +63,7 @@ def test_demo_shows_a_key_cooling_and_quits_cleanly(tmp_path):
     home = tmp_path / "demo-home"
     pidfile = home / demo.PIDFILE
     with tmux.Tmux.start([exe, "demo", "--home", str(home)], size=(140, 45)) as term:
-        pids = _wait_pids(pidfile, 3)
+        pids = _wait_pids(pidfile, CHILDREN)
         assert all(_alive(p) for p in pids)
         # The seeded openrouter keys all start ok; a cooling one on screen was benched live.
         seeded = demo.seed_store("http://x", time.time())["credential_pool"]["openrouter"]
@@ -90,7 +93,7 @@ def test_demo_without_dashboard_ends_its_processes(tmp_path):
 
     def watch():
         try:
-            seen.extend(_wait_pids(home / demo.PIDFILE, 3, timeout=15))
+            seen.extend(_wait_pids(home / demo.PIDFILE, CHILDREN, timeout=15))
         except AssertionError:
             pass
 
@@ -98,7 +101,7 @@ def test_demo_without_dashboard_ends_its_processes(tmp_path):
     t.start()
     assert demo.run_demo(home, open_dashboard=False, duration=3) == 0
     t.join(timeout=20)
-    assert len(seen) == 3
+    assert len(seen) == CHILDREN
     assert [p for p in seen if _alive(p)] == []
     assert (Home(home).auth).exists() and (Home(home).config).exists()
     # The demo refuses to seed over an existing store.
@@ -118,7 +121,7 @@ def test_a_signalled_demo_leaves_no_process(tmp_path, sig):
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     try:
-        pids = _wait_pids(home / demo.PIDFILE, 3)
+        pids = _wait_pids(home / demo.PIDFILE, CHILDREN)
         proc.send_signal(sig)
         proc.wait(timeout=15)
     finally:
@@ -130,3 +133,36 @@ def test_a_signalled_demo_leaves_no_process(tmp_path, sig):
     left = [p for p in pids if _alive(p)]
     assert left == [], subprocess.run(["ps", "-o", "pid,ppid,stat,cmd", "-p",
                                        ",".join(map(str, left))], capture_output=True, text=True).stdout
+
+
+def test_the_demo_agents_go_through_the_proxy_which_ends_with_the_demo(tmp_path):
+    """The agents' requests reach the fake provider through the demo's proxy (its status
+    counts them), and SIGTERM to the demo leaves no proxy process."""
+    home = tmp_path / "h"
+    code = f"from tui.demo.launch import run_demo; run_demo({str(home)!r}, open_dashboard=False)"
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        pids = _wait_pids(home / demo.PIDFILE, CHILDREN)
+        deadline = time.monotonic() + TRAFFIC_TIMEOUT
+        status: dict = {}
+        while time.monotonic() < deadline:
+            status = next(iter(read_statuses(Home(home))), {})
+            if status.get("requests_total", 0) > 0 and status.get("credentials"):
+                break
+            time.sleep(0.1)
+        assert status.get("requests_total", 0) > 0, status
+        proxy_pid = status["pid"]
+        assert proxy_pid in pids and _alive(proxy_pid)
+        # Requests were served with the store's credentials: the pools the proxy used.
+        assert {c["pool"] for c in status["credentials"]} & {"openai-codex", "openrouter"}
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 8
+    while _alive(proxy_pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(proxy_pid)
+    assert [p for p in pids if _alive(p)] == []

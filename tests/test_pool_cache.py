@@ -7,7 +7,7 @@ from store.paths import Home
 from store.transaction import transaction
 from store.watch import HomeLoader
 from tests.conftest import make_row, make_store, write_store
-from tests.test_tui_cells import NOW
+from tests.tui_sample import NOW
 from tui.clock import FakeClock
 
 

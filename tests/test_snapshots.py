@@ -8,36 +8,15 @@ ids, and a fixed home path (it is shown on screen). Regenerate with
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from store.paths import Home
-from tests.tui_sample import CANARY, NOW, write_sample
+from tests.tui_sample import CANARY, NOW, fixed_home, make_app, write_sample
 from tui.app import HermesAdminApp
-from tui.clock import FakeClock
 from tui.widgets import CredentialTable
 
 pytestmark = pytest.mark.usefixtures("utc")
-BASE = Path("/tmp/hermes-admin-snapshots")
-
-
-def fixed_home(name: str, *, create: bool = True) -> Home:
-    root = BASE / name
-    shutil.rmtree(root, ignore_errors=True)
-    if create:
-        root.mkdir(parents=True, mode=0o700)
-    return Home(root)
-
-
-def make_app(home: Home, **kw) -> HermesAdminApp:
-    app = HermesAdminApp(home, clock=FakeClock(NOW), watch=False, tick=False, **kw)
-    # Tab underlines and scrolls animate; a snapshot must not depend on when it is taken.
-    app.animation_level = "none"
-    return app
-
-
 def test_normal(snap_compare) -> None:
     home = fixed_home("normal")
     write_sample(home)

@@ -65,6 +65,7 @@ def test_locked_external_write_is_on_screen_within_a_second(tmp_home: Home) -> N
         # Keys work in the real terminal: filter, then quit cleanly (the watcher stops).
         before = (tmp_home.auth.read_bytes(), os.stat(tmp_home.auth).st_mtime_ns)
         term.send("/")
+        term.wait_for("filter: label", timeout=5)   # the box is up and focused: type into it
         term.type("backup")
         term.wait_until(lambda s: "primary" not in s and "backup" in s, timeout=5,
                         what="filter applied")

@@ -410,13 +410,15 @@ async def test_lock_held_by_another_process_waits_visibly_then_times_out(tmp_hom
     holder = spawn("hold", home=str(tmp_home.root), how="raw")
     try:
         wait_ready(holder)
-        app = app_for(tmp_home, lock_timeout=1.5)
+        # The timeout leaves the waiting state on screen long enough to be seen on a loaded
+        # machine; the loop below is bounded well inside it.
+        app = app_for(tmp_home, lock_timeout=4.0)
         async with app.run_test(size=(100, 30)) as pilot:
             await on_row(app, pilot, "openrouter", "d4e5f6")
             await pilot.press("r", "y")
             status = app.dashboard.query_one(StatusBar)
             table = table_of(app)
-            for _ in range(100):                        # bounded: 100 x 20 ms
+            for _ in range(150):                        # bounded: 150 x 20 ms
                 if "waiting for auth.lock" in status.text:
                     break
                 await pilot.pause(0.02)

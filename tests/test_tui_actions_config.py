@@ -24,39 +24,29 @@ from store.errors import BadInput, LockTimeout, StoreUnreadable
 from store.paths import Home
 from store.write import outcomes_of
 from tests.conftest import make_row, make_store, read_doc, write_store
-from tests.tui_sample import NOW, app_for, audit_lines, key, on_row, sample_doc, settle, table_of, write_sample
-from tui import app as app_module
+from tests.tui_sample import (
+    NOW,
+    app_for,
+    audit_lines,
+    config_home,
+    key,
+    on_row,
+    sample_doc,
+    settle,
+    table_of,
+    write_sample,
+)
+from tui.app_screens import HELP_SCOPES
 from tui.demo.fake_provider import FakeProvider
 from tui.writer import BAD_INPUT, FAILED, LOCK_TIMEOUT, OK, UNREADABLE, WriteRequest, run_write
 
 pytestmark = pytest.mark.usefixtures("utc")
 
-CONFIG = """\
-# Operator notes: keep these.
-model:
-  provider: nous
-  default: hermes-4   # the primary
-credential_pool_strategies:
-  openrouter: least_used   # cheap keys first
-fallback_providers:
-  # first choice when nous is out
-  - provider: openrouter
-    model: anthropic/claude-sonnet-4
-  - provider: custom
-    model: local
-    base_url: http://localhost:8000/v1
-provider_routing:
-  sort: price   # watch the bill
-  ignore: [together]
-unknown_section: {kept: true}
-"""
 COMMENTS = ("# Operator notes: keep these.", "# the primary", "# cheap keys first",
             "# first choice when nous is out", "# watch the bill")
 
 
-def config_home(home: Home) -> None:
-    write_sample(home)
-    home.config.write_text(CONFIG)
+
 
 
 def comments_kept(home: Home, *, gone: tuple[str, ...] = ()) -> None:
@@ -334,14 +324,14 @@ async def test_help_lists_every_new_binding(tmp_home: Home) -> None:
         table = app.screen.query_one(DataTable)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         ids = {r[3] for r in rows}
-        for _where, cls in app_module.HELP_SCOPES:
+        for _where, cls in HELP_SCOPES:
             for b in cls.BINDINGS:
                 assert b.id and b.description, (cls.__name__, b)
                 assert b.id in ids, b
         assert ["dashboard", "p", "Probe", "dashboard.probe"] in rows
         assert ["dashboard", "z", "Pause", "dashboard.pause"] in rows
         assert ["dashboard", "K", "Move up", "dashboard.move_up"] in rows
-    all_ids = [b.id for _w, cls in app_module.HELP_SCOPES for b in cls.BINDINGS]
+    all_ids = [b.id for _w, cls in HELP_SCOPES for b in cls.BINDINGS]
     assert len(all_ids) == len(set(all_ids))
 
 

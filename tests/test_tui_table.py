@@ -13,7 +13,7 @@ from store.paths import Home
 from store.secrets import fingerprint
 from store.transaction import transaction
 from tests.conftest import make_row, make_store, write_store
-from tests.test_tui_cells import NOW, write_sample
+from tests.tui_sample import NOW, write_sample
 from tui.app import HermesAdminApp
 from tui.clock import FakeClock
 from tui.widgets import CredentialTable

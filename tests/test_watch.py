@@ -96,7 +96,8 @@ def test_fifty_atomic_replaces_from_another_process_are_all_seen(tmp_home: Home)
     c = Collector(tmp_home)
     try:
         assert c.wait(lambda: c.seen, 5), "no initial load"
-        proc = run_writer(tmp_home, 50, 0.04)
+        # 100 ms apart: each is a distinct write to observe, even on a loaded 2-core machine.
+        proc = run_writer(tmp_home, 50, 0.1)
         assert proc.wait(timeout=60) == 0
         assert c.wait(lambda: any(v == 50 for _, v in c.seen), 10)
     finally:

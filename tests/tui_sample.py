@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 from store.paths import Home
@@ -85,3 +87,49 @@ async def settle(app: HermesAdminApp, pilot: Any) -> None:
 async def on_row(app: HermesAdminApp, pilot: Any, pool: str, rid: str) -> None:
     assert table_of(app).move_to_key(key(pool, rid))
     await pilot.pause()
+
+
+# Snapshot homes live at a fixed path: it is shown on screen.
+BASE = Path("/tmp/hermes-admin-snapshots")
+
+
+def fixed_home(name: str, *, create: bool = True) -> Home:
+    root = BASE / name
+    shutil.rmtree(root, ignore_errors=True)
+    if create:
+        root.mkdir(parents=True, mode=0o700)
+    return Home(root)
+
+
+def make_app(home: Home, **kw) -> HermesAdminApp:
+    app = HermesAdminApp(home, clock=FakeClock(NOW), watch=False, tick=False, **kw)
+    # Tab underlines and scrolls animate; a snapshot must not depend on when it is taken.
+    app.animation_level = "none"
+    return app
+
+
+# A home with a config.yaml that carries the operator's comments.
+CONFIG = """\
+# Operator notes: keep these.
+model:
+  provider: nous
+  default: hermes-4   # the primary
+credential_pool_strategies:
+  openrouter: least_used   # cheap keys first
+fallback_providers:
+  # first choice when nous is out
+  - provider: openrouter
+    model: anthropic/claude-sonnet-4
+  - provider: custom
+    model: local
+    base_url: http://localhost:8000/v1
+provider_routing:
+  sort: price   # watch the bill
+  ignore: [together]
+unknown_section: {kept: true}
+"""
+
+
+def config_home(home: Home) -> None:
+    write_sample(home)
+    home.config.write_text(CONFIG)

@@ -20,47 +20,52 @@ from textual.app import App
 from textual.binding import Binding
 from textual.signal import Signal
 
-from screens import SCOPES, all_screens
+from screens import all_screens
 from screens.commands import ConsoleCommands
-from screens.config_view import ConfigScreen
 from screens.dashboard import DashboardScreen
-from screens.help import HelpScreen, binding_rows
 from store import events as ev
-from store import redact
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.watch import HomeLoader, HomeState, follow
 
 from . import shown
+from .app_screens import ScreenActions
 from .clock import Clock, system_clock
+from .fleet_feed import FleetConfig, FleetLink
 from .keymap import apply_keymap, keymap_path
 from .messages import StoreLoaded, WatchFailed
+from .session_end import SessionEnd
 from .widgets import CredentialTable
+from .write_feedback import DISMISS_KEY
 from .writer import WriteDone, Writer, WriteWaiting
 
-# Every scope whose keys `?` lists, in the order shown: the screen registry's.
-HELP_SCOPES = SCOPES
 
-
-class HermesAdminApp(App):
+class HermesAdminApp(ScreenActions, App):
     """The operator console. ``read_only`` disables every writing action (issue 4)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hermes-admin"
     COMMANDS: ClassVar = App.COMMANDS | {ConsoleCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit", id="app.quit", tooltip="Quit — leave hermes-admin"),
+        # q quits from the dashboard only; on any other screen or modal it backs out (Esc).
+        Binding("q", "back_or_quit", "Quit", id="app.quit",
+                tooltip="Quit — leave hermes-admin (elsewhere: back, like Esc)"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
         Binding("question_mark", "help", "Help", key_display="?", id="app.help",
                 tooltip="Help: keys — every key binding"),
+        Binding(DISMISS_KEY, "dismiss_notifications", "Dismiss messages", show=False,
+                id="app.dismiss_notifications",
+                tooltip="Dismiss messages — clear every toast, failed writes included"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
                 id="app.command_palette"),
+        Binding("F", "fleet", "Fleet", show=False, id="app.fleet",
+                tooltip="Fleet view — each shared key's state across hosts (needs --fleet URL)"),
     ]
 
     def __init__(
         self, home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         clock: Clock = system_clock, watch: bool = True, tick: bool = True,
-        keymap_file: Path | None = None,
+        keymap_file: Path | None = None, fleet: FleetConfig | None = None,
     ) -> None:
         super().__init__()
         self._keymap_file = keymap_file
@@ -78,18 +83,17 @@ class HermesAdminApp(App):
         self.state_signal: Signal[HomeState] = Signal(self, "state")
         self.writes_signal: Signal[None] = Signal(self, "writes")
         self.writer = Writer(self)
+        # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
+        self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
+        self.fleet = fleet
+        self._fleet_link: FleetLink | None = None
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
         return DashboardScreen(self.clock, read_only=self.read_only, tick=self._tick)
 
-    @property
-    def dashboard(self) -> DashboardScreen:
-        screen = self.screen_stack[0]
-        assert isinstance(screen, DashboardScreen)
-        return screen
-
     def on_mount(self) -> None:
+        self.session_end.install()
         if self._keymap_file is not None:
             apply_keymap(self, self._keymap_file, [type(self), CredentialTable, *all_screens()])
         if self.read_only:
@@ -98,13 +102,19 @@ class HermesAdminApp(App):
             self._watch()
         else:
             self.reload()
+        if self.fleet is not None:
+            self.action_fleet()
 
     def on_unmount(self) -> None:
         self._stop.set()
+        self.session_end.uninstall()
 
     async def action_quit(self) -> None:
         self._stop.set()
         await super().action_quit()
+
+    def action_dismiss_notifications(self) -> None:
+        self.clear_notifications()
 
     def reload(self) -> HomeState:
         """Read the home now, on the event loop (tests, and the watcher-off mode)."""
@@ -144,8 +154,7 @@ class HermesAdminApp(App):
             self._store_was_bad = bad
         self.state = state
         # Every screen shows store text through tui.shown: teach it this generation's secrets.
-        shown.use(redact.from_parts(state.store.doc if state.store else None,
-                                    getattr(state.config, "data", None), state.env))
+        shown.use(shown.secrets_of(state))
         self.log_events(events)
         self.state_signal.publish(state)
 
@@ -175,28 +184,12 @@ class HermesAdminApp(App):
         if self.screen_stack:
             self.dashboard.add_events(events)
 
-    # ------------------------------------------------------------ screens
-    def action_help(self) -> None:
-        if isinstance(self.screen, HelpScreen):
-            return
-        self.push_screen(HelpScreen(binding_rows(self, [("app", type(self)), *HELP_SCOPES])))
-
-    def action_show_dashboard(self) -> None:
-        while len(self.screen_stack) > 1:
-            self.pop_screen()
-
-    def action_show_config(self, tab: str = "strategies") -> None:
-        self.action_show_dashboard()
-        self.push_screen(ConfigScreen(tab))
-
-    def dashboard_action(self, action: str) -> None:
-        """Run a dashboard action from anywhere (command palette); an unavailable one says why."""
-        self.action_show_dashboard()
-        self.call_later(self.dashboard.attempt, action)
 
 
-def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> int:
-    """Entry point for `hermes-admin` with no verb."""
-    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path())
+def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fleet: FleetConfig | None = None) -> int:
+    """Entry point for `hermes-admin` with no verb (``fleet``: open the fleet view too)."""
+    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path(),
+                         fleet=fleet)
     app.run()
     return int(app.return_code or 0)

@@ -40,7 +40,10 @@ def local_time(epoch: float | None, now: float | None = None) -> str:
     return dt.strftime("%Y-%m-%d %H:%M")
 
 
-STATUS_STYLE = {"ok": "green", "cooling": "yellow", "ready": "cyan", "dead": "bold red"}
+# "dead" is a light red, not ANSI red: red is dark (237 on 235 under NO_COLOR, 3.6:1 in colour).
+# "cooling" is a hex yellow: ANSI yellow is the theme's orange, which 16 colours turn into red.
+# every state keeps >= 4.5:1 against the table in 16/256 colours and NO_COLOR (tests/test_contrast.py).
+STATUS_STYLE = {"ok": "green", "cooling": "#ffd75f", "ready": "cyan", "dead": "bold #ff8080"}
 
 
 def status_word(status: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from store import redact
 from store.redact import Redactor, escape_controls
 
 _state: dict[str, Any] = {"redactor": Redactor(), "cache": {}}
@@ -46,3 +47,10 @@ def shown_lines(value: Any) -> str:
     """:func:`shown` for text of several lines we composed: the newlines stay."""
     text = value if isinstance(value, str) else str(value)
     return "\n".join(shown(line) for line in text.split("\n"))
+
+
+def secrets_of(state: Any) -> Redactor:
+    """A redactor from what a loaded :class:`store.watch.HomeState` already holds (no second
+    read of the files)."""
+    return redact.from_parts(state.store.doc if state.store else None,
+                             getattr(state.config, "data", None), state.env)

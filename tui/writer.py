@@ -34,6 +34,7 @@ from store.secrets import redact
 from store.write import Clock, StoreChange, perform
 
 from .texts import READ_ONLY
+from .write_feedback import done_toast, failed_toast
 
 OK = "ok"
 BAD_INPUT = "bad_input"
@@ -66,6 +67,7 @@ class WriteResult:
     field: str | None = None                  # the field a BadInput names
     problem: str | None = None                # a BadInput's message without the field
     audit_error: str | None = None            # the write landed but the audit line did not
+    outcomes: tuple[Any, ...] = ()            # what landed (store.actions.Outcome), for the toast
 
     @property
     def ok(self) -> bool:
@@ -120,7 +122,8 @@ def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None 
     except Exception as exc:  # the one place a write's unexpected failure is caught
         return WriteResult(request, FAILED,
                            error=redact(f"internal error: {type(exc).__name__}: {exc}", secrets))
-    return WriteResult(request, OK, value=written.value, audit_error=written.audit_error)
+    return WriteResult(request, OK, value=written.value, audit_error=written.audit_error,
+                       outcomes=tuple(written.outcomes))
 
 
 Callback = Callable[[WriteResult], bool | None]
@@ -220,9 +223,17 @@ class Writer:
         callback = self._callbacks.pop(req.id, None)
         handled = bool(callback(result)) if callback is not None else False
         app = self.app
-        if not result.ok and not handled:
-            app.notify(result.message(), severity="error", timeout=10, markup=False,
-                       title="store busy" if result.kind == LOCK_TIMEOUT else "")
+        if result.ok:
+            # Every write that landed says so: action, rows, status after (and the way back).
+            toast = done_toast(req.what, result.outcomes, getattr(result.value, "notes", ()) or ())
+        elif not handled:
+            # A failure stays until dismissed: the operator must not miss that nothing was written.
+            toast = failed_toast("store busy" if result.kind == LOCK_TIMEOUT else "", result.message())
+        else:
+            toast = None
+        if toast is not None:
+            app.notify(toast.message, title=toast.title, severity=toast.severity,
+                       timeout=toast.timeout, markup=False)
         if result.audit_error:
             app.notify(result.audit_error, severity="warning", timeout=8, markup=False)
         self._changed()

@@ -84,6 +84,8 @@ class Chain:
         self._rows: dict[str, list[Row]] = {}
         self._pending: dict[tuple[str, str], int] = {}
         self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        self._reads = 0                   # store reads begun (tickets handed out)
+        self._applied = 0                 # the ticket of the snapshot in the view
         self.fallback_since: float | None = None
         self.counted = 0                  # selections counted (written or pending)
         self._strategies: dict[str, str] = {}
@@ -101,15 +103,33 @@ class Chain:
         return [r.pool for r in self.routes if r.pool]
 
     def load(self) -> None:
-        """Read the store now (blocking) and replace the view."""
-        self.load_doc(read_store(self.home).doc or {})
+        """Read the store now (blocking) and replace the view, unless a read begun later
+        has already been applied (see :meth:`load_doc`)."""
+        ticket = self._ticket()
+        self.load_doc(read_store(self.home).doc or {}, ticket)
 
-    def load_doc(self, doc: dict[str, Any]) -> None:
-        """Replace the view with *doc*'s rows, keeping counts and benches not yet written."""
+    def _ticket(self) -> int:
+        with self._lock:
+            self._reads += 1
+            return self._reads
+
+    def load_doc(self, doc: dict[str, Any], ticket: int | None = None) -> None:
+        """Replace the view with *doc*'s rows, keeping counts and benches not yet written.
+
+        *ticket* (from before *doc* was read) orders loads from several threads (watcher,
+        restore gate, token refresh): every writer replaces the file whole under the lock,
+        so a read begun later sees the same or a newer store. A snapshot older than the one
+        applied is dropped: that newer one has retired the overlay of a bench it showed, and
+        the older one would reopen the benched row until the store next changed.
+        """
+        ticket = self._ticket() if ticket is None else ticket
         present = pools(doc)
         fresh = {p: copy.deepcopy([r for r in pool_rows(doc, p) if isinstance(r, dict)])
                  for p in self.pools if p in present}
         with self._lock:
+            if ticket < self._applied:
+                return
+            self._applied = ticket
             for (pool, rid), n in self._pending.items():
                 row = _find(fresh.get(pool), rid)
                 if row is not None:

@@ -31,7 +31,6 @@ import aiohttp
 from aiohttp import web
 
 from .. import probe
-from ..authfile import read_store
 from ..errors import StoreUnreadable
 from ..outcomes import FAILED, OUT, RETRY, ROTATED, Result
 from ..paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
@@ -152,11 +151,9 @@ class ProxyServer:
                 return
             if AUTH_FILE in changed:
                 try:
-                    doc = read_store(self.home).doc or {}
+                    self.chain.load()    # ordered with the chain's other loads: never goes back
                 except StoreUnreadable as exc:
                     log.warning("%s; keeping the last good view", exc)
-                else:
-                    self.chain.load_doc(doc)
             if CONFIG_FILE in changed:
                 loop.call_soon_threadsafe(self.chain.refresh_config)
             if ENV_FILE in changed:

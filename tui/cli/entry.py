@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 
 from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
+from store.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
 
 from . import boundary, config_verbs, fleet, guard, probe, profiles, proxy, store_verbs
 from .common import Parser, add_common
@@ -31,8 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
                "Exits 2-4 write nothing; probe exits 5 after lifting what did reopen.",
     )
     add_common(parser, top=True)
+    parser.add_argument("--root", dest="console_root", metavar="DIR",
+                        help="open the console on every profile of this root "
+                             "(default: derived from --home/$HERMES_HOME as Hermes does)")
     parser.add_argument("--read-only", action="store_true",
                         help="open the dashboard with every writing action disabled")
+    fleet.add_console_options(parser)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
     store_verbs.register(sub, add_common)
     config_verbs.register(sub, add_common)
@@ -42,22 +47,39 @@ def build_parser() -> argparse.ArgumentParser:
     profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)
+    demo.add_argument("--fleet", dest="fleet_demo", action="store_true",
+                      help="two simulated hosts sharing keys through a local redis-server; "
+                           "the console in fleet view on host A")
     demo.set_defaults(func=_run_demo)
     return parser
 
 
 def _run_demo(args: argparse.Namespace) -> int:
     # Imported on use: `hermes-admin list` should not pay for the demo's modules.
+    if args.fleet_demo:
+        from ..demo.fleet import run_fleet_demo
+
+        return run_fleet_demo()
     from ..demo.launch import run_demo
 
     return run_demo(args.home)
 
 
 def _run_dashboard(args: argparse.Namespace) -> int:
-    # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
+    home = resolve_home(args.home)
+    root = resolve_root(args.console_root, args.home)
+    if args.console_root or len(discover(root)) > 1:
+        # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
+        from ..root_app import run_root
+
+        # A --home/$HERMES_HOME inside profiles/ opens narrowed to it; `P` widens it again.
+        profile = None if args.console_root else home_profile(root, home)
+        return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
+                        read_only=args.read_only, lock_timeout=args.lock_timeout)
     from ..app import run
 
-    return run(resolve_home(args.home), read_only=args.read_only, lock_timeout=args.lock_timeout)
+    return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout,
+               fleet=fleet.console_config(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -77,6 +77,38 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     r.set_defaults(func=cmd_reset)
 
 
+def add_console_options(parser: argparse.ArgumentParser) -> None:
+    """``hermes-admin --fleet URL``: the console with its fleet view."""
+    parser.add_argument("--fleet", metavar="URL", help="open the console's fleet view on this "
+                        "redis:// or rediss:// URL (F toggles to it later)")
+    parser.add_argument("--fleet-secret-file", metavar="PATH", help="fleet secret, mode 0600, to "
+                        "label fleet keys with this host's rows (default $HERMES_ADMIN_FLEET_SECRET)")
+    parser.add_argument("--fleet-name", metavar="HOST", help="this console's host name in the fleet "
+                        "(default: hostname); fleet-wide actions are published under it")
+
+
+def console_config(args: argparse.Namespace) -> Any:
+    """A ``tui.fleet_feed.FleetConfig`` from ``--fleet`` (None without it). Bad input: exit 2."""
+    url = getattr(args, "fleet", None)
+    if not url:
+        return None
+    fleet = _fleet()
+    # Imported on use, like store.fleet: the feed module loads Textual's messages.
+    from ..fleet_feed import FleetConfig
+
+    try:
+        fleet.connect(url)
+    except ValueError as exc:
+        raise BadInput("--fleet", fleet.scrub(f"{fleet.safe_url(url)}: {exc}", url)) from None
+    secret = None
+    if args.fleet_secret_file or os.environ.get("HERMES_ADMIN_FLEET_SECRET"):
+        secret = fleet.load_secret(args.fleet_secret_file)
+    name = args.fleet_name or socket.gethostname().split(".")[0]
+    if not _HOST_RE.match(name):
+        raise BadInput("--fleet-name", f"{name!r} is not a host name (letters, digits, . _ -; max 63)")
+    return FleetConfig(url=url, host=name, secret=secret)
+
+
 def home_of(args: argparse.Namespace) -> Home:
     return resolve_home(getattr(args, "home", None))
 
@@ -244,4 +276,4 @@ def _home_or_none(args: argparse.Namespace) -> Any:
     return home if home.root.is_dir() else None
 
 
-__all__ = ["register", "render"]
+__all__ = ["add_console_options", "console_config", "register", "render"]

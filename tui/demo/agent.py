@@ -8,6 +8,10 @@ multi-process tests::
     python -m tui.demo.agent --home DIR --pool openrouter --interval 0.7 \
         [--duration S] [--report FILE] [--restore-interval S] [--subagents N]
 
+With ``--proxy URL`` (how ``hermes-admin demo`` runs them) the agent is an ordinary
+OpenAI-compatible client instead: each turn is one chat completion sent to the
+hermes-admin proxy at URL, which picks the credential, rotates and falls back.
+
 It ends on SIGTERM/SIGINT, after --duration, or when its parent process goes away; with
 --report it writes ``{"selections": n, "turns": n, "over_cap_leases": n, ...}`` as JSON.
 """
@@ -86,6 +90,16 @@ def one_turn(agent: AgentRuntime, base_url: str | None = None) -> list[Result]:
     return results
 
 
+PROXY_BEARER = "demo-client"     # loopback proxy: any bearer is accepted
+
+
+def proxy_turn(proxy_url: str, model: str, timeout: float = CHAT_TIMEOUT) -> Result:
+    """One chat completion through the proxy at *proxy_url* (its ``/v1`` base)."""
+    sel = Selection(pool="proxy", row_id="", token=PROXY_BEARER, label="", base_url=proxy_url,
+                    model=model)
+    return chat(sel, proxy_url, timeout)
+
+
 class _Subagents:
     """Threads that lease rows like subagents; counts leases granted over the cap while a
     row below the cap was available (which must never happen)."""
@@ -159,7 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--token-url", default=None, help="OAuth token endpoint for every pool")
     p.add_argument("--subagents", type=int, default=0)
     p.add_argument("--lock-timeout", type=float, default=30.0)
+    p.add_argument("--proxy", metavar="URL", help="send every request through this proxy (/v1 base)")
     args = p.parse_args(argv)
+    if args.proxy:
+        return _proxy_main(args)
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -198,6 +215,29 @@ def main(argv: list[str] | None = None) -> int:
                   "notices": [n.kind for n in agent.notices]}
         tmp = args.report.with_suffix(".tmp")
         tmp.write_text(json.dumps(report))
+        tmp.replace(args.report)
+    return 0
+
+
+def _proxy_main(args: argparse.Namespace) -> int:
+    """The --proxy agent: a plain client; the proxy does selection and outcomes."""
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    ppid = expected_parent()
+    deadline = time.monotonic() + args.duration if args.duration else None
+    statuses: dict[str, int] = {}
+    turns = 0
+    while not stop.is_set() and _parent_alive(ppid):
+        if deadline is not None and time.monotonic() >= deadline:
+            break
+        status = str(proxy_turn(args.proxy, args.model).status)
+        statuses[status] = statuses.get(status, 0) + 1
+        turns += 1
+        stop.wait(args.interval)
+    if args.report:
+        tmp = args.report.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"turns": turns, "statuses": statuses}))
         tmp.replace(args.report)
     return 0
 

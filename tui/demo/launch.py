@@ -4,13 +4,15 @@ It creates a fresh temporary home (never ``~/.hermes``; ``--home DIR`` picks the
 must not hold an auth.json yet), seeds four pools with keys in varied states (ok, cooling
 with reset times in seconds, milliseconds and ISO-8601, dead, env-backed), writes a
 config.yaml (strategies, fallback chain, routing, an auxiliary chain, short demo TTLs),
-starts the fake provider and two simulated agent processes (``tui.demo.agent``) that use
-the runtime on that home, then opens the dashboard.
+starts the fake provider, the hermes-admin proxy on a free loopback port
+(``tui.demo.proxy_child``), and two simulated agent processes (``tui.demo.agent
+--proxy``) that send their chat requests through the proxy, so rotation, fallback and
+restore happen live in the store and in the proxy panel (``x``); then opens the dashboard.
 
 Every process it starts runs in its own process group, is listed in
 ``<home>/hermes-admin-demo.pids`` while the demo runs, and is ended when the dashboard
-quits, on SIGINT/SIGTERM, or on an exception (try/finally plus atexit). The children also
-exit by themselves if the demo process disappears.
+quits, on SIGINT/SIGTERM/SIGHUP, when the terminal hangs up, or on an exception
+(try/finally plus atexit). The children also exit by themselves if the demo process disappears.
 """
 
 from __future__ import annotations
@@ -30,9 +32,12 @@ from typing import Any
 from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.errors import BadInput, HermesAdminError
 from store.paths import Home
+from store.proxy.stats import read_statuses
+from store.root import Root
 
-from ..app import run
+from ..root_app import run_root
 from .agent import PARENT_ENV
+from .profiles import seed_profiles
 
 PIDFILE = "hermes-admin-demo.pids"
 AGENT_INTERVAL = 0.8
@@ -249,6 +254,25 @@ def _wait_for_port(path: Path, proc: subprocess.Popen[bytes], timeout: float) ->
     raise HermesAdminError(f"the fake provider did not start within {timeout:g}s")
 
 
+def start_proxy(home: Home, children: _Children, env: dict[str, str], logs: Path, token_url: str,
+                timeout: float = START_TIMEOUT) -> str:
+    """Start the proxy on *home* (any free loopback port); its ``/v1`` URL once it serves."""
+    proc = children.spawn([sys.executable, "-m", "tui.demo.proxy_child", "--home", str(home.root),
+                           "--port", "0", "--restore-interval", str(RESTORE_INTERVAL),
+                           "--token-url", token_url],
+                          env, logs / "proxy.log")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        # Its status file says where it listens (port 0 picks one); written once it serves.
+        for st in read_statuses(home):
+            if st.get("pid") == proc.pid and st.get("state") == "running" and st.get("url"):
+                return str(st["url"])
+        if proc.poll() is not None:
+            raise HermesAdminError(f"the proxy exited with status {proc.returncode}; see {logs / 'proxy.log'}")
+        time.sleep(0.05)
+    raise HermesAdminError(f"the proxy did not start within {timeout:g}s; see {logs / 'proxy.log'}")
+
+
 def prepare_home(home: Path | str | None) -> tuple[Home, Path | None]:
     """The demo home and, when we made it, the temp folder to delete afterwards."""
     if home is None:
@@ -283,13 +307,20 @@ def start(home: Home, children: _Children) -> str:
     atomic_write_bytes(home.config, config_yaml(url).encode())
     atomic_write_bytes(home.env, f"OPENROUTER_API_KEY={KEYS['or_env']}\n".encode())
     agent_env = dict(env, OPENROUTER_API_KEY=KEYS["or_env"])
+    proxy_url = start_proxy(home, children, agent_env, logs, url + "/v1/oauth/token")
     for name, pool in (("agent-codex", "openai-codex"), ("agent-openrouter", "openrouter")):
         children.spawn([sys.executable, "-m", "tui.demo.agent", "--home", str(home.root),
                         "--pool", pool, "--interval", str(AGENT_INTERVAL),
                         "--restore-interval", str(RESTORE_INTERVAL),
-                        "--token-url", url + "/v1/oauth/token"],
+                        "--token-url", url + "/v1/oauth/token", "--proxy", proxy_url],
                        agent_env, logs / f"{name}.log")
     return url
+
+
+def _open_console(home: Home) -> int:
+    """Seed three team profiles beside the demo home and open the console on the root."""
+    seed_profiles(home, time.time())
+    return run_root(Root(home.root))
 
 
 def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
@@ -309,7 +340,8 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
         raise SystemExit(128 + signum)
 
     atexit.register(cleanup)
-    old_term = signal.signal(signal.SIGTERM, on_term)
+    # While the dashboard runs, the app handles these itself and puts these handlers back.
+    old = {sig: signal.signal(sig, on_term) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         h, prepared[0] = prepare_home(home)
         url = start(h, children)
@@ -319,10 +351,11 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
             while deadline is None or time.monotonic() < deadline:
                 time.sleep(0.2)
             return 0
-        return run(h)
+        return _open_console(h)
     except KeyboardInterrupt:
         return 130
     finally:
         cleanup()
         atexit.unregister(cleanup)
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from itertools import count
 from typing import Callable, Sequence
 
-from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -32,16 +30,16 @@ from textual.timer import Timer
 from store.view import CredentialView, PoolView
 
 from . import cells as C
-from .rows import Entry, entries, split_key
+from .rows import Entry, ProfileBanner, entries, mark_key, split_key
 from .table_cells import GROWING, RowCells
-from .table_layout import PAD, cut_fingerprint, distinct_fingerprints, widths
+from .table_layout import PAD, distinct_fingerprints, widths
 from .table_nav import TableNavigation
+from .table_paint import RowPainting
 from .table_tick import CountdownTick
 
 # Every column either layout can show, uncut: widths are applied when painting.
 ALL = tuple({s.key: C.ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW)}.values())
 ALL_KEYS = tuple(s.key for s in ALL)
-COLLAPSED_MARK = "▸"
 
 
 @dataclass(frozen=True)
@@ -51,12 +49,7 @@ class Column:
     width: int
 
 
-@lru_cache(maxsize=64)
-def _style(spec: str) -> Style:
-    return Style.parse(spec) if spec else Style()
-
-
-class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_focus=True):
+class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, ScrollView, can_focus=True):
     """Keyed reconcile, per-row strip cache, pool headers that fold, htop-style cursor."""
 
     DEFAULT_CSS = """
@@ -125,6 +118,7 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
         self._next_flip = math.inf
         self._now = 0.0
         self._marks: dict[tuple[str, str], str] = {}
+        self._notes: dict[tuple[str, str], str] = {}   # findings: "⚑ shared" before the reason
         self._folded: set[str] = set()
         # Per pool: the view, filter/sort and entries last shown; clashing fingerprints;
         # cooling rows. A pool the loader did not rebuild skips all three.
@@ -278,16 +272,23 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
 
     def _sig(self, e: Entry, fps: dict) -> tuple:
         cv = e.cred
+        if isinstance(e.pool, ProfileBanner):
+            return ("banner", e.pool.tokens, e.pool.error)
         if cv is None:
             return ("hdr", e.pool.strategy, e.pool.strategy_known,
                     tuple(sorted(e.pool.counts.items())), e.pool.key in self._folded)
-        return (*C.signature(cv), self._marks.get(cv.key, ""), fps.get(cv.key))
+        mk = mark_key(e)
+        return (*C.signature(cv), self._marks.get(mk, ""), self._notes.get(mk, ""), fps.get(cv.key))
 
     def _cells(self, e: Entry, now: float, fps: dict) -> dict[str, tuple[str, str]]:
         if e.cred is None:
             return {}  # headers are poured into the current widths when painted
-        texts = C.cell_texts(e.cred, now, ALL, self._marks.get(e.cred.key, ""))
+        mk = mark_key(e)
+        texts = C.cell_texts(e.cred, now, ALL, self._marks.get(mk, ""))
         out = dict(zip(ALL_KEYS, texts, strict=True))
+        note = self._notes.get(mk)
+        if note:
+            out.update(self.noted(out, note))
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
@@ -333,100 +334,3 @@ class CredentialTable(RowCells, TableNavigation, CountdownTick, ScrollView, can_
         self.specs = C.WIDE if wide else C.NARROW
         self._relayout()
         self.refresh()
-
-    # ----------------------------------------------------------- painting
-    def _cell_texts(self, row_key: str) -> list[str]:
-        layout = self._widths()
-        e = self._entries[row_key]
-        if e.cred is None:
-            mark = COLLAPSED_MARK if e.pool.key in self._folded else C.HEADER_MARK
-            specs = [C.ColumnSpec(s.key, s.label, w) for s, w in zip(self.specs, layout, strict=True)]
-            return [mark] + C.flow(C.header_tokens(e.pool), [s.width for s in specs[1:]])
-        row = self._data[row_key]
-        out = []
-        for spec, w in zip(self.specs, layout, strict=True):
-            text = row.get(spec.key, (C.NULL, ""))[0]
-            out.append(cut_fingerprint(text, w) if spec.key == "fingerprint"
-                       else C.ellipsize(text, w))
-        return out
-
-    def _base_style(self, header: bool, cursor: bool) -> Style:
-        # Resolving component styles walks the CSS; once per theme, not once per row.
-        key = (header, cursor)
-        style = self._base_styles.get(key)
-        if style is None:
-            style = self.rich_style
-            if header:
-                style += self.get_component_rich_style("credential-table--pool")
-            if cursor:
-                style += self.get_component_rich_style("credential-table--cursor")
-            self._base_styles[key] = style
-        return style
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._base_styles.clear()
-        self._strips.clear()
-
-    def _render_row(self, row_key: str, cursor: bool) -> Strip:
-        """One row as a strip, full width (cropped to the scroll position when painted)."""
-        texts = self._cell_texts(row_key)
-        base = self._base_style(self._entries[row_key].cred is None, cursor)
-        row = self._data.get(row_key, {})
-        segs: list[Segment] = []
-        run: list[str] = []
-        pad = " " * PAD
-        for spec, w, text in zip(self.specs, self._layout, texts, strict=True):
-            cell_style = "" if cursor else row.get(spec.key, ("", ""))[1]
-            cell = pad + text.ljust(w) + pad
-            if not cell_style:
-                run.append(cell)
-                continue
-            if run:
-                segs.append(Segment("".join(run), base))
-                run = []
-            segs.append(Segment(cell, base + _style(cell_style)))
-        # Padded here, in the row's own style, so a cursor bar spans the whole width.
-        used = sum(w + 2 * PAD for w in self._layout)
-        run.append(" " * max(0, self._full - used))
-        segs.append(Segment("".join(run), base))
-        return Strip(segs, max(self._full, used))
-
-    def _render_header(self) -> Strip:
-        style = self.rich_style + self.get_component_rich_style("credential-table--header")
-        pad = " " * PAD
-        text = "".join(pad + s.label.ljust(w)[:w] + pad for s, w in zip(self.specs, self._layout, strict=True))
-        return Strip([Segment(text, style)]).extend_cell_length(self._full, style)
-
-    def render_line(self, y: int) -> Strip:
-        self._widths()
-        scroll_x, scroll_y = self.scroll_offset
-        width = self.scrollable_content_region.width
-        if y == 0:
-            strip = self._render_header()
-        else:
-            i = scroll_y + y - 1
-            if i >= len(self._order):
-                return Strip.blank(width, self.rich_style)
-            key = self._order[i]
-            cursor = i == self.cursor_row
-            ck = (key, self._versions.get(key, 0), self._layout_id, cursor,
-                  self.specs is C.WIDE)
-            strip = self._strips.get(ck)
-            if strip is None:
-                strip = self._render_row(key, cursor)
-                self._strips[ck] = strip
-        return strip.crop(scroll_x, scroll_x + width)
-
-    def _refresh_rows(self, keys: Sequence[str]) -> None:
-        """Repaint just the lines of *keys* that are on screen."""
-        top = int(self.scroll_y)
-        height = self.size.height
-        width = self.size.width
-        regions = []
-        for key in keys:
-            i = self._index.get(key)
-            if i is not None and 0 <= i - top < height - 1:
-                regions.append(Region(0, i - top + 1, width, 1))
-        if regions:
-            self.refresh(*regions)

@@ -29,6 +29,25 @@ _STATUS_RANK = {"dead": 0, "cooling": 1, "ready": 2, "ok": 3}
 
 
 @dataclass(frozen=True)
+class ProfileBanner:
+    """A profile's header line in the all-profiles view: placed among the pools it heads.
+
+    Duck-types the parts of a :class:`PoolView` the table reads (``key``, ``credentials``),
+    so grouping needs no second table; ``tokens`` are the words poured into its cells.
+    """
+
+    key: str
+    profile: str
+    tokens: tuple[str, ...]
+    error: bool = False
+    credentials: tuple = ()
+
+    @property
+    def text(self) -> str:
+        return "  ".join(self.tokens)
+
+
+@dataclass(frozen=True)
 class Entry:
     """One table row: a pool header (``cred`` is None) or a credential."""
 
@@ -45,10 +64,11 @@ def header_key(pool: str) -> str:
     return HEADER_PREFIX + pool
 
 
-def cred_key(cv: CredentialView, occurrence: int = 0) -> str:
+def cred_key(cv: CredentialView, occurrence: int = 0, pool: str | None = None) -> str:
     # Ids are unique in files Hermes wrote, but "accept any string" includes
     # duplicates and blanks; a suffix keeps the table from refusing the row.
-    base = "cred" + SEP + cv.pool + SEP + cv.id
+    # *pool* is the view's key: in the all-profiles view it names the profile too.
+    base = "cred" + SEP + (pool if pool is not None else cv.pool) + SEP + cv.id
     return base if occurrence == 0 else f"{base}{SEP}{occurrence}"
 
 
@@ -58,6 +78,12 @@ def split_key(row_key: str) -> tuple[str, str] | None:
     if parts[0] != "cred" or len(parts) < 3:
         return None
     return parts[1], parts[2]
+
+
+def mark_key(e: Entry) -> tuple[str, str]:
+    """The key a row's marks and notes are stored under: (view's pool key, id)."""
+    assert e.cred is not None
+    return (e.pool.key, e.cred.id)
 
 
 def matches(cv: CredentialView, terms: Sequence[str]) -> bool:
@@ -98,6 +124,9 @@ def entries(
     key_fn = _sort_key(sort)
     out: list[Entry] = []
     for pv in pools:
+        if isinstance(pv, ProfileBanner):
+            out.append(Entry(header_key(pv.key), pv))  # type: ignore[arg-type]
+            continue
         creds = [cv for cv in pv.credentials if matches(cv, terms)]
         if terms and not creds:
             continue
@@ -108,5 +137,5 @@ def entries(
         for cv in creds:
             n = seen.get(cv.id, 0)
             seen[cv.id] = n + 1
-            out.append(Entry(cred_key(cv, n), pv, cv))
+            out.append(Entry(cred_key(cv, n, pv.key), pv, cv))
     return out

@@ -35,7 +35,7 @@ class StatusBar(_Quiet):
     def set_parts(
         self, *, home: str, live: str, read_only: bool, stale: bool, sort: str,
         filter_text: str, generation: int, updated: str, held: int = 0, busy: str = "",
-        tagged: int = 0,
+        tagged: int = 0, proxy: str = "",
     ) -> None:
         t = Text()
         t.append(" hermes-admin ", style="bold reverse")
@@ -58,6 +58,8 @@ class StatusBar(_Quiet):
             t.append(f" · ✓ {tagged} tagged")
         if filter_text:
             t.append(f" · filter “{filter_text}”")
+        if proxy:
+            t.append(f" · {proxy} (x)")
         t.append(f" · {updated} gen {generation} · sort {sort} · {home}")
         self.show(t)
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from . import cells as C
 from .cells import ColumnSpec
+from .rows import mark_key
 
 GROWING = ("label", "message", "error", "fingerprint", "reason", "source")
 # The # column alone, uncut: what a mark change re-renders.
 POS = (ColumnSpec("pos", "#", 10**6),)
+# The columns a finding's note leads (narrow "code/reason", wide "reason"), uncut.
+NOTED = (ColumnSpec("error", "code/reason", 10**6), ColumnSpec("reason", "reason", 10**6))
 
 
 class RowCells:
@@ -77,10 +80,37 @@ class RowCells:
             return
         dirty = []
         for key, e in self._entries.items():
-            if e.cred is None or e.cred.key not in moved:
+            if e.cred is None or mark_key(e) not in moved:
                 continue
             self._sigs.pop(key, None)  # the next reconcile recomputes it
-            pos = C.credential_cells(e.cred, self._now, POS, self._marks.get(e.cred.key, ""))
+            pos = C.credential_cells(e.cred, self._now, POS, self._marks.get(mark_key(e), ""))
             self.update_cell(key, "pos", (pos[0].plain, ""))
+            dirty.append(key)
+        self._refresh_rows(dirty)
+
+    @staticmethod
+    def noted(cells: dict[str, tuple[str, str]], note: str) -> dict[str, tuple[str, str]]:
+        """The reason cells with *note* (a symbol and a word, never colour alone) in front."""
+        out = {}
+        for spec in NOTED:
+            text, style = cells.get(spec.key, (C.NULL, ""))
+            out[spec.key] = (note if text in ("", C.NULL) else f"{note} {text}", style)
+        return out
+
+    def set_notes(self, notes: dict[tuple[str, str], str]) -> None:
+        """Show *notes* ((view pool key, id) -> "⚑ shared") before the reason; only moved rows change."""
+        old, self._notes = self._notes, {k: v for k, v in notes.items() if v}
+        moved = {k for k in set(old) | set(self._notes) if old.get(k) != self._notes.get(k)}
+        if not moved:
+            return
+        dirty = []
+        for key, e in self._entries.items():
+            if e.cred is None or mark_key(e) not in moved:
+                continue
+            self._sigs.pop(key, None)
+            base = dict(zip((s.key for s in NOTED), C.cell_texts(e.cred, self._now, NOTED), strict=True))
+            note = self._notes.get(mark_key(e))
+            for col, value in (self.noted(base, note) if note else base).items():
+                self.update_cell(key, col, value)
             dirty.append(key)
         self._refresh_rows(dirty)

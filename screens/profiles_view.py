@@ -1,0 +1,261 @@
+"""The dashboard on a root of profiles: every profile's pools in one live table.
+
+Rows are grouped by profile (a banner: primary, fallback chain, health), then pool. The
+app's ``home``/``state`` follow the cursor (the *acting* profile, tui.root_app), so
+every inherited action (reset, cooldown, remove, move, add, strategy, probe, detail,
+config) reads and writes the row's own profile through the one writer. A profile whose
+auth.json cannot be read is a banner with its path and reason, and every writing action
+is refused while the cursor is on it. Findings mark their rows (``⚑ shared``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from textual.binding import Binding
+
+from store.root import DEFAULT_PROFILE
+from store.root_watch import RootState
+from store.view import build_pools
+from tui.widgets import Banner, EmptyState, StatusBar
+from tui.widgets.cells import PENDING_MARK, TAG_MARK
+from tui.widgets.rows import ProfileBanner
+
+from .dashboard import DashboardScreen, clock_time
+from .dashboard_actions import WRITING, Key
+from .everywhere import EVERYWHERE, EverywhereActions
+from .findings_view import FindingsScreen
+from .profile_config_view import ProfileConfigScreen
+from .profile_picker import CommandLine, ProfilePicker
+from .profile_rows import GroupCache, notes, split_view_key, view_key
+
+
+def root_host(node: Any) -> Any:
+    """The app as a root console (tui.root_app.RootApp): root, root_state, context, acting."""
+    return node.app
+
+
+class SwitcherActions:
+    """P, :, ! and V of the profiles dashboard (screens pushed; the app narrows the view)."""
+
+    def _profiles(self) -> list:
+        rs = getattr(self, "root_state", None)
+        return list(rs.profiles) if rs is not None else []
+
+    def _switch(self, context: str | None) -> None:
+        if context is None:
+            return
+        app = root_host(self)
+        app.set_context(context or None)
+        table = self.table
+        table.move_cursor(row=0, animate=False)
+        self.sync_acting()
+
+    def action_pick_profile(self) -> None:
+        root_host(self).push_screen(ProfilePicker(self._profiles(), root_host(self).context), self._switch)
+
+    def action_command_line(self) -> None:
+        root_host(self).push_screen(CommandLine([p.name for p in self._profiles()]), self._switch)
+
+    def action_findings(self) -> None:
+        rs = getattr(self, "root_state", None)
+        root_host(self).push_screen(FindingsScreen(rs.findings if rs is not None else []))
+
+    def action_profile_config(self) -> None:
+        inv = self.acting_inventory()
+        if inv is not None:
+            root_host(self).push_screen(ProfileConfigScreen(inv))
+
+
+class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
+    """DashboardScreen over a :class:`store.root_watch.RootState`."""
+
+    BINDINGS = [
+        Binding("P", "pick_profile", "Profile", id="profiles.pick",
+                tooltip="Switch profile — narrow the console to one profile, or all"),
+        Binding("colon", "command_line", "Command", key_display=":", id="profiles.command",
+                tooltip="Command line — profile <name> | profile all"),
+        Binding("exclamation_mark", "findings", "Findings", key_display="!", id="profiles.findings",
+                tooltip="Findings — shared keys, copied OAuth grants, unusable primaries"),
+        Binding("V", "profile_config", "Profile config", show=False, id="profiles.config",
+                tooltip="Profile config — delegation, cron overrides, gateway, auxiliary"),
+        *EverywhereActions.EVERYWHERE_BINDINGS,
+    ]
+
+    def __init__(self, clock: Callable[[], float], **kwargs: Any) -> None:
+        super().__init__(clock, **kwargs)
+        self.root_state: RootState | None = None
+        self.view_pools: list[Any] = []
+        self.row_notes: dict[Key, str] = {}
+        self.groups = GroupCache()
+
+    def on_mount(self) -> None:
+        app = root_host(self)
+        self.latest = app.root_state
+        super().on_mount()
+        app.root_signal.subscribe(self, self.show_state, immediate=True)
+
+    # ------------------------------------------------------------ state in
+    def show_state(self, state: Any) -> None:
+        if isinstance(state, RootState):   # the acting profile's HomeState is for other screens
+            super().show_state(state)
+
+    def _apply(self, state: Any) -> None:
+        if not isinstance(state, RootState):
+            return
+        self.state = self.root_state = state
+        context = root_host(self).context
+        shown = [p for p in state.profiles if context is None or p.name == context]
+        self.view_pools = self.groups.pools(shown)
+        self.row_notes = notes(state.findings)
+        if self.tags:
+            self.tags &= {(pv.key, cv.id) for pv in self.view_pools for cv in pv.credentials}
+        self._refresh_table()
+        self.follow_pending_cursor()
+
+    def _refresh_table(self) -> None:
+        table = self.table
+        table.set_marks(self.marks())
+        table.set_notes(self.row_notes)
+        table.reconcile(self.view_pools, self.clock(), filter_text=self.filter_text, sort=self.sort)
+        self.sync_acting()
+        self._refresh_chrome()
+
+    # ------------------------------------------------------------ the acting profile
+    def cursor_profile(self) -> str:
+        entry = self.table.cursor_entry if self._ready else None
+        if entry is not None:
+            return split_view_key(entry.pool.key)[0]
+        return root_host(self).context or DEFAULT_PROFILE
+
+    def sync_acting(self) -> None:
+        """The cursor's profile becomes the app's home/state; its pools are what actions see."""
+        app = root_host(self)
+        name = self.cursor_profile()
+        app.use_profile(name)
+        inv = self.root_state.profile(name) if self.root_state is not None else None
+        self.pools = list(inv.pools) if inv is not None else []
+
+    def acting_inventory(self) -> Any:
+        rs = self.root_state
+        return rs.profile(root_host(self).acting) if rs is not None else None
+
+    def on_credential_table_row_highlighted(self, event: Any) -> None:
+        self.sync_acting()
+        super().on_credential_table_row_highlighted(event)
+
+    def cursor_pool(self) -> str | None:
+        entry = self.table.cursor_entry
+        if entry is None or isinstance(entry.pool, ProfileBanner):
+            return None
+        return split_view_key(entry.pool.key)[1]
+
+    def write_reason(self, action: str) -> str | None:
+        if action in WRITING or action in EVERYWHERE:
+            inv = self.acting_inventory()
+            if inv is not None and inv.error is not None and not self.read_only:
+                return (f"profile {inv.name}: {inv.error.path} cannot be read ({inv.error.reason}); "
+                        "nothing is written to it")
+        if action in EVERYWHERE:
+            return self.everywhere_reason(action)
+        return super().write_reason(action)
+
+    def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
+        return self.write_reason(action) if action in WRITING or action in EVERYWHERE else None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in EVERYWHERE:
+            return (None if self.write_reason(action) else True) if self._ready else None
+        return super().check_action(action, parameters)
+
+    # ------------------------------------------------------------ tags and marks
+    def tagged(self) -> list:
+        if not self.tags:
+            return []
+        acting = root_host(self).acting
+        return [cv for pv in self.pools for cv in pv.credentials
+                if (view_key(acting, cv.pool), cv.id) in self.tags]
+
+    def action_tag(self) -> None:
+        entry = self.table.cursor_entry
+        if entry is None or entry.cred is None:
+            self.app.notify("tags are for credential rows; move the cursor to one", timeout=3,
+                            markup=False)
+            return
+        self.tags ^= {(entry.pool.key, entry.cred.id)}
+        self.writes_changed()
+        self.table.action_cursor_down()
+
+    def marks(self) -> dict[Key, str]:
+        out = {key: TAG_MARK for key in self.tags}
+        acting = root_host(self).acting
+        for pool, rid in root_host(self).writer.pending_rows():
+            out[(view_key(acting, pool), rid)] = PENDING_MARK
+        return out
+
+    # ------------------------------------------------------------ the tick
+    def tick(self) -> None:
+        now = self.clock()
+        table = self.table
+        flipped = table.tick(now)
+        rs = self.root_state
+        if not flipped or rs is None:
+            return
+        touched = {e.pool.key for e in map(table.entry, flipped) if e is not None and e.cred}
+        fresh: dict[str, Any] = {}
+        for key in touched:
+            profile, pool = split_view_key(key)
+            st = rs.states.get(profile)
+            if st is None or st.doc is None:
+                continue
+            for pv in build_pools(st.doc, strategies=st.strategies, now=now, ttls=st.ttls,
+                                  env=st.env, only=pool):
+                fresh[key] = self.groups.replace(key, pv)
+        self.view_pools = [fresh.get(getattr(pv, "key", ""), pv) for pv in self.view_pools]
+        self._refresh_table()
+
+    # ------------------------------------------------------------ chrome
+    def _refresh_chrome(self) -> None:
+        if not self._ready:
+            return
+        rs = self.root_state
+        app = root_host(self)
+        table = self.table
+        msg = None
+        if rs is None:
+            msg = "Loading…"
+        elif table.row_count == 0:
+            msg = (f"No credential matches “{self.filter_text}”. Escape clears the filter."
+                   if self.filter_text else f"No profile to show under {app.root.path}")
+        self.query_one(EmptyState).set_message(msg)
+        table.display = msg is None
+        self.query_one(Banner).set_problems(self.root_problems())
+        held = 0
+        if self.paused and isinstance(self.latest, RootState) and rs is not None:
+            held = self.latest.generation - rs.generation
+        context = app.context or "all"
+        self.query_one(StatusBar).set_parts(
+            # Context first: a long root path is what a narrow status line should cut.
+            home=f"profile: {context} · acting: {app.acting} · {app.root.path}",
+            live="⏸ PAUSED" if self.paused else "● LIVE",
+            read_only=self.read_only, stale=False, sort=self.sort, filter_text=self.filter_text,
+            generation=rs.generation if rs else 0,
+            updated=clock_time(rs.read_at) if rs else "",
+            held=held, busy=app.writer.status_text(), tagged=len(self.tags),
+        )
+
+    def root_problems(self) -> list[tuple[str, str]]:
+        rs = self.root_state
+        if rs is None:
+            return []
+        out: list[tuple[str, str]] = []
+        for p in rs.profiles:
+            if p.error is not None:
+                out.append(("error", f"profile {p.name}: {p.error.path}: {p.error.reason}. "
+                                     "Nothing will be written to it until it is fixed."))
+            if p.config_error is not None:
+                out.append(("warning", f"profile {p.name}: {p.config_error.path}: {p.config_error.reason}"))
+        if rs.findings:
+            out.append(("warning", f"{len(rs.findings)} finding(s) across profiles: press ! to list them"))
+        return out
+

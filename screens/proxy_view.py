@@ -1,0 +1,180 @@
+"""``x``: the proxy panel, live traffic of the proxy running on this home.
+
+It reads only the proxy's status file (``tui.proxy_feed``), once a second while it is
+open: per credential the in-flight requests and requests per minute, per pool a
+sparkline of requests and one of 429s over the last 10 minutes, and the chain state
+(on primary, or on fallback since when and the next restore check). When no proxy is
+live (never started, stopped, or a stale file) it says so and shows no figures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Sparkline, Static
+
+from store.paths import Home
+from tui import proxy_feed as feed
+from tui.host import host
+
+POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
+
+
+class PoolSparks(Horizontal):
+    """One line: a label with the 10-minute total, then a sparkline of the 10 s buckets."""
+
+    DEFAULT_CSS = """
+    PoolSparks { height: 1; }
+    PoolSparks > Static { width: 33; height: 1; }
+    PoolSparks > Sparkline { width: 1fr; height: 1; }
+    """
+
+    def __init__(self, pool: str, kind: str, data: list[int]) -> None:
+        super().__init__(classes=f"-{kind}")
+        self.pool, self.kind = pool, kind
+        self.label = Static(self._label(data), classes="spark-label")
+        self.spark = Sparkline(data, summary_function=max)
+
+    def _label(self, data: list[int]) -> Text:
+        # The figure in words beside the bars: the bars' colour is never the only signal.
+        name = self.pool if self.kind == "requests" else ""
+        word = "requests" if self.kind == "requests" else "429s"
+        return Text(f"{name:<14.14} {word:>8} {sum(data):>4}/10m", no_wrap=True, overflow="ellipsis")
+
+    def compose(self) -> ComposeResult:
+        yield self.label
+        yield self.spark
+
+    def set_data(self, data: list[int]) -> None:
+        self.label.update(self._label(data))
+        self.spark.data = data
+
+
+class ProxyScreen(Screen[None]):
+    """The proxy panel; Escape, q or x closes it. Focus starts on the credentials table."""
+
+    DEFAULT_CSS = """
+    ProxyScreen > .proxy-line { height: auto; padding: 0 1; }
+    ProxyScreen > #proxy-header { text-style: bold; }
+    ProxyScreen > #proxy-none { height: auto; padding: 1 1; }
+    ProxyScreen > #proxy-creds { height: auto; max-height: 9; }
+    ProxyScreen > #proxy-sparks { height: 1fr; min-height: 4; padding: 0 1; }
+    ProxyScreen .-rate_limited > Sparkline > .sparkline--max-color { color: $error; }
+    """
+
+    BINDINGS = [
+        Binding("escape", "close", "Back", id="proxy.close"),
+        Binding("q", "close", "Back", show=False, id="proxy.close_q"),
+        Binding("x", "close", "Back", show=False, id="proxy.close_x"),
+    ]
+
+    def __init__(self, home: Home) -> None:
+        super().__init__(id="proxy")
+        self.home = home
+        self.status: dict[str, Any] | None = None
+        self._pools: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="proxy-header", classes="proxy-line")
+        yield Static(id="proxy-chain", classes="proxy-line")
+        yield Static(id="proxy-routes", classes="proxy-line")
+        yield Static(id="proxy-none")
+        yield DataTable(id="proxy-creds", cursor_type="row", zebra_stripes=True)
+        yield VerticalScroll(id="proxy-sparks")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one("#proxy-creds", DataTable)
+        for c in feed.CREDENTIAL_COLUMNS:
+            table.add_column(c, key=c)
+        self.poll()
+        self.set_interval(POLL_SECONDS, self.poll, name="proxy-poll")
+        table.focus()
+
+    def poll(self) -> None:
+        """Read the status file and show it (or that no proxy runs here)."""
+        self.show(feed.live_status(self.home))
+
+    def show(self, st: dict[str, Any] | None) -> None:
+        self.status = st
+        live = st is not None
+        for wid in ("#proxy-header", "#proxy-chain", "#proxy-routes", "#proxy-creds", "#proxy-sparks"):
+            self.query_one(wid).display = live
+        none = self.query_one("#proxy-none", Static)
+        none.display = not live
+        if st is None:
+            none.update(Text(f"No proxy is running on {self.home.root}.\n"
+                             f"Start one with: hermes-admin --home {self.home.root} proxy\n"
+                             "This panel fills in by itself when it starts. Esc: back.", no_wrap=False))
+            return
+        self.query_one("#proxy-header", Static).update(Text(feed.header_line(st)))
+        self.query_one("#proxy-chain", Static).update(Text(feed.chain_line(st), no_wrap=True,
+                                                           overflow="ellipsis"))
+        self.query_one("#proxy-routes", Static).update(Text(feed.routes_line(st)))
+        self._fill_table(feed.credential_rows(st))
+        self._fill_sparks(feed.pool_series(st))
+
+    def _fill_table(self, rows: list[tuple[str, ...]]) -> None:
+        table = self.query_one("#proxy-creds", DataTable)
+        cursor = table.cursor_row
+        table.clear()
+        for row in rows:
+            table.add_row(*(Text(c, no_wrap=True) for c in row), key="/".join(row[:2]))
+        if rows:
+            table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
+
+    def _fill_sparks(self, series: list[tuple[str, list[int], list[int]]]) -> None:
+        box = self.query_one("#proxy-sparks", VerticalScroll)
+        names = [name for name, _r, _l in series]
+        if names != self._pools:
+            box.remove_children()
+            box.mount_all([PoolSparks(name, kind, data) for name, requests, limited in series
+                           for kind, data in (("requests", requests), ("rate_limited", limited))])
+            self._pools = names
+            return
+        by_key = {(s.pool, s.kind): s for s in box.query(PoolSparks)}
+        for name, requests, limited in series:
+            for kind, data in (("requests", requests), ("rate_limited", limited)):
+                spark = by_key.get((name, kind))
+                if spark is not None:
+                    spark.set_data(data)
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+
+class ProxySummary:
+    """Dashboard mixin: the status-bar summary of a proxy live on this home, and `x`.
+
+    The proxy's status file is not watched (a reload each second costs 3.5x a stat:
+    bench/bench_feed.py); a slow poll finds a proxy, then follows it each second.
+    """
+
+    proxy_summary: str
+    _proxy_polls: int
+
+    def _poll_proxy_tick(self) -> None:
+        # With no proxy live, look only every 5th second: idle consoles stay idle.
+        self._proxy_polls += 1
+        if self.proxy_summary or self._proxy_polls % 5 == 0:
+            self.poll_proxy()
+
+    def poll_proxy(self) -> None:
+        """The status-bar summary of a proxy live on this home (its status file only)."""
+        line = feed.summary(feed.live_status(host(self).home))
+        if line != self.proxy_summary:
+            self.proxy_summary = line
+            self._refresh_chrome()
+
+    def action_proxy(self) -> None:
+        home = host(self).home
+        if feed.live_status(home) is None:
+            self.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
+                        timeout=4)
+            return
+        self.app.push_screen(ProxyScreen(home))
