@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from tui.format import NULL, ellipsize
+from tui.shown import shown, shown_lines
 
 COLUMNS = ("time", "who", "via", "action", "pool", "rows", "status", "notes")
 
@@ -81,7 +82,8 @@ def short_time(value: Any) -> str:
 
 
 def _cell(text: str, width: int) -> Text:
-    return Text(ellipsize(text, width), no_wrap=True)
+    # Through the console's funnel before cutting: no part of a key reaches a cell.
+    return Text(ellipsize(shown(text), width), no_wrap=True)
 
 
 def _field(name: str, value: Any) -> str:
@@ -130,7 +132,7 @@ class AuditScreen(ModalScreen[None]):
         with Vertical(classes="modal-box", id="audit-box"):
             n = len(self.rows)
             title = f"Audit log: {n} latest action{'s' if n != 1 else ''}, newest first · {self.path}"
-            yield Static(Text(title), classes="modal-title")
+            yield Static(Text(shown(title)), classes="modal-title")
             if not self.rows:
                 yield Static("No operator action recorded yet.", classes="modal-hint")
             yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
@@ -165,7 +167,7 @@ class AuditScreen(ModalScreen[None]):
 
     def show_detail(self, index: int) -> None:
         text = "\n".join(entry_detail(self.entries[index])) if 0 <= index < len(self.entries) else ""
-        self.query_one("#audit-detail", Static).update(Text(text))
+        self.query_one("#audit-detail", Static).update(Text(shown_lines(text)))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail(event.cursor_row)

@@ -28,6 +28,7 @@ from textual.widgets import DataTable, Footer, Static
 from tui.fleet_feed import FleetActionDone, FleetDown, FleetLink, FleetUpdate
 from tui.format import NULL, countdown, ellipsize, local_time
 from tui.host import host
+from tui.shown import shown_lines
 from tui.texts import READ_ONLY, RESET_WARNING
 
 from .confirm import ConfirmScreen
@@ -316,9 +317,9 @@ class FleetScreen(ExplainsDisabled, Screen):
 
 
 def inert(text: str) -> str:
-    """Control characters (ESC, BEL, bidi...) shown escaped: host names, reasons and errors
-    come from other machines and must not drive this terminal."""
-    return "".join(c if c.isprintable() or c == "\n" else repr(c)[1:-1] for c in text)
+    """Host names, reasons and errors come from other machines: through the console's one
+    funnel (redacted, control characters escaped), line by line."""
+    return shown_lines(text)
 
 
 def _cell(text: str, width: int) -> Text:

@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from store.inventory import ProfileInventory
 from tui.format import NULL
+from tui.shown import shown_lines
 
 
 def _v(value: Any) -> str:
@@ -73,7 +74,7 @@ class ProfileConfigScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="modal-box", id="profile-config-box"):
-            yield Static(Text(self.text))
+            yield Static(Text(shown_lines(self.text)))
 
     def action_close(self) -> None:
         self.dismiss(None)

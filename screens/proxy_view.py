@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from store.paths import Home
 from tui import proxy_feed as feed
 from tui.host import host
+from tui.shown import shown
 
 POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
 
@@ -112,10 +113,10 @@ class ProxyScreen(Screen[None]):
                              f"Start one with: hermes-admin --home {self.home.root} proxy\n"
                              "This panel fills in by itself when it starts. Esc: back.", no_wrap=False))
             return
-        self.query_one("#proxy-header", Static).update(Text(feed.header_line(st)))
-        self.query_one("#proxy-chain", Static).update(Text(feed.chain_line(st), no_wrap=True,
+        self.query_one("#proxy-header", Static).update(Text(shown(feed.header_line(st))))
+        self.query_one("#proxy-chain", Static).update(Text(shown(feed.chain_line(st)), no_wrap=True,
                                                            overflow="ellipsis"))
-        self.query_one("#proxy-routes", Static).update(Text(feed.routes_line(st)))
+        self.query_one("#proxy-routes", Static).update(Text(shown(feed.routes_line(st))))
         self._fill_table(feed.credential_rows(st))
         self._fill_sparks(feed.pool_series(st))
 
@@ -124,7 +125,7 @@ class ProxyScreen(Screen[None]):
         cursor = table.cursor_row
         table.clear()
         for row in rows:
-            table.add_row(*(Text(c, no_wrap=True) for c in row), key="/".join(row[:2]))
+            table.add_row(*(Text(shown(c), no_wrap=True) for c in row), key="/".join(row[:2]))
         if rows:
             table.move_cursor(row=min(cursor, len(rows) - 1), animate=False)
 
