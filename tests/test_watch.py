@@ -112,10 +112,10 @@ def test_negative_control_a_watch_on_the_file_misses_the_replaces(
         tmp_home: Home, monkeypatch: pytest.MonkeyPatch) -> None:
     """The reload test can fail: watching auth.json itself (not its directory) follows the
     first inode, which the first atomic replace unlinks, so later writes go unseen."""
-
-
     real = watch.RustNotify
     monkeypatch.setattr(watch, "RustNotify", lambda paths, *a: real([str(tmp_home.auth)], *a))
+    real_dir = watch.inotify.DirWatch        # the same mistake on the Linux path
+    monkeypatch.setattr(watch.inotify, "DirWatch", lambda root: real_dir(str(tmp_home.auth)))
     seed(tmp_home)
     c = Collector(tmp_home)
     try:
