@@ -17,30 +17,21 @@ import pytest
 from store.fleet import STATE_FILE, FleetClient, connect, read_state_file
 
 from .conftest import HERMES_ADMIN
-from .fleet_helpers import BOUND, SECRET, Daemon, RedisServer, bench, env_without_secrets, make_home, row
+from .fleet_helpers import BOUND, SECRET, Daemon, bench, env_without_secrets, make_home, row
 from .hermes_real import wait_for
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def server(tmp_path):
-    d = tmp_path / "redis"
-    d.mkdir()
-    srv = RedisServer(d)
-    yield srv
-    srv.stop()
-
-
-def test_redis_killed_and_restarted_mid_run(tmp_path, server):
+def test_redis_killed_and_restarted_mid_run(tmp_path, redis_server):
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
     try:
-        server.kill()
+        redis_server.kill()
         assert wait_for(lambda: not da.sync.connected and not db.sync.connected, timeout=BOUND)
         assert wait_for(lambda: (read_state_file(a) or {}).get("connected") is False, timeout=BOUND)
         assert read_state_file(a)["disconnected_since"]
-        out = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--home", str(a.root), "--redis", server.url],
+        out = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--home", str(a.root), "--redis", redis_server.url],
                              capture_output=True, text=True, timeout=60, env=env_without_secrets())
         assert out.returncode == 1 and "fleet: disconnected since " in out.stdout, out
         # Both hosts keep working on their own files meanwhile.
@@ -48,7 +39,7 @@ def test_redis_killed_and_restarted_mid_run(tmp_path, server):
         bench(b, time.time() + 1800, rid="bbbbbb")       # KEY_2 benched on B
         assert row(a)["last_status"] == "exhausted" and row(b, "bbbbbb")["last_status"] == "exhausted"
         assert da.thread.is_alive() and db.thread.is_alive()
-        server.start()                                   # empty: it saved nothing
+        redis_server.start()                                   # empty: it saved nothing
         assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
         assert wait_for(lambda: row(a, "bbbbbb")["last_status"] == "exhausted", timeout=BOUND)
         assert wait_for(lambda: read_state_file(a)["connected"] is True, timeout=BOUND)
@@ -72,11 +63,11 @@ def _sync_proc(home, url: str, name: str) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True, env=env)
 
 
-def test_sync_daemon_sigkilled_and_restarted_loses_nothing(tmp_path, server):
+def test_sync_daemon_sigkilled_and_restarted_loses_nothing(tmp_path, redis_server):
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da = Daemon(a, server.url, "host-a")
-    viewer = FleetClient(connect(server.url), "test")
-    proc = _sync_proc(b, server.url, "host-b")
+    da = Daemon(a, redis_server.url, "host-a")
+    viewer = FleetClient(connect(redis_server.url), "test")
+    proc = _sync_proc(b, redis_server.url, "host-b")
     try:
         assert wait_for(lambda: any(h.name == "host-b" for h in viewer.snapshot().hosts), timeout=BOUND)
         proc.send_signal(signal.SIGKILL)
@@ -85,7 +76,7 @@ def test_sync_daemon_sigkilled_and_restarted_loses_nothing(tmp_path, server):
         bench(b, time.time() + 1200, rid="bbbbbb")        # and B's own agent benches KEY_2
         assert wait_for(lambda: da.sync.stats.published >= 1, timeout=BOUND)
         assert row(b)["last_status"] is None              # negative control: nothing reached B yet
-        proc = _sync_proc(b, server.url, "host-b")
+        proc = _sync_proc(b, redis_server.url, "host-b")
         assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
         assert wait_for(lambda: row(a, "bbbbbb")["last_status"] == "exhausted", timeout=BOUND)
     finally:
@@ -96,9 +87,9 @@ def test_sync_daemon_sigkilled_and_restarted_loses_nothing(tmp_path, server):
     assert proc.returncode == 0
 
 
-def test_sync_keeps_running_and_writes_nothing_while_the_store_is_unreadable(tmp_path, server):
+def test_sync_keeps_running_and_writes_nothing_while_the_store_is_unreadable(tmp_path, redis_server):
     a = make_home(tmp_path, "a")
-    da = Daemon(a, server.url, "host-a")
+    da = Daemon(a, redis_server.url, "host-a")
     try:
         a.auth.write_text("{ not json", encoding="utf-8")
         before = a.auth.read_bytes()

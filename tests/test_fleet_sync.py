@@ -1,7 +1,7 @@
-"""Fleet sync between hosts through a real redis-server (store.fleet, `fleet sync`).
+"""Fleet sync between hosts through a real redis-redis_server (store.fleet, `fleet sync`).
 
 Each test runs two or three in-process sync daemons on separate homes against a real
-redis-server on a loopback port, writes the way Hermes and hermes-admin do, and waits
+redis-redis_server on a loopback port, writes the way Hermes and hermes-admin do, and waits
 (bounded polling) for the other homes' files to show the result.
 """
 
@@ -20,7 +20,6 @@ from .fleet_helpers import (
     POOL,
     SECRET,
     Daemon,
-    RedisServer,
     bench,
     env_without_secrets,
     make_home,
@@ -34,18 +33,9 @@ pytestmark = pytest.mark.slow
 FP_1 = fkeys.fleet_fingerprint(SECRET, "token:" + KEY_1)
 
 
-@pytest.fixture
-def server(tmp_path):
-    d = tmp_path / "redis"
-    d.mkdir()
-    srv = RedisServer(d)
-    yield srv
-    srv.stop()
-
-
-def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, server):
+def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, redis_server):
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
     try:
         until_at = time.time() + 600
         bench(a, until_at)
@@ -64,10 +54,10 @@ def test_bench_on_a_reaches_b_and_reset_on_b_clears_a(tmp_path, server):
         db.close()
 
 
-def test_reset_on_b_beats_a_stale_bench_written_back_on_a(tmp_path, server):
+def test_reset_on_b_beats_a_stale_bench_written_back_on_a(tmp_path, redis_server):
     """A live Hermes 0.19 on A writes back a cooldown it held from before the reset."""
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
     try:
         bench(a, time.time() + 600)
         assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
@@ -86,9 +76,9 @@ def test_reset_on_b_beats_a_stale_bench_written_back_on_a(tmp_path, server):
         db.close()
 
 
-def test_recooling_on_b_extends_a(tmp_path, server):
+def test_recooling_on_b_extends_a(tmp_path, redis_server):
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
+    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
     try:
         first = time.time() + 300
         bench(a, first)
@@ -105,7 +95,7 @@ def test_recooling_on_b_extends_a(tmp_path, server):
         db.close()
 
 
-def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, server):
+def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, redis_server):
     from .conftest import make_row, make_store, write_store
 
     write_store(tmp_home, make_store({POOL: [
@@ -114,7 +104,7 @@ def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, se
     ]}))
     a = make_home(tmp_path, "a")
     assert hermes.select(POOL)["id"] == "aaaaaa"        # negative control: before the bench
-    da, db = Daemon(a, server.url, "host-a"), Daemon(tmp_home, server.url, "host-b")
+    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(tmp_home, redis_server.url, "host-b")
     try:
         bench(a, time.time() + 900)
         assert wait_for(lambda: row(tmp_home)["last_status"] == "exhausted", timeout=BOUND)
@@ -126,7 +116,7 @@ def test_hermes_on_b_skips_the_key_host_a_benched(tmp_path, tmp_home, hermes, se
         db.close()
 
 
-def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, server):
+def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, redis_server):
     import json
     import subprocess
 
@@ -135,8 +125,8 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, server)
     from .conftest import HERMES_ADMIN
 
     a, b = make_home(tmp_path, "a"), make_home(tmp_path, "b")
-    da, db = Daemon(a, server.url, "host-a"), Daemon(b, server.url, "host-b")
-    viewer = FleetClient(connect(server.url), "viewer")
+    da, db = Daemon(a, redis_server.url, "host-a"), Daemon(b, redis_server.url, "host-b")
+    viewer = FleetClient(connect(redis_server.url), "viewer")
     try:
         bench(a, time.time() + 600)
         assert wait_for(lambda: row(b)["last_status"] == "exhausted", timeout=BOUND)
@@ -145,7 +135,7 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, server)
         assert wait_for(lambda: (da.sync.stats.reconciles, db.sync.stats.reconciles) >= goal, timeout=BOUND)
         assert viewer.version() == version        # B's applied bench was not published back as news
         assert (da.sync.stats.applied, db.sync.stats.applied) == (0, 1)
-        out = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--json", "--redis", server.url],
+        out = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--json", "--redis", redis_server.url],
                              capture_output=True, text=True, timeout=60, env=env_without_secrets())
         snap = json.loads(out.stdout)
         assert {h["name"] for h in snap["hosts"]} == {"host-a", "host-b"}
@@ -153,7 +143,7 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, server)
         key = next(k for k in snap["keys"] if k["fp"] == FP_1)
         assert key["status"] == "exhausted" and key["benched"] and key["host"] == "host-a"
         assert set(key["holders"]) == {"host-a", "host-b"}
-        text = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--redis", server.url],
+        text = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--redis", redis_server.url],
                               capture_output=True, text=True, timeout=60, env=env_without_secrets()).stdout
         assert "host-a" in text and fkeys.short(FP_1) in text and "benched until" in text
     finally:
