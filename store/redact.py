@@ -105,6 +105,7 @@ class Redactor:
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         self._secrets: set[str] = set()
         self._order: tuple[tuple[str, ...], int, int] = ((), -1, -1)
+        self._index: dict[str, tuple[str, ...]] = {}
         self.add(*secrets)
 
     def _known(self) -> tuple[str, ...]:
@@ -114,7 +115,25 @@ class Redactor:
         if n_own != len(self._secrets) or n_run != len(_runtime):
             order = tuple(sorted(self._secrets | _runtime, key=len, reverse=True))
             self._order = (order, len(self._secrets), len(_runtime))
+            # Secrets by their last MIN_SECRET_LEN characters, so finding them costs a dict
+            # look-up per position of the text, not a scan per secret (a console over 10,000
+            # keys redacts each cell against 10,000 secrets). The tail, not the head: keys of one
+            # provider share their head (`sk-or-v1-`), their tails are random.
+            index: dict[str, list[str]] = {}
+            for secret in order:
+                index.setdefault(secret[-MIN_SECRET_LEN:], []).append(secret)
+            self._index = {k: tuple(v) for k, v in index.items()}
         return order
+
+    def _present(self, text: str) -> list[str]:
+        """The known secrets that occur in *text*, longest first."""
+        self._known()
+        index, n, found = self._index, MIN_SECRET_LEN, set()
+        for end in range(n, len(text) + 1):
+            candidates = index.get(text[end - n:end])
+            if candidates:
+                found.update(c for c in candidates if text.endswith(c, 0, end))
+        return sorted(found, key=len, reverse=True)
 
     def add(self, *values: str | None) -> None:
         """Teach this redactor more secret values."""
@@ -129,9 +148,8 @@ class Redactor:
         text = text if isinstance(text, str) else str(text)
         if len(text) < MIN_SECRET_LEN:
             return text  # no known secret and no key shape is this short
-        for s in self._known():
-            if s in text:
-                text = text.replace(s, _fp(s))
+        for s in self._present(text):
+            text = text.replace(s, _fp(s))
         if _ANY_KEY.search(text):
             for pattern in KEY_PATTERNS:
                 text = pattern.sub(lambda m: _fp(m.group(0)), text)

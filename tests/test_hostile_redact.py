@@ -193,3 +193,19 @@ def test_home_secrets_finds_store_config_and_borrowed_env(tmp_home: Home) -> Non
     _home_with_canaries(tmp_home)
     found = redact.home_secrets(tmp_home)
     assert {CANARY, ENV_CANARY, CONFIG_CANARY} <= found
+
+
+def test_many_keys_sharing_a_head_are_each_found_by_the_tail_index() -> None:
+    """10,000 keys of one provider (same `sk-or-v1-` head): each is found inside text, whole,
+    and a key whose tail matches another's is still told apart (the index is only a filter)."""
+    import secrets as _s
+
+    from store.redact import Redactor
+
+    keys = [f"sk-or-v1-{_s.token_hex(24)}" for _ in range(10_000)]
+    twin = "zz" + keys[0][2:]                 # same tail as keys[0], different key
+    r = Redactor(keys)
+    for k in keys[::97]:
+        out = r.redact(f"quota hit for {k}, retry")
+        assert k not in out and out.startswith("quota hit for ") and out.endswith(", retry")
+    assert twin in r.redact(f"x {twin} y")    # not a known secret: the index does not guess
