@@ -14,7 +14,6 @@ pids are listed in ``<tmp>/hermes-admin-demo.pids`` while it runs.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -34,8 +33,7 @@ from store.paths import Home
 from ..app import HermesAdminApp
 from ..fleet_feed import FleetConfig
 from ..keymap import keymap_path
-from .agent import PARENT_ENV
-from .launch import AGENT_INTERVAL, PIDFILE, START_TIMEOUT, _Children, _row, _wait_for_port
+from .launch import AGENT_INTERVAL, PIDFILE, START_TIMEOUT, _Children, _row, child_env, start_provider
 
 HOSTS = ("host-a", "host-b")
 KEYS = {
@@ -106,18 +104,8 @@ def start(tmp: Path, children: _Children) -> tuple[Home, str, bytes]:
     children.pidfile = tmp / PIDFILE
     logs = tmp / "logs"
     logs.mkdir()
-    env = {k: v for k, v in os.environ.items()
-           if not k.upper().endswith(("API_KEY", "_TOKEN", "_SECRET", "_KEY"))}
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-    env[PARENT_ENV] = str(os.getpid())
-    script = logs / "provider-script.json"
-    script.write_text(json.dumps(provider_script(), indent=2))
-    port_file = logs / "provider.port"
-    provider = children.spawn([sys.executable, "-m", "tui.demo.fake_provider", "--port", "0",
-                               "--script", str(script), "--port-file", str(port_file)],
-                              env, logs / "provider.log")
-    url = f"http://127.0.0.1:{_wait_for_port(port_file, provider, START_TIMEOUT)}"
+    env = child_env()
+    url = start_provider(children, env, logs, provider_script())
     redis_url = start_redis(children, tmp, env, logs)
     secret_file = tmp / "fleet.secret"
     fd = os.open(secret_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

@@ -254,6 +254,27 @@ def _wait_for_port(path: Path, proc: subprocess.Popen[bytes], timeout: float) ->
     raise HermesAdminError(f"the fake provider did not start within {timeout:g}s")
 
 
+def child_env() -> dict[str, str]:
+    """The environment of the demo's children: no real provider key leaks in (a child would
+    otherwise seed `env:` rows from it), our package on the path, the demo's pid to watch."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.upper().endswith(("API_KEY", "_TOKEN", "_SECRET", "_KEY"))}
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env[PARENT_ENV] = str(os.getpid())
+    return env
+
+
+def start_provider(children: _Children, env: dict[str, str], logs: Path, script: dict[str, Any]) -> str:
+    """Start the fake provider with *script* on a free loopback port; return its URL."""
+    path = logs / "provider-script.json"
+    path.write_text(json.dumps(script, indent=2))
+    port_file = logs / "provider.port"
+    provider = children.spawn([sys.executable, "-m", "tui.demo.fake_provider", "--port", "0",
+                               "--script", str(path), "--port-file", str(port_file)],
+                              env, logs / "provider.log")
+    return f"http://127.0.0.1:{_wait_for_port(port_file, provider, START_TIMEOUT)}"
+
+
 def start_proxy(home: Home, children: _Children, env: dict[str, str], logs: Path, token_url: str,
                 timeout: float = START_TIMEOUT) -> str:
     """Start the proxy on *home* (any free loopback port); its ``/v1`` URL once it serves."""
@@ -290,18 +311,9 @@ def start(home: Home, children: _Children) -> str:
     children.pidfile = home.root / PIDFILE
     logs = home.root / "demo-logs"
     logs.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items()
-           if not k.upper().endswith(("API_KEY", "_TOKEN", "_SECRET", "_KEY"))}
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env = child_env()
     env["HERMES_HOME"] = str(home.root)
-    env[PARENT_ENV] = str(os.getpid())
-    script = logs / "provider-script.json"
-    script.write_text(json.dumps(provider_script(), indent=2))
-    port_file = logs / "provider.port"
-    provider = children.spawn([sys.executable, "-m", "tui.demo.fake_provider", "--port", "0",
-                               "--script", str(script), "--port-file", str(port_file)],
-                              env, logs / "provider.log")
-    url = f"http://127.0.0.1:{_wait_for_port(port_file, provider, START_TIMEOUT)}"
+    url = start_provider(children, env, logs, provider_script())
     now = time.time()
     atomic_write_bytes(home.auth, serialize(seed_store(url, now)))
     atomic_write_bytes(home.config, config_yaml(url).encode())
