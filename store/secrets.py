@@ -24,6 +24,10 @@ def fingerprint(secret: str | None, tail: int = 4) -> str | None:
     secret = str(secret).strip()
     m = _PREFIX_RE.match(secret)
     prefix = m.group(0) if m and len(m.group(0)) < len(secret) // 2 else ""
+    if prefix.startswith("eyJ"):
+        # A JWT head is no vendor prefix, and "eyJ" + 8 characters is itself key-shaped
+        # (store.redact.KEY_PATTERNS): the fingerprint would be redacted again.
+        prefix = ""
     if len(secret) < _MIN_TAIL_LEN:
         return f"{prefix}{ELLIPSIS}" if prefix else ELLIPSIS
     return f"{prefix}{ELLIPSIS}{secret[-max(4, tail):]}"

@@ -27,6 +27,10 @@ def _opt(*types: type) -> _Check:
     return lambda v: v is None or (isinstance(v, types) and not isinstance(v, bool))
 
 
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -49,7 +53,7 @@ def _map_of_times(v: Any) -> bool:
 
 # field -> (check, what the field must be). Absent fields are always fine.
 ROW_FIELDS: dict[str, tuple[_Check, str]] = {
-    "id": (lambda v: isinstance(v, str), "a string"),
+    "id": (_is_str, "a string"),
     "label": (_opt(str), "a string or null"),
     "auth_type": (_opt(str), "a string or null"),
     "source": (_opt(str), "a string or null"),
@@ -72,6 +76,38 @@ ROW_FIELDS: dict[str, tuple[_Check, str]] = {
 }
 
 
+# The exact JSON types that pass each field's check without calling it: a 10,000-row store
+# is checked on every full read, and a set look-up is several times cheaper than the check.
+# A value of any other type (a float time, a subclass) still goes through the check.
+_NONE = type(None)
+_PASS: dict[str, frozenset[type]] = {
+    **{name: frozenset({str, _NONE}) for name in (
+        "label", "auth_type", "source", "access_token", "refresh_token", "agent_key", "base_url",
+        "secret_fingerprint", "last_status", "last_error_reason", "last_error_message",
+        "failure_reason")},
+    "id": frozenset({str}),
+    "priority": frozenset({int, _NONE}),
+    "request_count": frozenset({int, _NONE}),
+    "last_error_code": frozenset({int, _NONE}),
+    "last_status_at": frozenset({str, int, _NONE}),  # a float goes through _is_time
+    "status_cleared_at": frozenset({str, int, _NONE}),
+}
+
+
+def row_ok(row: Any) -> bool:
+    """True when *row* certainly has no shape problem (False: ask :func:`row_problem`)."""
+    if type(row) is not dict:
+        return False
+    for name, value in row.items():
+        passing = _PASS.get(name)
+        if passing is not None and type(value) in passing:
+            continue
+        spec = ROW_FIELDS.get(name)
+        if spec is not None and not spec[0](value):
+            return False
+    return True
+
+
 def _type_name(v: Any) -> str:
     return "null" if v is None else {dict: "object", list: "list", str: "string", bool: "boolean",
                                      int: "integer", float: "number"}.get(type(v), type(v).__name__)
@@ -82,8 +118,39 @@ def _key(k: str) -> str:
     return k if k and all(c.isalnum() or c in "-_:." for c in k) else repr(k)
 
 
-def problem(doc: Any) -> tuple[str, str] | None:
-    """(json path, what is wrong) for the first shape problem in *doc*, or None."""
+def row_problem(row: Any, at: str) -> tuple[str, str] | None:
+    """(json path, what is wrong) for the first problem of one credential row, or None."""
+    if not isinstance(row, dict):
+        return at, f"is {_type_name(row)}, not a credential object"
+    for name, (check, want) in ROW_FIELDS.items():
+        if name in row and not check(row[name]):
+            return f"{at}.{name}", f"is {_type_name(row[name])}, must be {want}"
+    return None
+
+
+def repeated_id(rows: list[Any], where: str) -> tuple[str, str] | None:
+    """The first row of *rows* whose id repeats an earlier row's, as a shape problem."""
+    ids: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        rid = row.get("id") if isinstance(row, dict) else None
+        if isinstance(rid, str):
+            if rid in ids:
+                return f"{where}[{i}].id", _repeats(where, ids[rid])
+            ids[rid] = i
+    return None
+
+
+def _repeats(where: str, first: int) -> str:
+    return f"repeats the id of {where}[{first}] (ids must be unique in a pool)"
+
+
+def pool_where(pool: Any) -> str:
+    """The JSON path of a pool (``credential_pool.openrouter``)."""
+    return f"credential_pool.{_key(str(pool))}"
+
+
+def top_problem(doc: Any) -> tuple[str, str] | None:
+    """The first problem outside the credential rows: the top level, its maps, pools not lists."""
     if not isinstance(doc, dict):
         return "(top level)", f"is a JSON {_type_name(doc)}, not an object"
     if "credential_pool" in doc and not isinstance(doc["credential_pool"], dict):
@@ -97,22 +164,28 @@ def problem(doc: Any) -> tuple[str, str] | None:
         for key, val in sup.items():
             if not isinstance(val, list) or not all(isinstance(s, str) for s in val):
                 return f"suppressed_sources.{_key(key)}", "is not a list of strings"
+    return None
+
+
+def problem(doc: Any) -> tuple[str, str] | None:
+    """(json path, what is wrong) for the first shape problem in *doc*, or None."""
+    found = top_problem(doc)
+    if found is not None:
+        return found
     for pool, rows in (doc.get("credential_pool") or {}).items():
-        where = f"credential_pool.{_key(str(pool))}"
+        where = pool_where(pool)
         if not isinstance(rows, list):
             return where, f"is {_type_name(rows)}, not a list of credentials"
         ids: dict[str, int] = {}
         for i, row in enumerate(rows):
-            at = f"{where}[{i}]"
-            if not isinstance(row, dict):
-                return at, f"is {_type_name(row)}, not a credential object"
-            for name, (check, want) in ROW_FIELDS.items():
-                if name in row and not check(row[name]):
-                    return f"{at}.{name}", f"is {_type_name(row[name])}, must be {want}"
+            if not row_ok(row):
+                found = row_problem(row, f"{where}[{i}]")
+                if found is not None:
+                    return found
             rid = row.get("id")
             if isinstance(rid, str):
                 if rid in ids:
-                    return f"{at}.id", f"repeats the id of {where}[{ids[rid]}] (ids must be unique in a pool)"
+                    return f"{where}[{i}].id", _repeats(where, ids[rid])
                 ids[rid] = i
     return None
 

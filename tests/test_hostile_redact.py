@@ -209,3 +209,13 @@ def test_many_keys_sharing_a_head_are_each_found_by_the_tail_index() -> None:
         out = r.redact(f"quota hit for {k}, retry")
         assert k not in out and out.startswith("quota hit for ") and out.endswith(", retry")
     assert twin in r.redact(f"x {twin} y")    # not a known secret: the index does not guess
+
+
+def test_a_jwt_fingerprint_is_not_redacted_again() -> None:
+    # Found by test_no_provider_shaped_key_survives: "eyJ00-AAAA-" kept as a prefix matched
+    # the JWT pattern, so redacting twice changed the text (fingerprints must be fixed points).
+    key = "eyJ00-AAAA-" + "x" * 20 + ".abc.def0000"
+    once = Redactor()(f"token {key} end")
+    assert key not in once
+    assert Redactor()(once) == once
+    assert "eyJ" not in once
