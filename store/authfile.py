@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from . import safeio, shape
 from .errors import StoreUnreadable, WriteFailed
@@ -41,8 +41,13 @@ class Snapshot:
         return self.raw is not None
 
 
-def parse_store(raw: bytes, path: Path, backup: Path | None = None) -> Doc:
-    """Parse auth.json bytes strictly; raise StoreUnreadable naming *path* and the reason."""
+def parse_store(raw: bytes, path: Path, backup: Path | None = None, *,
+                loads: Callable[[str], Any] = json.loads) -> Doc:
+    """Parse auth.json bytes strictly; raise StoreUnreadable naming *path* and the reason.
+
+    *loads* parses the decoded text (store.store_index notes where each value sits as it
+    parses); it must equal ``json.loads`` in result and errors.
+    """
     hint = RECOVERY_HINT.format(backup=backup) if backup is not None and backup.exists() else None
     if not raw.strip():
         raise StoreUnreadable(path, "file is empty", hint)
@@ -53,7 +58,7 @@ def parse_store(raw: bytes, path: Path, backup: Path | None = None) -> Doc:
     except UnicodeDecodeError as exc:
         raise StoreUnreadable(path, f"not UTF-8 (byte {exc.start})", hint) from None
     try:
-        doc = json.loads(text)
+        doc = loads(text)
     except json.JSONDecodeError as exc:
         raise StoreUnreadable(path, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", hint) from None
     except RecursionError:

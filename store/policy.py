@@ -211,11 +211,17 @@ def known_strategy(name: Any) -> str:
 
 
 def available(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS,
-              model: str | None = None) -> list[Row]:
+              model: str | None = None, known: Mapping[int, Effective] | None = None) -> list[Row]:
     """Usable rows in the order Hermes tries them, for a caller asking for *model*
-    (None: any active per-model cooldown makes a row unavailable, as in newer Hermes)."""
+    (None: any active per-model cooldown makes a row unavailable, as in newer Hermes).
+
+    *known* maps ``id(row)`` to that row's effective status at *now*, already computed
+    (a view reusing its rows); other rows are computed here.
+    """
     ordered = sorted_rows(rows)
-    return [r for r in ordered if effective(r, ordered, now, ttls).usable_for(model)]
+    known = known or {}
+    return [r for r in ordered
+            if (known.get(id(r)) or effective(r, ordered, now, ttls)).usable_for(model)]
 
 
 def pick(
@@ -227,13 +233,14 @@ def pick(
     leases: Mapping[str, int] | None = None,
     lease_cap: int | None = None,
     model: str | None = None,
+    known: Mapping[int, Effective] | None = None,
 ) -> Row | None:
     """The row the strategy chooses next, without changing anything.
 
     `random` needs *rng*; without one it returns None (no honest "next" exists).
     With *leases*/*lease_cap*, rows at the cap are only used when all are.
     """
-    candidates = available(rows, now, ttls, model)
+    candidates = available(rows, now, ttls, model, known)
     if not candidates:
         return None
     if leases is not None and lease_cap is not None:

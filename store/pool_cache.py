@@ -13,14 +13,15 @@ from typing import Any, Mapping
 
 from . import events, policy
 from .model import Doc, pools
-from .view import PoolView, build_pools
+from .view import PoolView, build_pool
 
 
 def valid_until(pv: PoolView, built_at: float) -> float:
-    """When *pv*'s statuses can next move by themselves (a cooldown ending), else inf."""
+    """When *pv*'s statuses can next move by themselves (a cooldown or a per-model bench
+    ending), else inf."""
     times = [at for cv in pv.credentials
-             if (at := cv.effective.available_at) is not None and math.isfinite(at)
-             and at > built_at]
+             for at in (cv.effective.available_at, *cv.effective.model_benches.values())
+             if at is not None and math.isfinite(at) and at > built_at]
     return min(times, default=math.inf)
 
 
@@ -43,14 +44,12 @@ class PoolCache:
         for key in sorted(raw):
             rows = raw[key]
             hit = self._views.get(key)
-            if hit is not None and hit[0] == ctx and now < hit[2] and hit[1] == rows:
+            current = hit is not None and hit[0] == ctx and now < hit[2]
+            if current and (hit[1] is rows or hit[1] == rows):
                 pv = hit[3]
             else:
-                built = build_pools(doc, strategies=strategies, now=now, ttls=ttls, env=env,
-                                    only=key)
-                if not built:
-                    continue
-                pv = built[0]
+                pv = build_pool(key, rows, strategy=strategies.get(key) or "fill_first", now=now,
+                                ttls=ttls, env=env, previous=hit[3] if current else None)
                 changed.add(key)
             until = hit[2] if hit is not None and pv is hit[3] else valid_until(pv, now)
             fresh[key] = (ctx, rows, until, pv)
@@ -65,5 +64,15 @@ def diff_changed(old: list[PoolView] | None, new: list[PoolView], changed: set[s
     objects, so they can hold no event."""
     if old is None:
         return []
-    return events.diff([pv for pv in old if pv.key in changed],
-                       [pv for pv in new if pv.key in changed], at)
+    before = [pv for pv in old if pv.key in changed]
+    after = [pv for pv in new if pv.key in changed]
+    # A credential view reused from the last build is the same object: no event in it.
+    kept = {id(cv) for pv in after for cv in pv.credentials} & {id(cv) for pv in before for cv in pv.credentials}
+    if kept:
+        before = [_without(pv, kept) for pv in before]
+        after = [_without(pv, kept) for pv in after]
+    return events.diff(before, after, at)
+
+
+def _without(pv: PoolView, kept: set[int]) -> PoolView:
+    return PoolView(pv.key, pv.strategy, [cv for cv in pv.credentials if id(cv) not in kept])

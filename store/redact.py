@@ -247,6 +247,60 @@ def from_parts(doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
     return Redactor(found)
 
 
+class HomeSecrets:
+    """A home's secrets kept current from successive reads, at the cost of what changed.
+
+    The console re-reads a home on every write; walking 10,000 rows for their secrets and
+    rebuilding the redactor's index each time cost more than the write itself. Each part
+    (a pool's rows, a top-level value, the config, the environment) is walked again only
+    when it is a new object, and :meth:`redactor` returns the *same* Redactor while the
+    secrets are the same, so the text already shown through it stays valid.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[Any, tuple[Any, frozenset[str], frozenset[str]]] = {}
+        self._env: frozenset[str] = frozenset()
+        self._redactor = Redactor()
+        self._known: frozenset[str] = frozenset()
+
+    def _walked(self, place: Any, node: Any, parts: dict[Any, Any], name: str | None = None) -> None:
+        """Note the secrets of *node* (found under the field *name*, if any) at *place*."""
+        hit = self._parts.get(place)
+        if hit is not None and hit[0] is node:
+            parts[place] = hit
+            return
+        found: set[str] = set()
+        refs: set[str] = set()
+        _walk_secrets(node if name is None else {name: node}, found, refs)
+        parts[place] = (node, frozenset(found), frozenset(refs))
+
+    def redactor(self, doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
+        """The redactor for this read of the home (equal to :func:`from_parts`)."""
+        parts: dict[Any, tuple[Any, frozenset[str], frozenset[str]]] = {}
+        if isinstance(doc, dict):
+            for key, value in doc.items():
+                if key == "credential_pool" and isinstance(value, dict):
+                    for pool, rows in value.items():
+                        self._walked(("pool", pool), rows, parts, name=str(pool))
+                else:  # under its name: a top-level string is a secret by its name
+                    self._walked(("top", key), value, parts, name=str(key))
+        self._walked("config", config_data, parts)
+        before = self._parts
+        self._parts = parts
+        refs = frozenset().union(*(p[2] for p in parts.values()))
+        env_found = frozenset(v for k, v in env.items() if k in refs or _ENV_SECRET_NAME.search(k))
+        # Same places, and every part walked again found the same secrets: same redactor.
+        if parts.keys() == before.keys() and env_found == self._env and all(
+                part[1] == before[k][1] for k, part in parts.items() if part is not before[k]):
+            return self._redactor
+        self._env = env_found
+        known = frozenset().union(env_found, *(p[1] for p in parts.values()))
+        if known != self._known:
+            self._known = known
+            self._redactor = Redactor(known)
+        return self._redactor
+
+
 def merged(parts: Iterable[Redactor]) -> Redactor:
     """One redactor that knows every secret of *parts* (the console over several profiles)."""
     out = Redactor()

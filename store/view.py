@@ -134,25 +134,46 @@ def build_pools(
     if doc is None:
         return []
     strategies = strategies or {}
-    out: list[PoolView] = []
-    for key in sorted(pools(doc)):
-        if only is not None and key != only:
+    return [build_pool(key, pools(doc)[key], strategy=strategies.get(key) or "fill_first",
+                       now=now, ttls=ttls, env=env)
+            for key in sorted(pools(doc)) if only is None or key == only]
+
+
+def build_pool(
+    key: str, raw_rows: list[Any], *, strategy: str, now: float,
+    ttls: policy.Ttls = policy.DEFAULT_TTLS, env: Mapping[str, str] | None = None,
+    previous: PoolView | None = None,
+) -> PoolView:
+    """The view of one pool. *previous* is this pool's view built from the same strategy,
+    TTLs and environment, whose statuses are still current at *now*: each of its credential
+    views is reused for a row that is the same object at the same place with the same
+    "next" mark (a write to one row of 500 then builds one view, not 500)."""
+    rows = sorted_rows(r for r in raw_rows if isinstance(r, dict))
+    reuse: dict[int, CredentialView] = {}
+    if previous is not None and _live(previous.credentials) == sum(not policy.is_dead(r) for r in rows):
+        # A row's TTL depends on the pool only through "is it the only live row", which
+        # cannot change for an unchanged row while the number of live rows stays the same.
+        reuse = {id(cv.row): cv for cv in previous.credentials}
+    nxt = policy.pick(rows, strategy, now, ttls, known={k: cv.effective for k, cv in reuse.items()})
+    creds = []
+    for i, row in enumerate(rows, start=1):
+        old = reuse.get(id(row))
+        if old is not None and old.row is row and old.index == i and old.next == (row is nxt):
+            creds.append(old)
             continue
-        rows = sorted_rows(r for r in pools(doc)[key] if isinstance(r, dict))
-        strategy = strategies.get(key) or "fill_first"
-        nxt = policy.pick(rows, strategy, now, ttls)
-        creds = []
-        for i, row in enumerate(rows, start=1):
-            source = str(row.get("source") or "")
-            backed = None
-            if source.startswith("env:") and not is_owned(key, row):
-                backed = bool(env and env.get(source[4:]))
-            creds.append(CredentialView(
-                pool=key, index=i, row=row, effective=policy.effective(row, rows, now, ttls),
-                fingerprint=row_fingerprint(key, row, env), next=row is nxt, backed=backed, env=env,
-            ))
-        out.append(PoolView(key, strategy, creds))
-    return out
+        source = str(row.get("source") or "")
+        backed = None
+        if source.startswith("env:") and not is_owned(key, row):
+            backed = bool(env and env.get(source[4:]))
+        creds.append(CredentialView(
+            pool=key, index=i, row=row, effective=policy.effective(row, rows, now, ttls),
+            fingerprint=row_fingerprint(key, row, env), next=row is nxt, backed=backed, env=env,
+        ))
+    return PoolView(key, strategy, creds)
+
+
+def _live(creds: list[CredentialView]) -> int:
+    return sum(cv.effective.status != policy.DEAD for cv in creds)
 
 
 def to_json(home: str, pool_views: list[PoolView], now: float) -> dict[str, Any]:

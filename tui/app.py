@@ -24,6 +24,7 @@ from screens import all_screens
 from screens.commands import ConsoleCommands
 from screens.dashboard import DashboardScreen
 from store import events as ev
+from store import redact
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.watch import HomeLoader, HomeState, follow
@@ -80,6 +81,7 @@ class HermesAdminApp(ScreenActions, App):
         self._stop = threading.Event()
         self._tick = tick
         self._store_was_bad = False
+        self._secrets = redact.HomeSecrets()  # the home's secrets, walked again only where changed
         self.state_signal: Signal[HomeState] = Signal(self, "state")
         self.writes_signal: Signal[None] = Signal(self, "writes")
         self.writer = Writer(self)
@@ -154,7 +156,7 @@ class HermesAdminApp(ScreenActions, App):
             self._store_was_bad = bad
         self.state = state
         # Every screen shows store text through tui.shown: teach it this generation's secrets.
-        shown.use(shown.secrets_of(state))
+        shown.use(shown.secrets_of(state, self._secrets))
         self.log_events(events)
         self.state_signal.publish(state)
 

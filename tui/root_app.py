@@ -37,6 +37,9 @@ class RootApp(HermesAdminApp):
         self.context: str | None = profile      # the switcher's choice; None = all profiles
         self.acting = profile or DEFAULT_PROFILE
         self.root_signal: Signal[RootState] = Signal(self, "root")
+        self._secrets: dict[str, redact.HomeSecrets] = {}
+        self._merged_from: tuple[redact.Redactor, ...] = ()
+        self._merged = redact.Redactor()
 
     def get_default_screen(self) -> ProfilesDashboard:
         return ProfilesDashboard(self.clock, read_only=self.read_only, tick=self._tick)
@@ -62,7 +65,17 @@ class RootApp(HermesAdminApp):
             return
         self.root_state = state
         # A row of any profile may be on screen: the funnel knows every profile's secrets.
-        shown.use(redact.merged(shown.secrets_of(s) for s in state.states.values()))
+        # Each profile's redactor is the same object while its secrets are; the merged one
+        # is rebuilt only when one of them changed.
+        parts = tuple(shown.secrets_of(s, self._secrets.setdefault(name, redact.HomeSecrets()))
+                      for name, s in state.states.items())
+        for gone in set(self._secrets) - set(state.states):
+            del self._secrets[gone]
+        if len(parts) != len(self._merged_from) or any(
+                a is not b for a, b in zip(parts, self._merged_from, strict=True)):
+            self._merged_from = parts
+            self._merged = redact.merged(parts)
+        shown.use(self._merged)
         now = state.read_at
         self.log_events([ev.notice(f"profile {n}", "appeared", now) for n in state.added
                          if self.root_state.generation > 1]

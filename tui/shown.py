@@ -21,7 +21,9 @@ _CACHE_MAX = 200_000
 
 
 def use(redactor: Redactor) -> None:
-    """Show text through *redactor* from now on."""
+    """Show text through *redactor* from now on (the same one again keeps what was shown)."""
+    if redactor is _state["redactor"]:
+        return
     _state["redactor"] = redactor
     _state["cache"] = {}
 
@@ -49,8 +51,11 @@ def shown_lines(value: Any) -> str:
     return "\n".join(shown(line) for line in text.split("\n"))
 
 
-def secrets_of(state: Any) -> Redactor:
+def secrets_of(state: Any, known: redact.HomeSecrets | None = None) -> Redactor:
     """A redactor from what a loaded :class:`store.watch.HomeState` already holds (no second
-    read of the files)."""
-    return redact.from_parts(state.store.doc if state.store else None,
-                             getattr(state.config, "data", None), state.env)
+    read of the files). With *known* (one per home, kept across reloads) only the parts
+    that changed since the last state are walked, and an unchanged set of secrets gives
+    the same redactor back."""
+    known = known if known is not None else redact.HomeSecrets()
+    return known.redactor(state.store.doc if state.store else None,
+                          getattr(state.config, "data", None), state.env)

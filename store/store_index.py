@@ -1,0 +1,320 @@
+"""Re-read auth.json at the cost of what changed: only the values whose bytes moved are parsed.
+
+A write to one row of a 10,000-credential store rewrites the whole file (4.8 MB), but
+only that row and ``updated_at`` differ. Parsing it all again costs about 40 ms and
+checking its shape 20 ms more, on every write, for a view that changes one row.
+
+:class:`Indexed` keeps the last good bytes, the document parsed from them, and the byte
+span of every *value*: each credential row and each top-level value other than
+``credential_pool``. Everything between values (keys, brackets, commas, whitespace) is
+*structure*. :func:`patch` compares new bytes with the old ones in large chunks; where
+they differ inside a value, that value alone is parsed again (``json``'s own scanner) and
+must end exactly where the unchanged structure resumes. The new text is then the old
+structure with some values replaced, and JSON is context-free, so parsing it whole would
+give the old document with those values replaced: that is the document returned.
+
+Anything else (structure changed: a row or pool added or removed, a key renamed; more
+than :data:`MAX_CHANGED` values; text that is not UTF-8 or JSON; a changed value with a
+shape problem) returns None, and the caller parses the file whole with
+:func:`store.authfile.parse_store`, which also words every error. Nothing here writes.
+
+Unchanged rows are the same objects in the old and the new document: a reader must treat
+documents as read-only (the console does; every writer reads its own fresh copy).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from bisect import bisect_right
+from dataclasses import dataclass
+from typing import Any
+
+from . import authfile, safeio, shape
+from .paths import Home
+
+# More changed values than this is a bulk edit: parse whole, it is no slower.
+MAX_CHANGED = 256
+_CHUNK = 1 << 16
+_BOM = b"\xef\xbb\xbf"
+_WS = re.compile(r"[ \t\n\r]*")
+_scan = json.JSONDecoder().scan_once
+_string = json.decoder.scanstring  # type: ignore[attr-defined]
+
+# Where a value sits: ("top", key) or (pool key, row index).
+Place = tuple[str, Any]
+
+
+class _NotIndexable(Exception):
+    """The text has a layout the index does not follow (the caller parses it whole)."""
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """Bytes of a good read, its document, and the byte span of every value in it."""
+
+    raw: bytes
+    doc: dict[str, Any]
+    starts: list[int]
+    ends: list[int]
+    places: list[Place]
+
+
+def _ws(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end()  # type: ignore[union-attr]
+
+
+def _key(text: str, pos: int) -> tuple[str, int]:
+    if text[pos:pos + 1] != '"':
+        raise _NotIndexable
+    key, pos = _string(text, pos + 1)
+    pos = _ws(text, pos)
+    if text[pos:pos + 1] != ":":
+        raise _NotIndexable
+    return key, _ws(text, pos + 1)
+
+
+def _value(text: str, pos: int) -> tuple[Any, int]:
+    try:
+        return _scan(text, pos)
+    except StopIteration:
+        raise _NotIndexable from None
+
+
+def _next(text: str, pos: int, close: str) -> tuple[bool, int]:
+    """After a member: (another follows, position of it or past *close*)."""
+    pos = _ws(text, pos)
+    c = text[pos:pos + 1]
+    if c == ",":
+        return True, _ws(text, pos + 1)
+    if c == close:
+        return False, pos + 1
+    raise _NotIndexable
+
+
+def _rows(text: str, pos: int, pool: str, spans: list[tuple[int, int, Place]]) -> tuple[list[Any], int]:
+    rows: list[Any] = []
+    pos = _ws(text, pos + 1)
+    if text[pos:pos + 1] == "]":
+        return rows, pos + 1
+    more = True
+    while more:
+        row, end = _value(text, pos)
+        spans.append((pos, end, (pool, len(rows))))
+        rows.append(row)
+        more, pos = _next(text, end, "]")
+    return rows, pos
+
+
+def _pools(text: str, pos: int, spans: list[tuple[int, int, Place]]) -> tuple[dict[str, Any], int]:
+    pools: dict[str, Any] = {}
+    pos = _ws(text, pos + 1)
+    if text[pos:pos + 1] == "}":
+        return pools, pos + 1
+    more = True
+    while more:
+        key, pos = _key(text, pos)
+        if key in pools or text[pos:pos + 1] != "[":
+            raise _NotIndexable  # a repeated pool key, or a pool that is not a list
+        pools[key], pos = _rows(text, pos, key, spans)
+        more, pos = _next(text, pos, "}")
+    return pools, pos
+
+
+def index_text(text: str) -> tuple[dict[str, Any], list[tuple[int, int, Place]]]:
+    """Parse *text* (a JSON object) and note the character span of every value.
+
+    Raises _NotIndexable for any layout it does not follow; the result, when there is
+    one, equals ``json.loads(text)``.
+    """
+    spans: list[tuple[int, int, Place]] = []
+    doc: dict[str, Any] = {}
+    pos = _ws(text, 0)
+    if text[pos:pos + 1] != "{":
+        raise _NotIndexable
+    pos = _ws(text, pos + 1)
+    more = text[pos:pos + 1] != "}"
+    pos = pos if more else pos + 1
+    while more:
+        key, pos = _key(text, pos)
+        if key in doc:
+            raise _NotIndexable  # json keeps the last of repeated keys; do not guess
+        if key == "credential_pool" and text[pos:pos + 1] == "{":
+            doc[key], pos = _pools(text, pos, spans)
+        else:
+            doc[key], end = _value(text, pos)
+            spans.append((pos, end, ("top", key)))
+            pos = end
+        more, pos = _next(text, pos, "}")
+    if _ws(text, pos) != len(text):
+        raise _NotIndexable
+    return doc, spans
+
+
+def _byte_spans(raw: bytes, text: str, spans: list[tuple[int, int, Place]]) -> tuple[list[int], list[int]]:
+    """Character spans of *text* as byte spans of *raw* (its UTF-8 bytes, maybe after a BOM)."""
+    base = len(_BOM) if raw.startswith(_BOM) else 0
+    if text.isascii():
+        return [a + base for a, _, _ in spans], [b + base for _, b, _ in spans]
+    starts, ends = [], []  # characters are not bytes: count bytes between span edges
+    at_char, at_byte = 0, base
+    for a, b, _ in spans:
+        at_byte += len(text[at_char:a].encode("utf-8"))
+        starts.append(at_byte)
+        at_byte += len(text[a:b].encode("utf-8"))
+        ends.append(at_byte)
+        at_char = b
+    return starts, ends
+
+
+class StoreReader:
+    """Reads one auth.json again and again, each time at the cost of what changed.
+
+    Not thread-safe: one reader (the console's watcher thread) owns it.
+    """
+
+    def __init__(self, home: Home) -> None:
+        self.home = home
+        self._last: Indexed | None = None
+        self._spans: list[tuple[int, int, Place]] | None = None
+
+    def read(self) -> authfile.Snapshot:
+        """Like :func:`store.authfile.read_store`; raises StoreUnreadable the same way."""
+        path = self.home.auth
+        now = time.time()
+        got = safeio.read_checked(path, safeio.AUTH_CAP)
+        if got is None:
+            self._last = None
+            return authfile.Snapshot(path, None, None, None, now)
+        raw, st = got
+        fresh = patch(self._last, raw) if self._last is not None else None
+        doc = fresh.doc if fresh is not None else None
+        if fresh is None:
+            self._last = None  # a file that does not parse leaves no index behind
+            self._spans = None
+            doc = authfile.parse_store(raw, path, self.home.backup, loads=self._loads)
+            spans, self._spans = self._spans, None
+            if spans is not None:
+                text = (raw[len(_BOM):] if raw.startswith(_BOM) else raw).decode("utf-8")
+                starts, ends = _byte_spans(raw, text, spans)
+                fresh = Indexed(raw, doc, starts, ends, [p for _, _, p in spans])
+        self._last = fresh
+        return authfile.Snapshot(path, doc, raw, st.st_mtime_ns, now)
+
+    def _loads(self, text: str) -> Any:
+        try:
+            doc, self._spans = index_text(text)
+            return doc
+        except (_NotIndexable, ValueError, RecursionError):
+            return json.loads(text)  # words the error, or parses a layout we do not index
+
+
+def first_difference(old: bytes, new: bytes, at: int, shift: int) -> int | None:
+    """The first position >= *at* where ``old[p] != new[p + shift]`` (or one text ends
+    before the other), else None. Compared in 64 KiB slices: memcmp speed, few Python steps."""
+    n = len(old)
+    i = at
+    while i < n:
+        j = min(i + _CHUNK, n)
+        if old[i:j] != new[i + shift:j + shift]:
+            lo, hi = i, j
+            while hi - lo > 32:
+                mid = (lo + hi) // 2
+                if old[lo:mid] == new[lo + shift:mid + shift]:
+                    lo = mid
+                else:
+                    hi = mid
+            for p in range(lo, hi):
+                if p + shift >= len(new) or old[p] != new[p + shift]:
+                    return p
+            return hi  # pragma: no cover - the slices differed, so some position does
+        i = j
+    return None if n + shift == len(new) else n
+
+
+def _decode_at(new: bytes, pos: int, hint: int) -> tuple[Any, int]:
+    """Parse the JSON value starting at byte *pos* of *new*; (value, byte end)."""
+    size = max(2 * hint, hint + _CHUNK)
+    while True:
+        end = min(len(new), pos + size)
+        while end < len(new) and (new[end] & 0xC0) == 0x80:
+            end -= 1  # never cut a UTF-8 character in two
+        text = new[pos:end].decode("utf-8")
+        try:
+            value, stop = _scan(text, 0)
+        except StopIteration:
+            value, stop = None, -1
+        # A value that runs to the end of a cut window may continue past it (a number).
+        if stop != -1 and (stop < len(text) or end == len(new)):
+            return value, pos + (stop if text.isascii() else len(text[:stop].encode("utf-8")))
+        if end == len(new):
+            raise _NotIndexable
+        size *= 4
+
+
+def patch(old: Indexed, new: bytes) -> Indexed | None:
+    """*old* brought up to *new* by re-parsing only the values that changed, or None."""
+    starts, ends, places = old.starts, old.ends, old.places
+    changed: dict[int, tuple[Any, int]] = {}  # value index -> (new value, byte delta)
+    shift, at = 0, 0
+    try:
+        while (x := first_difference(old.raw, new, at, shift)) is not None:
+            k = bisect_right(starts, x) - 1
+            # A difference at a value's end byte is that value growing (``12`` -> ``123``).
+            if k < 0 or x > ends[k] or k in changed or len(changed) >= MAX_CHANGED:
+                return None  # structure changed
+            value, end = _decode_at(new, starts[k] + shift, ends[k] - starts[k])
+            new_shift = end - ends[k]
+            changed[k] = (value, new_shift - shift)
+            shift, at = new_shift, ends[k]
+    except (_NotIndexable, ValueError, RecursionError):
+        return None
+    if not changed:
+        return Indexed(new, old.doc, starts, ends, places)
+    doc = _patched_doc(old.doc, {places[k]: v for k, (v, _) in changed.items()})
+    if doc is None:
+        return None
+    new_starts, new_ends = _moved(starts, ends, changed)
+    return Indexed(new, doc, new_starts, new_ends, places)
+
+
+def _patched_doc(doc: dict[str, Any], values: dict[Place, Any]) -> dict[str, Any] | None:
+    """A copy of *doc* with *values* put in place (only the containers on the way are
+    copied), or None when a changed value has a shape problem."""
+    out = dict(doc)
+    pools: dict[str, Any] | None = None
+    for (where, key), value in values.items():
+        if where == "top":
+            out[key] = value
+            continue
+        if pools is None:
+            pools = out["credential_pool"] = dict(out["credential_pool"])
+        if pools[where] is doc["credential_pool"][where]:
+            pools[where] = list(pools[where])
+        if not shape.row_ok(value) and shape.row_problem(value, "") is not None:
+            return None
+        pools[where][key] = value
+    if shape.top_problem(out) is not None:
+        return None
+    if not isinstance(out.get("providers"), dict) and not isinstance(out.get("credential_pool"), dict):
+        return None
+    for where in {w for w, _ in values if w != "top"} if pools is not None else ():
+        if shape.repeated_id(pools[where], where) is not None:
+            return None
+    return out
+
+
+def _moved(starts: list[int], ends: list[int], changed: dict[int, tuple[Any, int]]) -> tuple[list[int], list[int]]:
+    """Spans after the changes: each value's end, and everything after it, moves by the
+    bytes it grew; nothing is rebuilt when every change kept its length."""
+    if all(delta == 0 for _, delta in changed.values()):
+        return starts, ends
+    starts, ends = list(starts), list(ends)
+    for k in sorted(changed):
+        delta = changed[k][1]
+        if delta:
+            ends[k] += delta
+            starts[k + 1:] = [s + delta for s in starts[k + 1:]]
+            ends[k + 1:] = [e + delta for e in ends[k + 1:]]
+    return starts, ends
