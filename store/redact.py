@@ -258,7 +258,8 @@ class HomeSecrets:
     """
 
     def __init__(self) -> None:
-        self._parts: dict[Any, tuple[Any, frozenset[str], frozenset[str]]] = {}
+        # place -> (the object walked, its secrets, its env references[, per-row cache])
+        self._parts: dict[Any, tuple[Any, ...]] = {}
         self._env: frozenset[str] = frozenset()
         self._redactor = Redactor()
         self._known: frozenset[str] = frozenset()
@@ -274,14 +275,40 @@ class HomeSecrets:
         _walk_secrets(node if name is None else {name: node}, found, refs)
         parts[place] = (node, frozenset(found), frozenset(refs))
 
+    def _pool(self, pool: Any, rows: Any, parts: dict[Any, Any]) -> None:
+        """A pool's secrets, each row walked again only when it is a new object."""
+        place = ("pool", pool)
+        hit = self._parts.get(place)
+        if hit is not None and hit[0] is rows:
+            parts[place] = hit
+            return
+        if not isinstance(rows, list):
+            self._walked(place, rows, parts, name=str(pool))
+            return
+        seen: dict[int, Any] = hit[3] if hit is not None and len(hit) > 3 else {}
+        per_row: dict[int, tuple[Any, frozenset[str], frozenset[str]]] = {}
+        found: set[str] = set()
+        refs: set[str] = set()
+        for row in rows:
+            got = seen.get(id(row))
+            if got is None or got[0] is not row:  # a new row (an id can be reused)
+                f: set[str] = set()
+                r: set[str] = set()
+                _walk_secrets(row, f, r, 3)  # at the depth a whole-document walk meets it
+                got = (row, frozenset(f), frozenset(r))
+            per_row[id(row)] = got
+            found |= got[1]
+            refs |= got[2]
+        parts[place] = (rows, frozenset(found), frozenset(refs), per_row)
+
     def redactor(self, doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
         """The redactor for this read of the home (equal to :func:`from_parts`)."""
-        parts: dict[Any, tuple[Any, frozenset[str], frozenset[str]]] = {}
+        parts: dict[Any, tuple[Any, ...]] = {}
         if isinstance(doc, dict):
             for key, value in doc.items():
                 if key == "credential_pool" and isinstance(value, dict):
                     for pool, rows in value.items():
-                        self._walked(("pool", pool), rows, parts, name=str(pool))
+                        self._pool(pool, rows, parts)
                 else:  # under its name: a top-level string is a secret by its name
                     self._walked(("top", key), value, parts, name=str(key))
         self._walked("config", config_data, parts)
