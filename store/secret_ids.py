@@ -10,14 +10,20 @@ match too. These identities are for comparison only: they are never printed
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Mapping
 
 from .model import Row
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def hash_secret(secret: str) -> str:
-    """Hermes's ``secret_fingerprint`` form of *secret*: ``sha256:`` + 16 hex."""
+    """Hermes's ``secret_fingerprint`` form of *secret*: ``sha256:`` + 16 hex.
+
+    Remembered: the console's findings hash every key of every profile on each reload, and
+    the keys rarely change (the secrets are in this process's memory anyway).
+    """
     digest = hashlib.sha256(secret.encode("utf-8", errors="surrogatepass")).hexdigest()
     return f"sha256:{digest[:16]}"
 
