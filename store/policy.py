@@ -69,7 +69,7 @@ class Ttls:
 DEFAULT_TTLS = Ttls()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Effective:
     """What a row's state means right now."""
 
@@ -89,6 +89,9 @@ class Effective:
         if not self.usable:
             return False
         return not self.model_benches if model is None else model not in self.model_benches
+
+
+_PLAIN_OK = Effective(OK, None, None, {}, None)
 
 
 def reset_at_problem(row: Row) -> str | None:
@@ -196,7 +199,8 @@ def effective(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAU
     if is_dead(row):
         return Effective(DEAD, None, None, benches, problem)
     if row.get("last_status") != STATUS_EXHAUSTED:
-        return Effective(OK, None, None, benches, problem)
+        # Most rows of a large pool: one shared value (an Effective is never changed).
+        return _PLAIN_OK if not benches and problem is None else Effective(OK, None, None, benches, problem)
     t = until(row, pool_rows, now, ttls)
     if t is not None and t > now:
         return Effective(COOLING, t, t - now, benches, problem)

@@ -25,6 +25,7 @@ where keys do not belong (labels, reasons, base URLs, pool names, targets).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -187,23 +188,38 @@ def escape_controls(text: Any) -> str:
 
 # --- collecting a home's secrets ------------------------------------------------------------
 
+_SECRET, _ENV_REF, _SOURCE, _OTHER = range(4)
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_kind(name: str) -> int:
+    """What a string under field *name* is (field names repeat: one regex search each)."""
+    if _SECRET_NAME.search(name):
+        return _SECRET
+    if name in ("key_env", "api_key_env"):
+        return _ENV_REF
+    return _SOURCE if name == "source" else _OTHER
+
+
 def _walk_secrets(node: Any, out: set[str], env_refs: set[str], depth: int = 0) -> None:
     if depth > 64:
         return
     if isinstance(node, dict):
         for k, v in node.items():
-            name = str(k)
-            if isinstance(v, str) and _SECRET_NAME.search(name):
-                out.add(v)
-            elif isinstance(v, str) and name in ("key_env", "api_key_env"):
-                env_refs.add(v)
-            elif isinstance(v, str) and name == "source" and v.startswith("env:"):
-                env_refs.add(v[4:])
-            else:
+            if isinstance(v, str):
+                kind = _field_kind(k if isinstance(k, str) else str(k))
+                if kind == _SECRET:
+                    out.add(v)
+                elif kind == _ENV_REF:
+                    env_refs.add(v)
+                elif kind == _SOURCE and v.startswith("env:"):
+                    env_refs.add(v[4:])
+            elif isinstance(v, (dict, list)):
                 _walk_secrets(v, out, env_refs, depth + 1)
     elif isinstance(node, list):
         for v in node:
-            _walk_secrets(v, out, env_refs, depth + 1)
+            if isinstance(v, (dict, list)):
+                _walk_secrets(v, out, env_refs, depth + 1)
 
 
 def _load(path: Path, cap: int, parse: Any) -> Any:

@@ -35,7 +35,7 @@ def row_fingerprint(pool: str, row: Row, env: Mapping[str, str] | None = None) -
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CredentialView:
     pool: str
     index: int                      # 1-based position in priority order
@@ -154,7 +154,10 @@ def build_pool(
         # A row's TTL depends on the pool only through "is it the only live row", which
         # cannot change for an unchanged row while the number of live rows stays the same.
         reuse = {id(cv.row): cv for cv in previous.credentials}
-    nxt = policy.pick(rows, strategy, now, ttls, known={k: cv.effective for k, cv in reuse.items()})
+    # Each row's status once: the strategy's pick and the row's view share it.
+    effs = {id(row): old.effective if (old := reuse.get(id(row))) is not None and old.row is row
+            else policy.effective(row, rows, now, ttls) for row in rows}
+    nxt = policy.pick(rows, strategy, now, ttls, known=effs)
     creds = []
     for i, row in enumerate(rows, start=1):
         old = reuse.get(id(row))
@@ -166,7 +169,7 @@ def build_pool(
         if source.startswith("env:") and not is_owned(key, row):
             backed = bool(env and env.get(source[4:]))
         creds.append(CredentialView(
-            pool=key, index=i, row=row, effective=policy.effective(row, rows, now, ttls),
+            pool=key, index=i, row=row, effective=effs[id(row)],
             fingerprint=row_fingerprint(key, row, env), next=row is nxt, backed=backed, env=env,
         ))
     return PoolView(key, strategy, creds)
