@@ -158,7 +158,23 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
                         "nothing is written to it")
         if action in EVERYWHERE:
             return self.everywhere_reason(action)
+        if action in ("reset", "cooldown") and self.tags and not self.read_only:
+            reason = self._tags_elsewhere()
+            if reason:
+                return reason
         return super().write_reason(action)
+
+    def _tags_elsewhere(self) -> str | None:
+        """Refuse a bulk action whose tags are (also) in a profile other than the cursor's:
+        the write goes to one profile, and acting on the cursor's row instead of the tagged
+        ones, or on only part of them, is what an operator would not expect."""
+        acting = root_host(self).acting
+        others = sorted({split_view_key(key)[0] for key, _ in self.tags} - {acting})
+        if not others:
+            return None
+        return (f"tagged rows are in profile {', '.join(others)}; a bulk action acts on one "
+                f"profile, the cursor's ({acting}): move the cursor to a tagged row's profile, "
+                "or clear the tags with u")
 
     def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
         return self.write_reason(action) if action in WRITING or action in EVERYWHERE else None

@@ -128,6 +128,35 @@ async def test_a_reset_on_a_row_changes_only_that_profiles_store(tmp_path: Path)
         assert read_doc(d)["credential_pool"]["openrouter"][0]["last_status"] is None
 
 
+async def test_tags_in_another_profile_refuse_a_bulk_action_instead_of_acting_on_the_cursor(
+        tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    a, d = home(root, "team-a"), home(root, "default")
+    before_a, before_d = a.auth.read_bytes(), d.auth.read_bytes()
+    app = root_app(root)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        await on(app, pilot, row_key("default", "openrouter", "a1a1a1"))
+        await pilot.press("space")  # tag default's row
+        await on(app, pilot, row_key("team-a", "openrouter", "a1a1a1"))
+        assert app.acting == "team-a"
+        await pilot.press("r")
+        await settle(app, pilot)
+        # Neither the tagged row (another profile) nor the cursor's row was written.
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert a.auth.read_bytes() == before_a and d.auth.read_bytes() == before_d
+        assert any("tagged rows are in profile default" in n for n in notes(app))
+        # Control: with the cursor back in the tagged row's profile, the same key acts.
+        await on(app, pilot, row_key("default", "openrouter", "a1a1a1"))
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert read_doc(d)["credential_pool"]["openrouter"][0]["last_status"] is None
+        assert a.auth.read_bytes() == before_a
+
+
 async def test_a_corrupt_profile_is_an_error_row_and_is_never_written(tmp_path: Path) -> None:
     root = make_root(tmp_path)
     b = home(root, "team-b")
