@@ -22,6 +22,7 @@ from store.root import Root
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.profiles_sample import (
     CANARIES,
+    OWN_B,
     SHARED,
     banner_key,
     home,
@@ -155,6 +156,24 @@ async def test_tags_in_another_profile_refuse_a_bulk_action_instead_of_acting_on
         await settle(app, pilot)
         assert read_doc(d)["credential_pool"]["openrouter"][0]["last_status"] is None
         assert a.auth.read_bytes() == before_a
+
+
+async def test_the_events_timeline_names_the_profile_a_change_happened_in(tmp_path: Path) -> None:
+    root = make_root(tmp_path)
+    app = root_app(root)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        # Another process benches team-b's key (a 429), as an agent of that profile would.
+        b = home(root, "team-b")
+        write_store(b, make_store({"anthropic": [make_row(
+            "c3c3c3", label="own-b", token=OWN_B, last_status="exhausted", last_status_at=NOW - 5,
+            last_error_code=429, last_error_reason="rate_limit_exceeded")]}))
+        app.reload()
+        await pilot.pause()
+        lines = [e.pool for e in app.events]
+        assert "team-b/anthropic" in lines
+        # Only the profile that changed speaks: default and team-a were read again unchanged.
+        assert not any(p.startswith(("default/", "team-a/")) for p in lines)
 
 
 async def test_a_corrupt_profile_is_an_error_row_and_is_never_written(tmp_path: Path) -> None:

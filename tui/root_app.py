@@ -9,6 +9,8 @@ The whole root is published on ``root_signal`` as a :class:`store.root_watch.Roo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from textual import work
 from textual.signal import Signal
 
@@ -63,6 +65,7 @@ class RootApp(HermesAdminApp):
         """Apply the newest root state; older reads overtaken by newer ones are dropped."""
         if self.root_state is not None and state.generation <= self.root_state.generation:
             return
+        before = self.root_state.states if self.root_state is not None else {}
         self.root_state = state
         # A row of any profile may be on screen: the funnel knows every profile's secrets.
         # Each profile's redactor is the same object while its secrets are; the merged one
@@ -79,7 +82,12 @@ class RootApp(HermesAdminApp):
         now = state.read_at
         self.log_events([ev.notice(f"profile {n}", "appeared", now) for n in state.added
                          if self.root_state.generation > 1]
-                        + [ev.notice(f"profile {n}", "disappeared", now) for n in state.removed])
+                        + [ev.notice(f"profile {n}", "disappeared", now) for n in state.removed]
+                        # Each profile read again this time: its events, named by profile.
+                        + [replace(e, pool=f"{name}/{e.pool}")
+                           for name, s in state.states.items()
+                           if before.get(name) is not s and name not in state.added
+                           for e in s.events])
         self.use_profile(self.acting if state.profile(self.acting) else DEFAULT_PROFILE)
         self.root_signal.publish(state)
 
