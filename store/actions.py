@@ -7,8 +7,9 @@ BadInput before anything changes, so the transaction writes nothing.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from . import policy
 from .errors import BadInput
@@ -65,6 +66,15 @@ def _change(pool: str, row: Row, before: dict[str, Any] | None, after_row: Row |
     return Change(pool, str(row.get("id")), str(row.get("label") or ""), before or {}, _status(after_row))
 
 
+def did_you_mean(name: str, known: Iterable[str], *, listed: int = 10) -> str:
+    """`` (did you mean openrouter? pools: a, b, ...)`` for a name not among *known*."""
+    names = sorted(str(k) for k in known)
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    shown = ", ".join(names[:listed]) + (f" and {len(names) - listed} more" if len(names) > listed else "")
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    return f" ({hint}pools: {shown or 'none'})"
+
+
 def check_pool(pool: str) -> str:
     try:
         return validate_pool_key(pool)
@@ -75,8 +85,7 @@ def check_pool(pool: str) -> str:
 def _existing_rows(doc: Doc, pool: str) -> list[Row]:
     check_pool(pool)
     if pool not in pools(doc):
-        known = ", ".join(sorted(pools(doc))) or "none"
-        raise BadInput("POOL", f"no pool {pool!r} in the store (pools: {known})")
+        raise BadInput("POOL", f"no pool {pool!r} in the store{did_you_mean(pool, pools(doc))}")
     rows = ensure_pool(doc, pool)
     return rows
 

@@ -7,6 +7,7 @@ names the fields, gives typed accessors and builds new rows.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import secrets as _secrets
@@ -220,4 +221,7 @@ def find_target(rows: list[Row], target: str) -> int:
         if 1 <= n <= len(rows):
             return n - 1
         raise ValueError(f"no credential #{n} (the pool has {len(rows)})")
-    raise ValueError(f"no credential with id, label or index {raw!r}")
+    names = [str(r.get(f)) for r in rows for f in ("id", "label") if r.get(f)]
+    close = difflib.get_close_matches(raw, names, n=3, cutoff=0.7)
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    raise ValueError(f"no credential with id, label or index {raw!r}{hint}")
