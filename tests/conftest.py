@@ -171,3 +171,14 @@ def redis_server(tmp_path: Path) -> Iterator[Any]:
         yield srv
     finally:
         srv.stop()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real-terminal tests (marked ``tmux``) share one xdist group: with ``make test``'s
+    ``-n 2 --dist loadgroup`` they run one after another on one worker, never two tmux
+    consoles redrawing at once on a 2-core machine."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("tmux") is not None:
+            item.add_marker(pytest.mark.xdist_group("terminal"))
