@@ -38,6 +38,13 @@ from store.paths import Home
 
 from .hermes_real import HermesPartner, HermesUnavailable, hermes_dir
 
+# pytest-xdist workers (`make test` runs -n 2) export COLUMNS=80 LINES=24; the CLI and
+# console children of a serial run see neither, and must see the same under xdist
+# (Textual and argparse size their output by them).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 VENV_BIN = Path(sys.executable).parent
 HERMES_ADMIN = VENV_BIN / "hermes-admin"
 _SECRET_ENV_SUFFIXES = ("API_KEY", "_TOKEN", "_SECRET", "_KEY")
