@@ -21,11 +21,15 @@ demo: $(STAMP)
 demo-fleet: $(STAMP)
 	$(BIN)/hermes-admin demo --fleet
 
+# Two workers (pytest-xdist): most of the suite waits on child processes, so two workers
+# on a 2-core machine take ~60% of the serial time. The real-terminal (tmux) tests run one
+# after another on a single worker (tests/conftest.py puts them in one xdist group).
+# A serial run is still `$(BIN)/python -m pytest -q -p no:cacheprovider`.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not slow"
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_store.py

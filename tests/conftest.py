@@ -38,6 +38,13 @@ from store.paths import Home
 
 from .hermes_real import HermesPartner, HermesUnavailable, hermes_dir
 
+# pytest-xdist workers (`make test` runs -n 2) export COLUMNS=80 LINES=24; the CLI and
+# console children of a serial run see neither, and must see the same under xdist
+# (Textual and argparse size their output by them).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
+
 VENV_BIN = Path(sys.executable).parent
 HERMES_ADMIN = VENV_BIN / "hermes-admin"
 _SECRET_ENV_SUFFIXES = ("API_KEY", "_TOKEN", "_SECRET", "_KEY")
@@ -171,3 +178,14 @@ def redis_server(tmp_path: Path) -> Iterator[Any]:
         yield srv
     finally:
         srv.stop()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The real-terminal tests (marked ``tmux``) share one xdist group: with ``make test``'s
+    ``-n 2 --dist loadgroup`` they run one after another on one worker, never two tmux
+    consoles redrawing at once on a 2-core machine."""
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.get_closest_marker("tmux") is not None:
+            item.add_marker(pytest.mark.xdist_group("terminal"))

@@ -32,8 +32,11 @@ from .conftest import make_row, make_store, read_doc, write_store
 
 pytestmark = [pytest.mark.slow, pytest.mark.hermes]
 
-# The issue asks for 30 s; the whole file must stay under 40 s on a 2-core machine.
-DURATION = float(os.environ.get("HERMES_ADMIN_AGENT_SECONDS", "30"))
+# The issue asked for 30 s (HERMES_ADMIN_AGENT_SECONDS=30 runs that). In CI 12 s: the cooldown
+# TTLs (2-3 s), quota windows (2-3 s) and restore interval (1 s) still cycle several times,
+# every asserted path (429, 402, fallback, leases at the cap, ~36 console actions, ~120
+# Hermes bumps) is reached, and the suite stays near 10 minutes on a 2-core machine.
+DURATION = float(os.environ.get("HERMES_ADMIN_AGENT_SECONDS", "12"))
 ROOT = Path(__file__).resolve().parent.parent
 OUR_POOLS = ("openrouter", "openai-codex", "custom:together.ai")
 HERMES_POOL = "deepseek"

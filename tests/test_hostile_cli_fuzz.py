@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -328,6 +329,15 @@ def test_every_verb_is_fuzzed() -> None:
             "strategy", "fallback", "routing", "inventory", "fleet"} <= names
 
 
+def _case_id(value: object) -> str | None:
+    """A parameter's test id with the canaries by name: they are random per run, and
+    pytest-xdist's workers must collect the same ids (``make test`` runs with -n 2)."""
+    if not isinstance(value, (str, bytes)):
+        return None
+    text = value.decode("utf-8", "backslashreplace") if isinstance(value, bytes) else value
+    return re.sub(r"CANARY([a-z])[0-9a-f]+", r"CANARY\1", text)
+
+
 @pytest.mark.parametrize("argv,stdin,field", [
     (["add", "openrouter", "--api-key", "-"], b"\xff\xfe\xfd\n", "UTF-8"),
     (["add", "openrouter", "--api-key", "-"], (STDIN_KEY + "\nmore\n").encode(), "stdin held 2 lines"),
@@ -350,7 +360,7 @@ def test_every_verb_is_fuzzed() -> None:
     (["add", "openrouter", "--api-key", "-", "--base-url", f"https://{ARG_KEY}.x"], STDIN_KEY.encode(), "--base-url"),
     (["remove", "openrouter", "main"], b"", "#1 id=aaaaaa"),
     (["priority", "openrouter", "1", "10001"], b"", "10000"),
-])
+], ids=_case_id)
 def test_named_refusals_exit_2_and_say_why(argv: list[str], stdin: bytes, field: str) -> None:
     shape = "dup-label" if argv[:1] == ["remove"] else "good"
     with tempfile.TemporaryDirectory(prefix="named-") as tmp:
@@ -442,7 +452,7 @@ def test_controls_in_the_store_print_escaped(tmp_path: Path) -> None:
     (["add", "openrouter", "--api-key", "-", "--label", ARG_KEY], STDIN_KEY + "\n"),
     (["list"], ""),
     (["nosuchverb"], ""),
-])
+], ids=_case_id)
 def test_real_process_streams_are_wrapped(tmp_path: Path, argv: list[str], stdin: str) -> None:
     root = tmp_path / "home"
     _plant(root, "good")

@@ -51,8 +51,10 @@ def test_root_console_switches_profile_and_resets_in_the_rows_profile(tmp_path: 
         term.send("r")
         term.wait_for("quota back", timeout=5)
         term.send("y")
-        term.wait_until(lambda s: "◐ cooling" not in s, timeout=10, what="copied reset")
-        assert "acting: team-a" in term.capture()
+        # The whole row, not just "no ◐ on screen": a screen caught mid-redraw has no ◐ either.
+        screen = term.wait_until(lambda s: "◐ cooling" not in s and "acting: team-a" in s and any(
+            "copied" in ln and "● ok" in ln for ln in s.splitlines()), timeout=10, what="copied reset")
+        assert not any(c in screen for c in CANARIES)
         assert not any(c in term.capture() for c in CANARIES)
     assert read_doc(a)["credential_pool"]["openrouter"][0]["last_status"] is None
     assert d.auth.read_bytes() == before_d

@@ -51,6 +51,10 @@ class Tmux:
         full_env = dict(os.environ if env is None else env)
         full_env.setdefault("TERM", "xterm-256color")
         full_env.pop("TMUX", None)
+        # The pane's size is the terminal's: pytest-xdist workers export COLUMNS=80 LINES=24,
+        # which Textual would take over the real 140x45 pane (rows cut, header words lost).
+        full_env.pop("COLUMNS", None)
+        full_env.pop("LINES", None)
         # `exec` so the pane's pid is the program's pid (CPU measurements read it).
         command = "exec " + " ".join(shlex.quote(a) for a in argv)
         w, h = size

@@ -1,0 +1,147 @@
+"""The writer side of the SIGKILL storm (tests/test_hostile_kill.py), run as its own process:
+
+    python tests/kill_storm.py HOME WRITES SEED MODE PEER_STOP     (with the repository on PYTHONPATH)
+
+Imports hermes-admin's CLI once, then forks one child per write; each child runs the very
+``tui.cli.main`` a ``hermes-admin`` process runs, on its own pid, file descriptors and kernel
+lock, and is SIGKILLed (a real kill of a real process) at a random moment or while paused
+inside ``os.replace`` of auth.json. Forking instead of starting an interpreter per write
+makes a write cost ~20 ms instead of ~0.5 s of start-up, so the storm is hundreds of kills
+in seconds; a kill during interpreter start-up touched no file anyway.
+
+MODE ``locked`` is the product; ``nolock`` (negative control) runs the same children with
+the transaction's lock replaced by a no-op, so the test can show the storm loses a peer's
+bumps when the lock is missing. Before the last write (killed mid-write) the driver touches
+PEER_STOP and waits for the peer's PEER_STOP.done, so that temp copy is still there for the
+test's final write to clear (the peer's own writes would sweep it). Prints one JSON line
+with the counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+# Imported before the first fork so that no child pays for it (the point of forking).
+from store.paths import TEMP_PREFIX
+from tui.cli import main as cli_main
+
+PARALLEL = 3
+DEADLINE = 120.0  # seconds: no storm outlives a broken test by more
+
+
+def _verb(i: int) -> list[str]:
+    return [["reset", "openrouter", "r00001"],
+            ["cooldown", "openrouter", "r00002", "--for", f"{i % 50 + 1}m", "--reason", "storm"],
+            ["priority", "openrouter", "r00002", str(i % 3)]][i % 3]
+
+
+def _child(argv: list[str], marker: Path | None) -> None:
+    """In the forked child: run the CLI once and exit with its code (never returns)."""
+    code = 70
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        if marker is not None:
+            real = os.replace
+
+            def replace(src, dst, *a, **k):  # paused mid-write: temp written, not renamed
+                if str(dst).endswith("auth.json"):
+                    marker.touch()
+                    time.sleep(60)
+                return real(src, dst, *a, **k)
+
+            os.replace = replace
+        code = cli_main(argv)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        code = 70
+    os._exit(code)
+
+
+def storm(home: Path, writes: int, seed: int, mode: str, peer_stop: Path) -> dict:
+    if mode == "nolock":
+        # The module, not the package attribute (store re-exports the function by that name).
+        txn = importlib.import_module("store.transaction")
+        txn.locked = lambda *a, **k: contextlib.nullcontext()
+    rng = random.Random(seed)
+    running: dict[int, float | Path | None] = {}
+    counts = {"finished": 0, "killed": 0, "random_kills": 0, "midwrite_kills": 0}
+    codes: dict[str, int] = {}
+    orphans: set[str] = set()
+
+    def reap() -> None:
+        now = time.monotonic()
+        for pid, kill in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                if code == -signal.SIGKILL:
+                    counts["killed"] += 1
+                else:
+                    counts["finished"] += 1
+                    codes[str(code)] = codes.get(str(code), 0) + 1
+                del running[pid]
+                continue
+            due = kill.exists() if isinstance(kill, Path) else kill is not None and now >= kill
+            if due:
+                os.kill(pid, signal.SIGKILL)
+                # Reaped at once: a zombie's pid still looks alive to the next writer's sweep.
+                os.waitpid(pid, 0)
+                counts["killed"] += 1
+                del running[pid]
+                if isinstance(kill, Path):  # died mid-write: its temp copy is in the home now
+                    counts["midwrite_kills"] += 1
+                    orphans.update(p.name for p in home.iterdir()
+                                   if p.name.startswith(TEMP_PREFIX + "auth.json.") and p.name.endswith(".tmp"))
+                else:
+                    counts["random_kills"] += 1
+
+    deadline = time.monotonic() + DEADLINE
+    for i in range(writes):
+        while len(running) >= PARALLEL and time.monotonic() < deadline:
+            reap()
+            time.sleep(0.001)
+        if i == writes - 1:
+            while running and time.monotonic() < deadline:
+                reap()
+                time.sleep(0.001)
+            peer_stop.touch()
+            done = peer_stop.with_name(peer_stop.name + ".done")
+            while not done.exists() and time.monotonic() < deadline:
+                time.sleep(0.005)
+        argv = ["--home", str(home), *_verb(i)]
+        # A third are killed: at a random moment of the run, or mid-write. The last write
+        # is a mid-write kill, so the final write of the test always has a temp to clear.
+        kill: float | Path | None = None
+        marker = None
+        if i % 6 == 4 or i == writes - 1:
+            marker = kill = home.parent / f"in-replace-{i}"
+        elif i % 6 == 1:
+            kill = time.monotonic() + rng.uniform(0.0, 0.07)
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:
+            _child(argv, marker)
+        running[pid] = kill
+    while running and time.monotonic() < deadline:
+        reap()
+        time.sleep(0.001)
+    for pid in running:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    return {**counts, "left_running": len(running), "codes": codes, "orphans": sorted(orphans)}
+
+
+if __name__ == "__main__":
+    home_arg, writes_arg, seed_arg, mode_arg, stop_arg = sys.argv[1:6]
+    print(json.dumps(storm(Path(home_arg), int(writes_arg), int(seed_arg), mode_arg, Path(stop_arg))), flush=True)
