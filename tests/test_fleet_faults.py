@@ -100,3 +100,17 @@ def test_sync_keeps_running_and_writes_nothing_while_the_store_is_unreadable(tmp
     finally:
         da.close()
     assert (a.root / STATE_FILE).exists() and os.stat(a.root / STATE_FILE).st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize("verb", [["status"], ["status", "--json"], ["reset", "fl:0123456789ab"],
+                                  ["bench", "fl:0123456789ab", "60"]])
+def test_every_fleet_verb_says_disconnected_when_redis_is_unreachable(tmp_path, verb):
+    """Found by the CLI fuzz: `fleet reset` crashed (exit 1, internal error) on a refused
+    connection because the disconnected report read `--json`, which only `status` has."""
+    home = tmp_path / "h"
+    home.mkdir(mode=0o700)
+    out = subprocess.run([str(HERMES_ADMIN), "fleet", verb[0], "--home", str(home), "--redis",
+                          "redis://127.0.0.1:9/0", *verb[1:]], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1, out.stderr
+    assert "internal error" not in out.stderr + out.stdout
+    assert "disconnected" in out.stdout

@@ -9,6 +9,7 @@ reaches the file, and a negative control switches redaction off and sees the can
 from __future__ import annotations
 
 import json
+import re
 import string
 import unicodedata
 
@@ -77,13 +78,25 @@ WORDS = ["restore-backup", "round_robin", "fill_first", "least_used", "openroute
          "disk-0123456789abcdefghij", "api-key-3", "env:OPENROUTER_API_KEY", "--lock-timeout"]
 
 
+# A word that starts with a provider's key prefix and runs on for 16+ key characters
+# ("sk-aaaaaaaaaaaa_aaa", found by this test) is key-shaped by store.redact.KEY_PATTERNS and
+# is redacted on purpose: a key nobody told us about must not slip out for being lower-case.
+_key_shaped = re.compile("|".join(p.pattern for p in redact.KEY_PATTERNS))
+
+
 @settings(max_examples=300, deadline=None)
 @given(words=st.lists(st.sampled_from(WORDS) | st.from_regex(r"[a-z]{1,12}(?:[-_][a-z]{1,12}){0,3}",
-                                                               fullmatch=True), max_size=12),
+                                                               fullmatch=True).filter(
+    lambda w: not _key_shaped.search(w)), max_size=12),
        sep=st.sampled_from([" ", ", ", "\n", " | "]))
 def test_ordinary_words_pass_unchanged(words: list[str], sep: str) -> None:
     text = sep.join(words)
     assert Redactor()(text) == text
+
+
+def test_a_lower_case_word_shaped_like_a_key_is_redacted_by_design() -> None:
+    assert Redactor()("x sk-aaaaaaaaaaaa_aaa y") == "x sk-…_aaa y"
+    assert Redactor()("x sk-aaaaaaaaaaaa_a y") == "x sk-aaaaaaaaaaaa_a y"  # 15 after "sk-": a word
 
 
 @settings(max_examples=200, deadline=None)

@@ -177,7 +177,7 @@ def _disconnected(args: argparse.Namespace, exc: BaseException) -> int:
     else:
         line = "fleet: disconnected"
     reason = fleet.scrub(str(exc), args.redis)
-    if args.json:
+    if getattr(args, "json", False):  # only `fleet status` has --json
         json.dump({"connected": False, "disconnected_since": since, "redis": fleet.safe_url(args.redis),
                    "error": reason}, sys.stdout)
         sys.stdout.write("\n")
