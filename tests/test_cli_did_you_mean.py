@@ -10,7 +10,8 @@ from tests.conftest import make_row, make_store, write_store
 @pytest.mark.parametrize("args, expect", [
     (("reset", "openruter", "aaaaaa"), "no pool 'openruter' in the store (did you mean openrouter?"),
     (("remove", "anthropc", "bbbbbb", "--yes"), "did you mean anthropic?"),
-    (("priority", "openrouter", "aaaaab", "1"), "no credential with id, label or index 'aaaaab' (did you mean aaaaaa?)"),
+    (("priority", "openrouter", "aaaaab", "1"),
+     "no credential with id, label or index 'aaaaab' (did you mean aaaaaa?)"),
     (("reset", "openrouter", "ops-kee"), "(did you mean ops-key?)"),
 ])
 def test_a_near_miss_is_named_and_nothing_is_written(tmp_home, cli, args, expect) -> None:
