@@ -29,7 +29,7 @@ from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.watch import HomeLoader, HomeState, follow
 
-from . import shown
+from . import session_end, shown
 from .app_screens import ScreenActions
 from .clock import Clock, system_clock
 from .fleet_feed import FleetConfig, FleetLink
@@ -193,5 +193,8 @@ def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LO
     """Entry point for `hermes-admin` with no verb (``fleet``: open the fleet view too)."""
     app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path(),
                          fleet=fleet)
-    app.run()
+    try:
+        app.run()
+    finally:
+        session_end.disarm()  # the ordinary exit worked: no forced one
     return int(app.return_code or 0)

@@ -22,7 +22,7 @@ from store.paths import Home
 from store.root import DEFAULT_PROFILE, Root, discover
 from store.root_watch import ROOT_WATCHED, RootChange, RootLoader, RootState
 
-from . import shown
+from . import session_end, shown
 from .app import HermesAdminApp
 from .keymap import keymap_path
 from .root_feed import RootLoaded, follow_root_into
@@ -118,5 +118,8 @@ def run_root(root: Root, *, profile: str | None = None, read_only: bool = False,
     """Entry point for `hermes-admin` on a root that has named profiles."""
     app = RootApp(root, profile=profile, read_only=read_only, lock_timeout=lock_timeout,
                   keymap_file=keymap_path())
-    app.run()
+    try:
+        app.run()
+    finally:
+        session_end.disarm()  # the ordinary exit worked: no forced one
     return int(app.return_code or 0)

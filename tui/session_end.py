@@ -8,9 +8,18 @@ reports only POLLHUP / POLLERR / POLLNVAL, so the thread sleeps until the termin
 up, costs nothing meanwhile, and never steals a key from the driver. A self-pipe wakes it
 on a normal exit.
 
-The signals are handled on the event loop (``loop.add_signal_handler``), so the app exits
-through its ordinary path and the caller's ``finally`` (the demo's children and temp
-home) runs. The previous Python handlers are put back afterwards.
+The signals are caught by Python handlers that schedule the exit on the event loop, so the
+app exits through its ordinary path and the caller's ``finally`` (the demo's children and
+temp home) runs. The previous handlers are put back afterwards.
+
+A session that has ended must not outlive it. Textual's shutdown writes its last escape
+codes to the terminal through a bounded queue; with the terminal gone that can block the
+event loop for good (seen: a console left sleeping in ``Queue.put`` after its tmux pane
+was killed, deaf to SIGTERM, since a signal handled *on* the loop waits for the loop).
+So the first SIGHUP/SIGTERM/SIGINT or hang-up also arms a watchdog thread: if the process
+is still running :data:`GRACE_S` seconds later, it runs the callbacks registered with
+:func:`at_forced_exit` (the demo's cleanup) and ends the process with the same status.
+:func:`disarm` is called once the app's ``run()`` has returned.
 """
 
 from __future__ import annotations
@@ -25,6 +34,52 @@ from typing import Any, Callable
 
 SIGNALS = (signal.SIGHUP, signal.SIGTERM, signal.SIGINT)
 HANGUP = select.POLLHUP | select.POLLERR | select.POLLNVAL
+# How long an ended session may take to exit through its ordinary path.
+GRACE_S = 5.0
+
+_forced: list[Callable[[], Any]] = []
+_watchdog: dict[str, threading.Timer | None] = {"timer": None}
+_watchdog_lock = threading.Lock()
+
+
+def at_forced_exit(callback: Callable[[], Any]) -> Callable[[], Any]:
+    """Run *callback* if the watchdog has to end the process (it must be idempotent)."""
+    _forced.append(callback)
+    return callback
+
+
+def forget_forced_exit(callback: Callable[[], Any]) -> None:
+    if callback in _forced:
+        _forced.remove(callback)
+
+
+def arm(code: int, grace: float | None = None) -> None:
+    """Start the watchdog (once): exit with *code* if still running after *grace* seconds."""
+    with _watchdog_lock:
+        if _watchdog["timer"] is not None:
+            return
+        timer = threading.Timer(GRACE_S if grace is None else grace, _force, args=(code,))
+        timer.daemon = True
+        timer.name = "session-end-watchdog"
+        _watchdog["timer"] = timer
+        timer.start()
+
+
+def disarm() -> None:
+    """The app's run() returned: the ordinary path worked, no forced exit."""
+    with _watchdog_lock:
+        timer, _watchdog["timer"] = _watchdog["timer"], None
+    if timer is not None:
+        timer.cancel()
+
+
+def _force(code: int) -> None:
+    for callback in list(_forced):
+        try:
+            callback()
+        except Exception:  # noqa: BLE001 - the process ends next whatever happened here
+            pass
+    os._exit(code)
 
 
 def stdin_fd() -> int | None:
@@ -94,21 +149,30 @@ class SessionEnd:
         self._loop = loop
         for sig in SIGNALS:
             try:
-                self._old[sig] = signal.getsignal(sig)
-                loop.add_signal_handler(sig, self._end, signal.Signals(sig).name, 128 + sig)
-            except (ValueError, RuntimeError, NotImplementedError):
-                self._old.pop(sig, None)     # not the main thread (run_test): no signals
+                # A Python handler, not loop.add_signal_handler: it runs even while the loop
+                # is blocked, and arms the watchdog before asking the loop to exit.
+                self._old[sig] = signal.signal(sig, self._on_signal)
+            except (ValueError, RuntimeError):
+                pass     # not the main thread (run_test): no signals
         fd = stdin_fd()
         if fd is not None and os.isatty(fd):
             self._watch = HangupWatch(fd, self._hung_up).start()
 
-    def _hung_up(self) -> None:
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        arm(128 + signum)
+        self._schedule(signal.Signals(signum).name, 128 + signum)
+
+    def _schedule(self, reason: str, code: int) -> None:
         loop = self._loop
         if loop is not None and not loop.is_closed():
             try:
-                loop.call_soon_threadsafe(self._end, "hangup", 128 + signal.SIGHUP)
+                loop.call_soon_threadsafe(self._end, reason, code)
             except RuntimeError:
                 pass
+
+    def _hung_up(self) -> None:
+        arm(128 + signal.SIGHUP)
+        self._schedule("hangup", 128 + signal.SIGHUP)
 
     def _end(self, reason: str, code: int) -> None:
         if self.reason is None:
@@ -120,11 +184,8 @@ class SessionEnd:
         if self._watch is not None:
             self._watch.stop()
             self._watch = None
-        loop = self._loop
         for sig, old in self._old.items():
             try:
-                if loop is not None:
-                    loop.remove_signal_handler(sig)
                 signal.signal(sig, old if old is not None else signal.SIG_DFL)
             except (ValueError, RuntimeError):
                 pass

@@ -35,6 +35,7 @@ from store.paths import Home
 from store.proxy.stats import read_statuses
 from store.root import Root
 
+from .. import session_end
 from ..root_app import run_root
 from .agent import PARENT_ENV
 from .profiles import seed_profiles
@@ -352,6 +353,8 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
         raise SystemExit(128 + signum)
 
     atexit.register(cleanup)
+    # If the console cannot exit through its ordinary path, the watchdog still cleans up.
+    session_end.at_forced_exit(cleanup)
     # While the dashboard runs, the app handles these itself and puts these handlers back.
     old = {sig: signal.signal(sig, on_term) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
@@ -369,5 +372,6 @@ def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
     finally:
         cleanup()
         atexit.unregister(cleanup)
+        session_end.forget_forced_exit(cleanup)
         for sig, handler in old.items():
             signal.signal(sig, handler)
