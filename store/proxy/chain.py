@@ -31,7 +31,7 @@ from typing import Any
 from .. import policy, probe
 from ..authfile import read_store
 from ..lock import DEFAULT_LOCK_TIMEOUT
-from ..model import Row, as_int, parse_epoch, pool_rows, pools
+from ..model import Row, as_int, parse_epoch, pool_rows, pools, priority_of, sorted_rows
 from ..outcomes import Decision, Result, Selection, reset_time
 from ..paths import Home
 from ..pool_client import PoolClient
@@ -50,6 +50,22 @@ class Attempt:
     selection: Selection
     client: PoolClient | None = None
     fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
+
+
+@dataclass
+class _Candidates:
+    """One pool's rows a request may use, in the order its strategy walks them.
+
+    What ``policy.select`` works out on every call (clear elapsed cooldowns, the effective
+    status of each row, the eligible ones), kept until the view changes (*generation*) or
+    the clock reaches *until*, the soonest moment a cooldown or model bench ends: between
+    those, every row's effective status is the same, so the list is too.
+    """
+
+    generation: int
+    until: float
+    strategy: str
+    rows: list[Row]
 
 
 class _RequestClient(PoolClient):
@@ -84,6 +100,8 @@ class Chain:
         self._rows: dict[str, list[Row]] = {}
         self._pending: dict[tuple[str, str], int] = {}
         self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        self._generation = 0              # bumped whenever the view's rows or their meaning change
+        self._candidates: dict[str, _Candidates] = {}
         self._reads = 0                   # store reads begun (tickets handed out)
         self._applied = 0                 # the ticket of the snapshot in the view
         self.fallback_since: float | None = None
@@ -143,21 +161,26 @@ class Chain:
                 else:
                     row.update(fields)
             self._rows = fresh
+            self._generation += 1
 
     def refresh_config(self) -> None:
         """Re-read strategies and TTLs (at start and when the watcher sees config.yaml change),
         so a request costs no stat of config.yaml."""
         cfg = self.runtime.config
-        self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
-        self._ttls = cfg.ttls
+        with self._lock:
+            self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
+            self._ttls = cfg.ttls
+            self._generation += 1
 
     def row_count(self) -> int:
         """Rows in the chain's pools: bounds how many tries one request may take."""
         return sum(len(rows) for rows in self._rows.values()) + len(self.routes)
 
     def set_env(self, env: Mapping[str, str]) -> None:
-        self.env.clear()
-        self.env.update(env)
+        with self._lock:
+            self.env.clear()
+            self.env.update(env)
+            self._generation += 1       # borrowed secrets decide which rows are eligible
 
     # -- selection --
 
@@ -181,12 +204,9 @@ class Chain:
         model = route.model if index > 0 else None
         if route.pool is not None and route.pool in self._rows:
             now = self.clock()
-            strategy, ttls = self._strategies.get(route.pool, policy.DEFAULT_STRATEGY), self._ttls
             env = self.env
             with self._lock:
-                rows = self._rows[route.pool]
-                row = policy.select(rows, strategy, now, ttls, rng=self.rng,
-                                    eligible=lambda r: bool(probe.row_secret(r, env)))
+                row = self._pick(route.pool, now)
                 if row is None:
                     return None
                 key = (route.pool, str(row.get("id")))
@@ -200,6 +220,52 @@ class Chain:
             if token:
                 return Selection(route.name, route.key_env, route.key_env, token, route.base_url, model)
         return None
+
+    def _pick(self, pool: str, now: float) -> Row | None:
+        """``policy.select`` on the view (same row, same counting, same round-robin move),
+        without re-deriving every row's status per request. Call with ``_lock`` held."""
+        rows = self._rows[pool]
+        cands = self._candidates.get(pool)
+        if cands is None or cands.generation != self._generation or now >= cands.until:
+            cands = self._candidates[pool] = self._candidates_of(rows, pool, now)
+        usable = cands.rows
+        if not usable:
+            return None
+        if cands.strategy == "random":
+            chosen = self.rng.choice(usable)
+        elif cands.strategy == "least_used":
+            chosen = min(usable, key=lambda r: (as_int(r.get("request_count")), priority_of(r)))
+        else:
+            chosen = usable[0]
+        chosen["request_count"] = as_int(chosen.get("request_count")) + 1
+        if cands.strategy == "round_robin" and len(usable) > 1:
+            # As policy.select: renumber, move the pick to the end. The usable rows keep
+            # their relative order, so the pick moves to the end of the list too.
+            policy.renumber(rows)
+            rows.remove(chosen)
+            rows.append(chosen)
+            for i, row in enumerate(rows):
+                row["priority"] = i
+            usable.remove(chosen)
+            usable.append(chosen)
+        return chosen
+
+    def _candidates_of(self, rows: list[Row], pool: str, now: float) -> _Candidates:
+        ttls, env = self._ttls, self.env
+        policy.clear_elapsed(rows, now, ttls)       # as policy.select does on every call
+        ordered = sorted_rows(rows)
+        until = math.inf
+        usable = []
+        for row in ordered:
+            eff = policy.effective(row, ordered, now, ttls)
+            if eff.available_at is not None and eff.available_at > now:
+                until = min(until, eff.available_at)
+            for t in eff.model_benches.values():
+                until = min(until, t)
+            if eff.usable_for(None) and probe.row_secret(row, env):
+                usable.append(row)
+        strategy = policy.known_strategy(self._strategies.get(pool, policy.DEFAULT_STRATEGY))
+        return _Candidates(self._generation, until, strategy, usable)
 
     def usable(self, sel: Selection) -> bool:
         """Whether *sel*'s row may be sent to now (never a cooling row)."""
@@ -242,6 +308,7 @@ class Chain:
             changed = policy.mark_exhausted(rows, row, now, code=result.status, reason=result.reason,
                                             message=result.message, reset_at=reset_time(result, now),
                                             failure_reason=failure_reason)
+            self._generation += 1
             for r in changed:
                 self._overlay[(sel.pool, str(r.get("id")))] = (
                     now, {f: r.get(f) for f in _STATUS_FIELDS if f in r})

@@ -29,6 +29,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from yarl import URL
 
 from .. import probe
 from ..errors import StoreUnreadable
@@ -58,6 +59,7 @@ BODY_CAP = 10 * 1024 * 1024
 FLUSH_INTERVAL = 1.0
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)
+URL_CACHE_MAX = 256       # parsed upstream URLs kept (rows x paths; query strings are not kept)
 class ProxyServer:
     """One proxy on one home: the aiohttp app, the upstream session and the chain."""
 
@@ -85,22 +87,31 @@ class ProxyServer:
         self._stop_watch = threading.Event()
         self._watcher: threading.Thread | None = None
         self._max_tries = 4
+        self._urls: dict[str, URL] = {}
 
     # -- lifecycle --
 
-    def app(self) -> web.Application:
-        app = web.Application(client_max_size=self.body_cap)
-        app.router.add_route("*", "/{tail:.*}", self.handle)
-        return app
+    def app(self) -> web.Server:
+        """aiohttp's low-level server: :meth:`handle` routes by itself (four paths), so the
+        Application's router, match info and response-prepare signals would be per-request
+        work for nothing. No access log: it would format a line per request (and the
+        client's key is the caller's business, not our log's)."""
+        return web.Server(self.handle, request_factory=self._request, access_log=None)
+
+    def _request(self, message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
+        return web.BaseRequest(message, payload, protocol, writer, task, asyncio.get_running_loop(),
+                               client_max_size=self.body_cap)
 
     async def start(self) -> None:
         """Load the view, open the upstream session, listen, start the background work."""
         await asyncio.to_thread(self.chain.load)
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300)
+        # No cookie jar: one session serves every client, and one client's upstream cookies
+        # must not ride along on another's requests (and filtering them costs per request).
         self._session = aiohttp.ClientSession(connector=connector, timeout=UPSTREAM_TIMEOUT,
-                                              auto_decompress=False,
+                                              auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
                                               skip_auto_headers=("Accept-Encoding", "User-Agent"))
-        self._runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        self._runner = web.ServerRunner(self.app(), handle_signals=False)
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, backlog=1024)
         await self._site.start()
@@ -205,7 +216,7 @@ class ProxyServer:
 
     # -- requests --
 
-    async def handle(self, request: web.Request) -> web.StreamResponse:
+    async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
         path = request.path
         if path not in ALLOWED_PATHS:
             return error_body(404, f"{path} is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
@@ -234,7 +245,19 @@ class ProxyServer:
     def _too_large(self) -> web.Response:
         return error_body(413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")
 
-    async def _forward(self, request: web.Request, path: str, body: bytes) -> web.StreamResponse:
+    def _url(self, base: str, tail: str) -> URL:
+        """The upstream URL, parsed once per row base and path rather than per request."""
+        text = base + tail
+        url = self._urls.get(text)
+        if url is None:
+            url = URL(text)
+            if "?" not in tail:
+                if len(self._urls) >= URL_CACHE_MAX:
+                    self._urls.clear()
+                self._urls[text] = url
+        return url
+
+    async def _forward(self, request: web.BaseRequest, path: str, body: bytes) -> web.StreamResponse:
         chain = self.chain
         if chain.restore_due():
             self._kick_restore()
@@ -258,7 +281,7 @@ class ProxyServer:
             self.stats.begin(sel.pool, sel.row_id, sel.label)
             raw: bytes | None = None       # the upstream's error body (None: never answered)
             try:
-                up = await self._session.request(request.method, base + tail, data=payload or None,
+                up = await self._session.request(request.method, self._url(base, tail), data=payload or None,
                                                  headers=headers)
             except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
                 self.stats.end(sel.pool, sel.row_id)
@@ -316,7 +339,7 @@ class ProxyServer:
             resp.headers["Retry-After"] = str(retry)
         return resp
 
-    async def _relay(self, request: web.Request, up: aiohttp.ClientResponse,
+    async def _relay(self, request: web.BaseRequest, up: aiohttp.ClientResponse,
                      attempt: Attempt) -> web.StreamResponse:
         sel = attempt.selection
         try:
