@@ -86,12 +86,12 @@ def test_the_fast_path_picks_what_policy_select_picks(tmp_home, strategy):
 
 
 def test_control_a_list_kept_past_a_cooldown_end_is_caught(tmp_home, monkeypatch):
-    real = Chain._candidates_of
+    real = chain_mod.usable_rows
 
-    def never_expires(self, rows, pool, now):
-        cands = real(self, rows, pool, now)
-        cands.until = float("inf")
-        return cands
+    def never_expires(*args, **kw):
+        usable = real(*args, **kw)
+        usable.until = float("inf")
+        return usable
 
-    monkeypatch.setattr(chain_mod.Chain, "_candidates_of", never_expires)
+    monkeypatch.setattr(chain_mod, "usable_rows", never_expires)
     assert _diverges(tmp_home, "fill_first"), "a stale list went unnoticed"

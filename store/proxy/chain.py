@@ -31,12 +31,13 @@ from typing import Any
 from .. import policy, probe
 from ..authfile import read_store
 from ..lock import DEFAULT_LOCK_TIMEOUT
-from ..model import Row, as_int, parse_epoch, pool_rows, pools, priority_of, sorted_rows
+from ..model import Row, as_int, parse_epoch, pool_rows, pools
 from ..outcomes import Decision, Result, Selection, reset_time
 from ..paths import Home
 from ..pool_client import PoolClient
 from ..runtime import RESTORE_INTERVAL, AgentRuntime
 from ..transaction import skip_write, transaction
+from .picks import Usable, pick, usable_rows
 
 _STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
                   "last_error_message", "last_error_reset_at", "failure_reason")
@@ -50,22 +51,6 @@ class Attempt:
     selection: Selection
     client: PoolClient | None = None
     fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
-
-
-@dataclass
-class _Candidates:
-    """One pool's rows a request may use, in the order its strategy walks them.
-
-    What ``policy.select`` works out on every call (clear elapsed cooldowns, the effective
-    status of each row, the eligible ones), kept until the view changes (*generation*) or
-    the clock reaches *until*, the soonest moment a cooldown or model bench ends: between
-    those, every row's effective status is the same, so the list is too.
-    """
-
-    generation: int
-    until: float
-    strategy: str
-    rows: list[Row]
 
 
 class _RequestClient(PoolClient):
@@ -101,7 +86,7 @@ class Chain:
         self._pending: dict[tuple[str, str], int] = {}
         self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
         self._generation = 0              # bumped whenever the view's rows or their meaning change
-        self._candidates: dict[str, _Candidates] = {}
+        self._usable: dict[str, Usable] = {}
         self._reads = 0                   # store reads begun (tickets handed out)
         self._applied = 0                 # the ticket of the snapshot in the view
         self.fallback_since: float | None = None
@@ -222,50 +207,14 @@ class Chain:
         return None
 
     def _pick(self, pool: str, now: float) -> Row | None:
-        """``policy.select`` on the view (same row, same counting, same round-robin move),
-        without re-deriving every row's status per request. Call with ``_lock`` held."""
+        """``policy.select`` on the view, from the kept list of usable rows. Hold ``_lock``."""
         rows = self._rows[pool]
-        cands = self._candidates.get(pool)
-        if cands is None or cands.generation != self._generation or now >= cands.until:
-            cands = self._candidates[pool] = self._candidates_of(rows, pool, now)
-        usable = cands.rows
-        if not usable:
-            return None
-        if cands.strategy == "random":
-            chosen = self.rng.choice(usable)
-        elif cands.strategy == "least_used":
-            chosen = min(usable, key=lambda r: (as_int(r.get("request_count")), priority_of(r)))
-        else:
-            chosen = usable[0]
-        chosen["request_count"] = as_int(chosen.get("request_count")) + 1
-        if cands.strategy == "round_robin" and len(usable) > 1:
-            # As policy.select: renumber, move the pick to the end. The usable rows keep
-            # their relative order, so the pick moves to the end of the list too.
-            policy.renumber(rows)
-            rows.remove(chosen)
-            rows.append(chosen)
-            for i, row in enumerate(rows):
-                row["priority"] = i
-            usable.remove(chosen)
-            usable.append(chosen)
-        return chosen
-
-    def _candidates_of(self, rows: list[Row], pool: str, now: float) -> _Candidates:
-        ttls, env = self._ttls, self.env
-        policy.clear_elapsed(rows, now, ttls)       # as policy.select does on every call
-        ordered = sorted_rows(rows)
-        until = math.inf
-        usable = []
-        for row in ordered:
-            eff = policy.effective(row, ordered, now, ttls)
-            if eff.available_at is not None and eff.available_at > now:
-                until = min(until, eff.available_at)
-            for t in eff.model_benches.values():
-                until = min(until, t)
-            if eff.usable_for(None) and probe.row_secret(row, env):
-                usable.append(row)
-        strategy = policy.known_strategy(self._strategies.get(pool, policy.DEFAULT_STRATEGY))
-        return _Candidates(self._generation, until, strategy, usable)
+        usable = self._usable.get(pool)
+        if usable is None or usable.generation != self._generation or now >= usable.until:
+            usable = self._usable[pool] = usable_rows(
+                rows, self._strategies.get(pool, policy.DEFAULT_STRATEGY), now, self._ttls, self.env,
+                self._generation)
+        return pick(usable, rows, self.rng)
 
     def usable(self, sel: Selection) -> bool:
         """Whether *sel*'s row may be sent to now (never a cooling row)."""
