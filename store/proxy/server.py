@@ -84,6 +84,7 @@ class ProxyServer:
         self._site: web.TCPSite | None = None
         self._tasks: list[asyncio.Task] = []
         self._restore_task: asyncio.Task | None = None
+        self._status_write: asyncio.Future | None = None
         self._stop_watch = threading.Event()
         self._watcher: threading.Thread | None = None
         self._max_tries = 4
@@ -92,10 +93,8 @@ class ProxyServer:
     # -- lifecycle --
 
     def app(self) -> web.Server:
-        """aiohttp's low-level server: :meth:`handle` routes by itself (four paths), so the
-        Application's router, match info and response-prepare signals would be per-request
-        work for nothing. No access log: it would format a line per request (and the
-        client's key is the caller's business, not our log's)."""
+        """aiohttp's low-level server: :meth:`handle` routes the four paths itself (an
+        Application's router and signals cost per request); no access log line per request."""
         return web.Server(self.handle, request_factory=self._request, access_log=None)
 
     def _request(self, message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
@@ -140,6 +139,9 @@ class ProxyServer:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        if self._status_write is not None:
+            with contextlib.suppress(Exception):
+                await self._status_write
         self._stop_watch.set()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -180,9 +182,13 @@ class ProxyServer:
                 except Exception as exc:
                     log.warning("request counts not written yet (%s); will retry", exc)
             self._log_notices()
-            status = self.status()          # built on the loop, which owns the counters
+            # Built on the loop, which owns the counters; serialised and written off it.
+            # Shielded: a stop() that cancels this task waits for the write to land, so it
+            # never lands after the final "stopped" status.
+            self._status_write = asyncio.ensure_future(
+                asyncio.to_thread(write_status, self.home, self.status()))
             try:
-                await asyncio.to_thread(write_status, self.home, status)   # serialised and written off it
+                await asyncio.shield(self._status_write)
             except OSError as exc:
                 log.warning("could not write the status file: %s", exc)
 
