@@ -37,6 +37,7 @@ from ..paths import Home
 from ..pool_client import PoolClient
 from ..runtime import RESTORE_INTERVAL, AgentRuntime
 from ..transaction import skip_write, transaction
+from .picks import Usable, pick, usable_rows
 
 _STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
                   "last_error_message", "last_error_reset_at", "failure_reason")
@@ -84,6 +85,8 @@ class Chain:
         self._rows: dict[str, list[Row]] = {}
         self._pending: dict[tuple[str, str], int] = {}
         self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        self._generation = 0              # bumped whenever the view's rows or their meaning change
+        self._usable: dict[str, Usable] = {}
         self._reads = 0                   # store reads begun (tickets handed out)
         self._applied = 0                 # the ticket of the snapshot in the view
         self.fallback_since: float | None = None
@@ -143,21 +146,26 @@ class Chain:
                 else:
                     row.update(fields)
             self._rows = fresh
+            self._generation += 1
 
     def refresh_config(self) -> None:
         """Re-read strategies and TTLs (at start and when the watcher sees config.yaml change),
         so a request costs no stat of config.yaml."""
         cfg = self.runtime.config
-        self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
-        self._ttls = cfg.ttls
+        with self._lock:
+            self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
+            self._ttls = cfg.ttls
+            self._generation += 1
 
     def row_count(self) -> int:
         """Rows in the chain's pools: bounds how many tries one request may take."""
         return sum(len(rows) for rows in self._rows.values()) + len(self.routes)
 
     def set_env(self, env: Mapping[str, str]) -> None:
-        self.env.clear()
-        self.env.update(env)
+        with self._lock:
+            self.env.clear()
+            self.env.update(env)
+            self._generation += 1       # borrowed secrets decide which rows are eligible
 
     # -- selection --
 
@@ -181,12 +189,9 @@ class Chain:
         model = route.model if index > 0 else None
         if route.pool is not None and route.pool in self._rows:
             now = self.clock()
-            strategy, ttls = self._strategies.get(route.pool, policy.DEFAULT_STRATEGY), self._ttls
             env = self.env
             with self._lock:
-                rows = self._rows[route.pool]
-                row = policy.select(rows, strategy, now, ttls, rng=self.rng,
-                                    eligible=lambda r: bool(probe.row_secret(r, env)))
+                row = self._pick(route.pool, now)
                 if row is None:
                     return None
                 key = (route.pool, str(row.get("id")))
@@ -200,6 +205,16 @@ class Chain:
             if token:
                 return Selection(route.name, route.key_env, route.key_env, token, route.base_url, model)
         return None
+
+    def _pick(self, pool: str, now: float) -> Row | None:
+        """``policy.select`` on the view, from the kept list of usable rows. Hold ``_lock``."""
+        rows = self._rows[pool]
+        usable = self._usable.get(pool)
+        if usable is None or usable.generation != self._generation or now >= usable.until:
+            usable = self._usable[pool] = usable_rows(
+                rows, self._strategies.get(pool, policy.DEFAULT_STRATEGY), now, self._ttls, self.env,
+                self._generation)
+        return pick(usable, rows, self.rng)
 
     def usable(self, sel: Selection) -> bool:
         """Whether *sel*'s row may be sent to now (never a cooling row)."""
@@ -242,6 +257,7 @@ class Chain:
             changed = policy.mark_exhausted(rows, row, now, code=result.status, reason=result.reason,
                                             message=result.message, reset_at=reset_time(result, now),
                                             failure_reason=failure_reason)
+            self._generation += 1
             for r in changed:
                 self._overlay[(sel.pool, str(r.get("id")))] = (
                     now, {f: r.get(f) for f in _STATUS_FIELDS if f in r})

@@ -1,8 +1,9 @@
 """Traffic counters and the status file the console (and ``proxy status``) read.
 
 Counters live in memory on the event loop (no lock needed: one thread touches them).
-Per credential: in-flight requests and requests in the last minute. Per pool: requests
-and 429s in 10 s buckets over the last 10 minutes. The status file
+Per credential: in-flight requests and requests in the last minute (1 s buckets, so a
+request costs O(1) and a snapshot O(60), whatever the rate). Per pool: requests and 429s
+in 10 s buckets over the last 10 minutes. The status file
 ``<home>/hermes-admin-proxy-<port>.json`` (one per proxy) is written atomically, mode 0600, without fsync (it is
 a view, rebuilt every second) and holds ids, labels and counts, never a secret.
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,6 +58,28 @@ class _Series:
                 for i in range(BUCKETS)]
 
 
+class _Minute:
+    """Requests per second over the last 60 s, in a ring of 60 one-second slots."""
+
+    __slots__ = ("counts", "seconds")
+
+    def __init__(self) -> None:
+        self.counts = [0] * 60
+        self.seconds = [-1] * 60      # the second each slot counts; a stale one is reused
+
+    def add(self, now: float) -> None:
+        second = int(now)
+        i = second % 60
+        if self.seconds[i] != second:
+            self.seconds[i] = second
+            self.counts[i] = 0
+        self.counts[i] += 1
+
+    def total(self, now: float) -> int:
+        second = int(now)
+        return sum(c for c, s in zip(self.counts, self.seconds, strict=True) if second - 60 < s <= second)
+
+
 class Stats:
     """What the proxy did, for the console."""
 
@@ -65,7 +87,7 @@ class Stats:
         self.clock = clock
         self.in_flight: dict[tuple[str, str], int] = {}
         self.labels: dict[tuple[str, str], str] = {}
-        self._recent: dict[tuple[str, str], deque[float]] = {}
+        self._recent: dict[tuple[str, str], _Minute] = {}
         self._pools: dict[str, _Series] = {}
         self.total = 0
         self.errors = 0
@@ -76,11 +98,14 @@ class Stats:
         self.in_flight[key] = self.in_flight.get(key, 0) + 1
         self.labels[key] = label
         now = self.clock()
-        recent = self._recent.setdefault(key, deque())
-        recent.append(now)
-        while recent and recent[0] < now - 60:
-            recent.popleft()
-        self._pools.setdefault(pool, _Series()).add(now, 0)
+        recent = self._recent.get(key)
+        if recent is None:
+            recent = self._recent[key] = _Minute()
+        recent.add(now)
+        series = self._pools.get(pool)
+        if series is None:
+            series = self._pools[pool] = _Series()
+        series.add(now, 0)
         self.total += 1
 
     def end(self, pool: str, row_id: str) -> None:
@@ -98,10 +123,10 @@ class Stats:
         now = self.clock()
         creds = []
         for key in sorted(set(self.in_flight) | set(self._recent)):
-            recent = self._recent.get(key, deque())
+            recent = self._recent.get(key)
             creds.append({"pool": key[0], "id": key[1], "label": self.labels.get(key, ""),
                           "in_flight": self.in_flight.get(key, 0),
-                          "requests_per_minute": sum(1 for t in recent if t >= now - 60)})
+                          "requests_per_minute": recent.total(now) if recent is not None else 0})
         pools = {name: {"bucket_seconds": BUCKET_SECONDS, "requests": s.window(now, 0),
                         "rate_limited": s.window(now, 1)} for name, s in sorted(self._pools.items())}
         return {"credentials": creds, "pools": pools, "requests_total": self.total,

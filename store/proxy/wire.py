@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from aiohttp import web
+from yarl import URL
 
 from ..outcomes import Result
 
@@ -27,6 +28,26 @@ DROP_RESPONSE = frozenset({"content-length", "connection", "keep-alive", "transf
                             "date", "server", "set-cookie"})
 H_POOL, H_CRED, H_FALLBACK, H_ROUTE = ("X-Hermes-Pool", "X-Hermes-Credential", "X-Hermes-Fallback",
                                        "X-Hermes-Route")
+
+
+class UpstreamUrls:
+    """Upstream URLs parsed once per row base and path, not per request (a query string
+    is parsed each time and not kept, so the cache stays bounded by rows x paths)."""
+
+    def __init__(self, cap: int = 256) -> None:
+        self.cap = cap
+        self._urls: dict[str, URL] = {}
+
+    def get(self, base: str, tail: str) -> URL:
+        text = base + tail
+        url = self._urls.get(text)
+        if url is None:
+            url = URL(text)
+            if "?" not in tail:
+                if len(self._urls) >= self.cap:
+                    self._urls.clear()
+                self._urls[text] = url
+        return url
 
 
 def error_body(status: int, message: str, kind: str, **extra: Any) -> web.Response:
