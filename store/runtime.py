@@ -78,6 +78,7 @@ class AgentRuntime:
         self.rng = rng or _random.Random()
         self.lock_timeout = lock_timeout
         primary_route = Route(primary, model, provider=primary)
+        self._fixed_fallback = fallback is not None
         self.routes = [primary_route] + (fallback if fallback is not None
                                          else self.config.fallback_routes())
         self.active = 0
@@ -88,6 +89,21 @@ class AgentRuntime:
         # After a probe-based restore: the tokens the probe vouched for, until the
         # primary answers once. A failure then proves the probe wrong for a while.
         self._vouched: dict[str, str] = {}
+
+    def follow_config(self) -> bool:
+        """Take the fallback chain from config.yaml again (an operator edited it while this
+        runtime runs); True when the routes changed. The active route stays active if it is
+        still in the chain; otherwise the runtime is back on its primary, and the ordinary
+        fallback moves on from there if the primary is out."""
+        if self._fixed_fallback:
+            return False
+        routes = [self.routes[0]] + self.config.fallback_routes()
+        if routes == self.routes:
+            return False
+        current = self.routes[self.active]
+        self.routes = routes
+        self.active = next((i for i, r in enumerate(routes) if r == current), 0)
+        return True
 
     # -- plumbing --
 

@@ -27,7 +27,7 @@ from store.transaction import transaction
 from tui.demo.fake_provider import FakeProvider, ok, rate_limited, unauthorized
 
 from .conftest import read_doc
-from .proxy_helpers import NOUS_KEY, OR_KEYS, restore_finished, running_proxy, seed, wait_until
+from .proxy_helpers import CONFIG, NOUS_KEY, OR_KEYS, restore_finished, running_proxy, seed, wait_until
 
 pytestmark = pytest.mark.slow      # a live server, the store watcher and threads of clients
 MSG = [{"role": "user", "content": "hi"}]
@@ -335,3 +335,30 @@ def test_401_refreshes_the_oauth_token_then_retries(home, fake):
             c.chat.completions.create(model="m", messages=MSG)
     assert fake.requests_by_key() == {OR_KEYS[0]: 1, "at-proxy-fresh-0002": 4}
     assert read_doc(home)["credential_pool"]["openrouter"][0]["refresh_token"] == "rt-proxy-0002"
+
+
+def test_a_fallback_chain_edited_while_the_proxy_runs_is_followed(home, fake):
+    """The operator edits fallback_providers (the console's config view writes config.yaml):
+    the running proxy serves the new chain without a restart."""
+    for k in OR_KEYS:
+        fake.script(k, rate_limited(retry_after=600))
+    with running_proxy(home, watch=False) as p:
+        c = sdk(p.url)
+        raw = c.chat.completions.with_raw_response.create(model="m", messages=MSG)
+        assert raw.headers["x-hermes-pool"] == "nous" and raw.parse().model == "fallback-model"
+        home.config.write_text(CONFIG.replace("fallback-model", "edited-model"))
+        p.call(_on_loop(p.chain.refresh_config))
+        assert [r.model for r in p.chain.routes[1:]] == ["edited-model"]
+        raw = c.chat.completions.with_raw_response.create(model="m", messages=MSG)
+        assert raw.headers["x-hermes-pool"] == "nous" and raw.parse().model == "edited-model"
+        # Control: with the chain emptied, a pool that is out has nowhere to go: 503.
+        home.config.write_text(CONFIG.split("fallback_providers")[0])
+        p.call(_on_loop(p.chain.refresh_config))
+        assert len(p.chain.routes) == 1 and p.chain.fallback_since is None
+        with pytest.raises(openai.APIStatusError) as err:
+            c.chat.completions.create(model="m", messages=MSG)
+        assert err.value.status_code == 503
+
+
+async def _on_loop(fn):
+    return fn()

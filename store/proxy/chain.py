@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import policy, probe
+from ..agent_config import Route
 from ..authfile import read_store
 from ..lock import DEFAULT_LOCK_TIMEOUT
 from ..model import Row, as_int, parse_epoch, pool_rows, pools
@@ -51,6 +52,7 @@ class Attempt:
     selection: Selection
     client: PoolClient | None = None
     fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
+    route: Route | None = None  # the route at index when chosen (config.yaml may change the chain)
 
 
 class _RequestClient(PoolClient):
@@ -149,9 +151,15 @@ class Chain:
             self._generation += 1
 
     def refresh_config(self) -> None:
-        """Re-read strategies and TTLs (at start and when the watcher sees config.yaml change),
-        so a request costs no stat of config.yaml."""
+        """Re-read the fallback chain, strategies and TTLs (at start and when the watcher sees
+        config.yaml change), so a request costs no stat of config.yaml. A chain that gained a
+        pool reads the store for its rows now (a local read, once per edit)."""
         cfg = self.runtime.config
+        if self.runtime.follow_config():
+            if self.runtime.active == 0:
+                self.fallback_since = None
+            if set(self.pools) - set(self._rows):
+                self.load()
         with self._lock:
             self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
             self._ttls = cfg.ttls
@@ -181,7 +189,7 @@ class Chain:
                                            f"falling back to {self.routes[i].name}")
                     rt.active = i
                     self.fallback_since = self.clock()
-                return Attempt(i, sel, fresh=True)
+                return Attempt(i, sel, fresh=True, route=self.routes[i])
         return None
 
     def _select_in(self, index: int) -> Selection | None:

@@ -297,8 +297,8 @@ class ProxyServer:
             decision = await asyncio.to_thread(chain.outcome, attempt, result)
             if decision.action in (RETRY, ROTATED) and decision.selection is not None:
                 nxt = decision.selection
-                model = chain.routes[attempt.index].model if attempt.index else None
-                attempt = Attempt(attempt.index, replace(nxt, model=model), attempt.client)
+                model = (attempt.route or chain.routes[attempt.index]).model if attempt.index else None
+                attempt = Attempt(attempt.index, replace(nxt, model=model), attempt.client, route=attempt.route)
             elif decision.action == OUT:
                 attempt = chain.select(attempt.index + 1) if attempt.index + 1 < len(chain.routes) else None
             elif decision.action == FAILED:
@@ -321,7 +321,7 @@ class ProxyServer:
         headers[H_POOL] = attempt.selection.pool
         headers[H_CRED] = attempt.selection.row_id
         headers[H_FALLBACK] = "1" if attempt.index else "0"
-        headers[H_ROUTE] = self.chain.routes[attempt.index].name
+        headers[H_ROUTE] = (attempt.route or self.chain.routes[attempt.index]).name
 
     def _all_out(self) -> web.Response:
         reopen = self.chain.reopen_times()
