@@ -125,6 +125,44 @@ async def test_tick_renders_only_visible_cooling_rows(tmp_home: Home, monkeypatc
         assert len(table.cooling_keys()) == 500
 
 
+async def test_tick_splices_the_countdown_and_repaints_only_its_cells(tmp_home: Home,
+                                                                       monkeypatch) -> None:
+    big_home(tmp_home)
+    clock = FakeClock(NOW)
+    app = app_for(tmp_home, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        cooling = [table.order[i] for i in table.visible_range()
+                   if table.order[i] in table.cooling_keys()]
+        frames: list[str] = []
+        real_frame = table._frame
+        monkeypatch.setattr(table, "_frame", lambda k, *a: (frames.append(k), real_frame(k, *a))[1])
+        regions: list = []
+        real_refresh = table.refresh
+        monkeypatch.setattr(table, "refresh", lambda *r, **kw: (regions.extend(r),
+                                                                real_refresh(*r, **kw))[1])
+        before = {k: table.line_text(k) for k in cooling}
+        clock.advance(1)
+        app.dashboard.tick()
+        await pilot.pause()
+        # Every visible countdown moved on screen...
+        assert all(table.line_text(k) != before[k] for k in cooling)
+        # ...without rebuilding any row's other cells (the cached frame takes the new text)...
+        assert frames == []
+        # ...and only the countdown column's cells were marked for repaint.
+        x = sum(c.width + 2 for c in table.columns[:[c.value for c in table.columns].index("left")])
+        left = next(c for c in table.columns if c.value == "left")
+        assert len(regions) == len(cooling)
+        assert {(r.x, r.width) for r in regions} == {(x, left.width + 2)}
+        # Negative control: a tick that had to rebuild rows is seen by the same spy.
+        table._frames.clear()
+        clock.advance(1)
+        app.dashboard.tick()
+        await pilot.pause()
+        assert set(frames) == set(cooling)
+
+
 async def test_tick_sleeps_while_no_cooling_row_is_on_screen(tmp_home: Home) -> None:
     # 200 fine rows, then 20 cooling ones far below the first screen.
     big_home(tmp_home, n=220, pools=1, cooling=lambda i: i >= 200)

@@ -108,6 +108,9 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         self._versions: dict[str, int] = {}
         self._seq = count(1)
         self._strips: LRUCache[tuple, Strip] = LRUCache(2048)
+        # Per row, all but the countdown cell; keyed by _cells_v, which a tick leaves alone.
+        self._frames: LRUCache[tuple, tuple] = LRUCache(2048)
+        self._cells_v: dict[str, int] = {}
         self._base_styles: dict[tuple[bool, bool], Style] = {}
         self._lengths: dict[str, dict[int, int]] = {k: {} for k in GROWING}
         self._fp_need = 0
@@ -205,6 +208,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         self._all, self._order, self._index, self._entries = [], [], {}, {}
         self._pool_memo, self._pool_fps, self._pool_cooling = {}, {}, {}
         self._strips.clear()
+        self._frames.clear()
         self.refresh()
 
     def _apply(self, wanted: list[Entry], now: float, keep: str | None,

@@ -41,13 +41,13 @@ class RowCells:
         self._count_length(column, row.get(column), -1)
         row[column] = value
         self._count_length(column, value, +1)
-        self._versions[row_key] = next(self._seq)
+        self._versions[row_key] = self._cells_v[row_key] = next(self._seq)
 
     def _set_data(self, key: str, row: dict[str, tuple[str, str]]) -> None:
         self._data[key] = row
         for col in GROWING:
             self._count_length(col, row.get(col), +1)
-        self._versions[key] = next(self._seq)
+        self._versions[key] = self._cells_v[key] = next(self._seq)
 
     def _forget(self, key: str) -> None:
         row = self._data.pop(key, {})
@@ -55,6 +55,7 @@ class RowCells:
             self._count_length(col, row.get(col), -1)
         self._sigs.pop(key, None)
         self._versions.pop(key, None)
+        self._cells_v.pop(key, None)
         self._entries.pop(key, None)
 
     def _count_length(self, col: str, value: tuple[str, str] | None, delta: int) -> None:

@@ -65,33 +65,65 @@ class RowPainting:
         super().notify_style_update()
         self._base_styles.clear()
         self._strips.clear()
+        self._frames.clear()
 
     def _render_row(self, row_key: str, cursor: bool) -> Strip:
-        """One row as a strip, full width (cropped to the scroll position when painted)."""
+        """One row as a strip, full width (cropped to the scroll position when painted).
+
+        A credential row is its frame (every cell but the countdown, cached until a
+        cell other than the countdown changes) with the countdown cell spliced in: a
+        tick costs one short segment per row, and the frame's long segments stay the
+        same strings, whose cell lengths Rich has already measured.
+        """
         entry = self._entries[row_key]
         base = self._base_style(entry.cred is None, cursor)
         if isinstance(entry.pool, ProfileBanner):
             return banner_strip(entry.pool, base, self._layout, self._full)
+        fk = (row_key, self._cells_v.get(row_key, 0), self._layout_id, cursor, self.specs is C.WIDE)
+        frame = self._frames.get(fk)
+        if frame is None:
+            frame = self._frame(row_key, base, cursor, entry.cred is not None)
+            self._frames[fk] = frame
+        before, at, after, length = frame
+        if at < 0:
+            return Strip(before, length)
+        text, style = self._data[row_key].get("left", (C.NULL, ""))
+        w = self._layout[at]
+        cell = Segment(" " * PAD + C.ellipsize(text, w).ljust(w) + " " * PAD,
+                       base if cursor or not style else base + _style(style))
+        return Strip([*before, cell, *after], length)
+
+    def _frame(self, row_key: str, base: Style, cursor: bool,
+               splice: bool) -> tuple[list[Segment], int, list[Segment], int]:
+        """(segments before the countdown cell, its column index or -1, segments after, length)."""
         texts = self._cell_texts(row_key)
         row = self._data.get(row_key, {})
-        segs: list[Segment] = []
+        parts: list[list[Segment]] = [[]]
         run: list[str] = []
+        at = -1
         pad = " " * PAD
-        for spec, w, text in zip(self.specs, self._layout, texts, strict=True):
+        for i, (spec, w, text) in enumerate(zip(self.specs, self._layout, texts, strict=True)):
+            if splice and spec.key == "left":
+                if run:
+                    parts[-1].append(Segment("".join(run), base))
+                    run = []
+                at = i
+                parts.append([])
+                continue
             cell_style = "" if cursor else row.get(spec.key, ("", ""))[1]
             cell = pad + text.ljust(w) + pad
             if not cell_style:
                 run.append(cell)
                 continue
             if run:
-                segs.append(Segment("".join(run), base))
+                parts[-1].append(Segment("".join(run), base))
                 run = []
-            segs.append(Segment(cell, base + _style(cell_style)))
+            parts[-1].append(Segment(cell, base + _style(cell_style)))
         # Padded here, in the row's own style, so a cursor bar spans the whole width.
         used = sum(w + 2 * PAD for w in self._layout)
         run.append(" " * max(0, self._full - used))
-        segs.append(Segment("".join(run), base))
-        return Strip(segs, max(self._full, used))
+        parts[-1].append(Segment("".join(run), base))
+        return parts[0], at, parts[-1] if at >= 0 else [], max(self._full, used)
 
     def _render_header(self) -> Strip:
         style = self.rich_style + self.get_component_rich_style("credential-table--header")
@@ -119,15 +151,29 @@ class RowPainting:
                 self._strips[ck] = strip
         return strip.crop(scroll_x, scroll_x + width)
 
-    def _refresh_rows(self, keys: Sequence[str]) -> None:
-        """Repaint just the lines of *keys* that are on screen."""
+    def _refresh_rows(self, keys: Sequence[str], column: str | None = None) -> None:
+        """Repaint just the lines of *keys* that are on screen (only *column*'s cells if given)."""
         top = int(self.scroll_y)
         height = self.size.height
-        width = self.size.width
+        x, width = 0, self.size.width
+        if column is not None:
+            x, width = self._column_span(column)
+            if width <= 0:
+                return
         regions = []
         for key in keys:
             i = self._index.get(key)
             if i is not None and 0 <= i - top < height - 1:
-                regions.append(Region(0, i - top + 1, width, 1))
+                regions.append(Region(x, i - top + 1, width, 1))
         if regions:
             self.refresh(*regions)
+
+    def _column_span(self, column: str) -> tuple[int, int]:
+        """(x, width) on screen of *column*'s cells, padding included; width 0 if hidden."""
+        x = -int(self.scroll_x)
+        for spec, w in zip(self.specs, self._widths(), strict=True):
+            if spec.key == column:
+                left, right = max(0, x), min(self.scrollable_content_region.width, x + w + 2 * PAD)
+                return left, max(0, right - left)
+            x += w + 2 * PAD
+        return 0, 0

@@ -79,7 +79,7 @@ class CountdownTick:
             if self._data[key]["left"][0] != text:
                 self.write_countdown(key, text)
                 changed.append(key)
-        self._refresh_rows(changed)
+        self._refresh_rows(changed, "left")
         return len(changed)
 
     def write_countdown(self, row_key: str, text: str) -> None:
