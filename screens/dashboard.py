@@ -150,7 +150,6 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
         self.tags: set[Key] = set()              # (pool, id) rows tagged for bulk actions
         self.pending_cursor: Key | None = None   # a row just added: the cursor goes there
         self.proxy_summary = ""                  # "proxy :8645 · 12 req/min · primary", "" if none
-        self._proxy_polls = 0
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -184,7 +183,7 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
             self.table.start_ticking(self.tick)
             # The proxy's status file is not watched (a reload each second costs 3.5x a stat:
             # bench/bench_proxy_feed.py); a slow poll finds a proxy, then follows it each second.
-            self.set_interval(1.0, self._poll_proxy_tick, name="proxy-status")
+            self._pace_proxy_poll()
         self.poll_proxy()
         if self.latest is not None:
             self._apply(self.latest)
