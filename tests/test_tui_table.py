@@ -163,6 +163,40 @@ async def test_tick_splices_the_countdown_and_repaints_only_its_cells(tmp_home: 
         assert set(frames) == set(cooling)
 
 
+async def test_first_fill_formats_only_the_rows_on_screen_with_exact_widths(tmp_home: Home,
+                                                                            monkeypatch) -> None:
+    # Labels of every length, so the widths depend on rows far off screen.
+    big_home(tmp_home)
+    with transaction(tmp_home) as doc:
+        doc["credential_pool"]["pool19"][-1]["label"] = "a-much-longer-label-" + "x" * 12
+    formatted: list[str] = []
+    real_cells = CredentialTable._cells
+    monkeypatch.setattr(CredentialTable, "_cells",
+                        lambda self, e, *a: (formatted.append(e.key), real_cells(self, e, *a))[1])
+    app = app_for(tmp_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        shown = {table.order[i] for i in table.visible_range()}
+        creds = {k for k in formatted if k.startswith("cred")}
+        assert creds and creds <= shown | {table.cursor_key}
+        widths = [c.width for c in table.columns]
+        # The longest label (last row of the last pool, never shown) sized its column.
+        assert table.columns[1].width == len("a-much-longer-label-" + "x" * 12)
+        # Scrolling formats the rows that come into view, and only those.
+        formatted.clear()
+        table.scroll_to(y=500, animate=False, immediate=True)
+        await pilot.pause()
+        assert set(formatted) <= {table.order[i] for i in table.visible_range()} and formatted
+        # Every row formatted (the control: the spy sees all 1,000): same widths, exact.
+        formatted.clear()
+        for k in table.order:
+            table.row_texts(k)
+        table._relayout()
+        assert len([k for k in formatted if k.startswith("cred")]) > 900
+        assert [c.width for c in table.columns] == widths
+
+
 async def test_tick_sleeps_while_no_cooling_row_is_on_screen(tmp_home: Home) -> None:
     # 200 fine rows, then 20 cooling ones far below the first screen.
     big_home(tmp_home, n=220, pools=1, cooling=lambda i: i >= 200)

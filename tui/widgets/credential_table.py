@@ -31,7 +31,7 @@ from store.view import CredentialView, PoolView
 
 from . import cells as C
 from .rows import Entry, ProfileBanner, entries, mark_key, split_key
-from .table_cells import GROWING, RowCells
+from .table_cells import GROWING, RowCells, estimate
 from .table_layout import PAD, distinct_fingerprints, widths
 from .table_nav import TableNavigation
 from .table_paint import RowPainting
@@ -104,6 +104,9 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         self._index: dict[str, int] = {}
         self._entries: dict[str, Entry] = {}
         self._data: dict[str, dict[str, tuple[str, str]]] = {}  # key -> column -> (text, style)
+        self._lazy: set[str] = set()               # rows not formatted yet (table_cells)
+        self._pool_est: dict[str, dict[str, int]] = {}  # per pool: its deferred rows' lengths
+        self._fps: dict[tuple[str, str], str] = {}
         self._sigs: dict[str, tuple] = {}
         self._versions: dict[str, int] = {}
         self._seq = count(1)
@@ -203,10 +206,11 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
 
     def clear(self) -> None:
         """Forget every row (a reconcile never needs this)."""
-        for key in list(self._data):
+        for key in [*self._data, *self._lazy]:
             self._forget(key)
         self._all, self._order, self._index, self._entries = [], [], {}, {}
         self._pool_memo, self._pool_fps, self._pool_cooling = {}, {}, {}
+        self._pool_est = {}
         self._strips.clear()
         self._frames.clear()
         self.refresh()
@@ -217,13 +221,14 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         self._now = now
         old_index = self._index
         want = {e.key for e in wanted}
-        for key in [k for k in self._data if k not in want]:
+        for key in [k for k in (*self._data, *self._lazy) if k not in want]:
             self._forget(key)
         pools_now = {e.pool.key for e in wanted if e.cred is None}
         stale = {p for p in self._pool_fps if p not in pools_now or fresh is None or p in fresh}
         for p in stale:
             self._pool_fps.pop(p, None)
             self._pool_cooling.pop(p, None)
+            self._pool_est.pop(p, None)
         by_pool: dict[str, list[CredentialView]] = {}
         for e in wanted:
             if e.cred is not None and (fresh is None or e.pool.key in fresh):
@@ -235,10 +240,13 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         fps: dict[tuple[str, str], str] = {}
         for part in self._pool_fps.values():
             fps.update(part)
+        self._fps = fps
         dirty: list[str] = []
+        deferred: dict[str, list[Entry]] = {}
         for e in wanted:
             key = e.key
-            if fresh is not None and e.pool.key not in fresh and key in self._data:
+            if fresh is not None and e.pool.key not in fresh and (
+                    key in self._data or key in self._lazy):
                 continue  # an untouched pool: same view object, same rows
             cv = e.cred
             self._entries[key] = e
@@ -246,6 +254,10 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
                 eff = cv.effective
                 if eff.status == "cooling" and eff.available_at is not None:
                     self._pool_cooling.setdefault(e.pool.key, {})[key] = eff.available_at
+                if key not in self._data:
+                    self._defer(key)   # formatted when first shown
+                    deferred.setdefault(e.pool.key, []).append(e)
+                    continue
             sig = self._sig(e, fps)
             if self._sigs.get(key) == sig:
                 continue
@@ -262,9 +274,12 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
             cooling.update(part)
         self._cooling = cooling
         self._next_flip = min(cooling.values(), default=math.inf)
+        for pool, rows in deferred.items():
+            self._pool_est[pool] = estimate(rows, fps, self._notes)
         self._fp_need = max((len(f) for f in fps.values()), default=0)
         self._all = wanted
         moved = self._rebuild_order()
+        self.materialize_visible()
         self._relayout()
         self._restore_cursor(keep, old_index)
         if moved:
@@ -316,7 +331,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
 
     def _relayout(self) -> None:
         """Recompute column widths; only a real change invalidates the cached strips."""
-        natural = {k: max(v, default=0) for k, v in self._lengths.items()}
+        natural = self._natural()
         total = max(0, self.scrollable_content_region.width or self.size.width)
         layout = widths(self.specs, total, natural, {"fingerprint": self._fp_need})
         full = max(total, sum(w + 2 * PAD for w in layout))
@@ -327,6 +342,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
             self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
+        self.materialize_visible()
         self._relayout()
         self._arm()
 

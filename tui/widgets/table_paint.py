@@ -40,7 +40,7 @@ class RowPainting:
             mark = COLLAPSED_MARK if e.pool.key in self._folded else C.HEADER_MARK
             specs = [C.ColumnSpec(s.key, s.label, w) for s, w in zip(self.specs, layout, strict=True)]
             return [mark] + C.flow(C.header_tokens(e.pool), [s.width for s in specs[1:]])
-        row = self._data[row_key]
+        row = self._row(row_key)
         out = []
         for spec, w in zip(self.specs, layout, strict=True):
             text = row.get(spec.key, (C.NULL, ""))[0]
@@ -87,7 +87,7 @@ class RowPainting:
         before, at, after, length = frame
         if at < 0:
             return Strip(before, length)
-        text, style = self._data[row_key].get("left", (C.NULL, ""))
+        text, style = self._row(row_key).get("left", (C.NULL, ""))
         w = self._layout[at]
         cell = Segment(" " * PAD + C.ellipsize(text, w).ljust(w) + " " * PAD,
                        base if cursor or not style else base + _style(style))
@@ -97,7 +97,7 @@ class RowPainting:
                splice: bool) -> tuple[list[Segment], int, list[Segment], int]:
         """(segments before the countdown cell, its column index or -1, segments after, length)."""
         texts = self._cell_texts(row_key)
-        row = self._data.get(row_key, {})
+        row = self._data.get(row_key, {})   # built by _cell_texts when it was deferred
         parts: list[list[Segment]] = [[]]
         run: list[str] = []
         at = -1
@@ -142,6 +142,8 @@ class RowPainting:
             if i >= len(self._order):
                 return Strip.blank(width, self.rich_style)
             key = self._order[i]
+            if key in self._lazy:
+                self._materialize(key)  # shown before a scroll or resize formatted it
             cursor = i == self.cursor_row
             ck = (key, self._versions.get(key, 0), self._layout_id, cursor,
                   self.specs is C.WIDE)
