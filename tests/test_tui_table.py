@@ -125,6 +125,39 @@ async def test_tick_renders_only_visible_cooling_rows(tmp_home: Home, monkeypatc
         assert len(table.cooling_keys()) == 500
 
 
+async def test_one_row_reload_walks_only_its_pool_and_keeps_the_order(tmp_home: Home,
+                                                                      monkeypatch) -> None:
+    big_home(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        walked: list[str] = []
+        rebuilt: list[int] = []
+        real_pool, real_order = table._apply_pool, table._rebuild_order
+        monkeypatch.setattr(table, "_apply_pool", lambda p, rows, *a: (
+            walked.append(p), real_pool(p, rows, *a))[1])
+        monkeypatch.setattr(table, "_rebuild_order", lambda: (rebuilt.append(1), real_order())[1])
+        order = table.order
+        with transaction(tmp_home) as doc:
+            doc["credential_pool"]["pool07"][3]["label"] = "relabelled"
+        app.reload()
+        await pilot.pause()
+        # Only the written pool is looked at row by row; the 1,020-row order is not rebuilt.
+        assert walked == ["pool07"] and rebuilt == []
+        assert table.order == order
+        assert table.cell_text(key("pool07", f"{7 * 50 + 3:06x}"), "label") == "relabelled"
+        # Control: a write that moves a row does rebuild the order, and the spy sees it.
+        with transaction(tmp_home) as doc:
+            rows = doc["credential_pool"]["pool07"]
+            rows[0]["priority"], rows[1]["priority"] = 1, 0
+        app.reload()
+        await pilot.pause()
+        assert walked[-1] == "pool07" and rebuilt
+        assert table.order.index(key("pool07", f"{7 * 50 + 1:06x}")) < \
+            table.order.index(key("pool07", f"{7 * 50:06x}"))
+
+
 async def test_tick_splices_the_countdown_and_repaints_only_its_cells(tmp_home: Home,
                                                                        monkeypatch) -> None:
     big_home(tmp_home)

@@ -59,8 +59,10 @@ class CountdownTick:
             flipped = [k for k, t in self._cooling.items() if t <= now]
             for k in flipped:
                 del self._cooling[k]
-                for part in self._pool_cooling.values():
+            for pool, part in self._pool_cooling.items():
+                for k in flipped:
                     part.pop(k, None)
+                self._pool_flip[pool] = min(part.values(), default=math.inf)
             self._next_flip = min(self._cooling.values(), default=math.inf)
         self.refresh_countdowns(now)
         self._arm()
