@@ -412,3 +412,25 @@ async def test_off_screen_countdowns_are_fresh_when_scrolled_into_view(tmp_home:
         await pilot.pause()
         # TTL 3600 s, benched 59 s before NOW, 5 s later: 3536 s left.
         assert "58m 56s" in table.line_text(far)
+
+
+async def test_the_console_freezes_its_long_lived_heap_once_the_first_home_is_shown(
+        tmp_home: Home) -> None:
+    import gc
+    write_sample(tmp_home)
+    before = gc.get_freeze_count()
+    try:
+        # Control first: a test app (freeze_heap off) leaves the GC alone.
+        app = HermesAdminApp(tmp_home, clock=FakeClock(NOW), watch=False, tick=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+        assert gc.get_freeze_count() == before
+        app = HermesAdminApp(tmp_home, clock=FakeClock(NOW), watch=False, tick=False,
+                             freeze_heap=True)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await pilot.pause()
+            assert gc.get_freeze_count() > before and not app.freeze_heap
+    finally:
+        gc.unfreeze()
