@@ -153,29 +153,21 @@ class RowPainting:
                 self._strips[ck] = strip
         return strip.crop(scroll_x, scroll_x + width)
 
-    def _refresh_rows(self, keys: Sequence[str], column: str | None = None) -> None:
-        """Repaint just the lines of *keys* that are on screen (only *column*'s cells if given)."""
+    def _refresh_rows(self, keys: Sequence[str]) -> None:
+        """Repaint just the lines of *keys* that are on screen.
+
+        Whole lines, even for a countdown: Textual repaints a dirty line from the start
+        of the widget's strip up to the region's end anyway, and cropping the strip to a
+        cell costs more than it saves (headless A/B at 1,000 keys: 3.0-3.2 ms a tick for
+        lines vs 3.6-4.5 ms for cells).
+        """
         top = int(self.scroll_y)
         height = self.size.height
-        x, width = 0, self.size.width
-        if column is not None:
-            x, width = self._column_span(column)
-            if width <= 0:
-                return
+        width = self.size.width
         regions = []
         for key in keys:
             i = self._index.get(key)
             if i is not None and 0 <= i - top < height - 1:
-                regions.append(Region(x, i - top + 1, width, 1))
+                regions.append(Region(0, i - top + 1, width, 1))
         if regions:
             self.refresh(*regions)
-
-    def _column_span(self, column: str) -> tuple[int, int]:
-        """(x, width) on screen of *column*'s cells, padding included; width 0 if hidden."""
-        x = -int(self.scroll_x)
-        for spec, w in zip(self.specs, self._widths(), strict=True):
-            if spec.key == column:
-                left, right = max(0, x), min(self.scrollable_content_region.width, x + w + 2 * PAD)
-                return left, max(0, right - left)
-            x += w + 2 * PAD
-        return 0, 0

@@ -81,7 +81,7 @@ class CountdownTick:
             if self._row(key)["left"][0] != text:
                 self.write_countdown(key, text)
                 changed.append(key)
-        self._refresh_rows(changed, "left")
+        self._refresh_rows(changed)
         return len(changed)
 
     def write_countdown(self, row_key: str, text: str) -> None:
