@@ -3,7 +3,9 @@
     .venv/bin/python bench/bench_proxy.py [--seconds 3] [--rounds 3] [--no-litellm] [--client raw|aiohttp]
 
 One loopback fake provider (``python -m tui.demo.fake_provider``, its own process) serves
-every target; the same four keys are in hermes-admin's pool and in LiteLLM's model list.
+every target, including a bare aiohttp passthrough (``bench/bare_proxy.py``: no pool, no
+outcome handling; the floor any aiohttp proxy pays on this machine); the same four keys
+are in hermes-admin's pool and in LiteLLM's model list.
 The load generator runs in its own process (``--load``), one per measurement: by default a
 small asyncio-streams HTTP/1.1 client (``--client raw``) that costs far less CPU per request
 than aiohttp's ClientSession (``--client aiohttp``, the earlier generator). On a 2-core machine
@@ -210,6 +212,15 @@ def start_ours(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str]:
     return proc, line.split()[3]
 
 
+def start_bare(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str]:
+    """bench/bare_proxy.py: the cost of aiohttp alone (the floor for any aiohttp proxy)."""
+    port_file = tmp / "bare.port"
+    proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait(lambda: port_file.exists() and port_file.read_text().strip(), 20, "the bare aiohttp passthrough")
+    return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
+
+
 def ensure_litellm() -> Path | None:
     exe = LITELLM_VENV / "bin" / "litellm"
     if exe.exists():
@@ -341,6 +352,10 @@ def report(results: dict[str, dict]) -> None:
             print(f"  overhead {k} = {ratio:.2f} x LiteLLM's (goal <= 0.33)   {'met' if ratio <= 1 / 3 else 'NOT met'}")
     else:
         print("  LiteLLM not measured: no ratio")
+    if "bare-aiohttp" in added:
+        b = added["bare-aiohttp"]
+        print("\nbeyond the floor (hermes-admin's added latency minus a bare aiohttp passthrough's):")
+        print("  " + "  ".join(f"{k} {a[k] - b[k]:+.2f}" for k in ("c1_p50", "c16_p50", "c16_p99")))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -372,6 +387,9 @@ def main(argv: list[str] | None = None) -> int:
         ours, ours_url = start_ours(tmp, upstream)
         procs.append(ours)
         targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
+        bare, bare_url = start_bare(tmp, upstream)
+        procs.append(bare)
+        targets["bare-aiohttp"] = (bare_url, KEYS[0])
         if not args.no_litellm:
             port = _free_port()
             ll = start_litellm(tmp, upstream, port)

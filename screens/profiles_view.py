@@ -21,7 +21,7 @@ from tui.widgets import Banner, EmptyState, StatusBar
 from tui.widgets.cells import PENDING_MARK, TAG_MARK
 from tui.widgets.rows import ProfileBanner
 
-from .dashboard import DashboardScreen, clock_time
+from .dashboard import DashboardScreen, clock_time, settle_heap
 from .dashboard_actions import WRITING, Key
 from .everywhere import EVERYWHERE, EverywhereActions
 from .findings_view import FindingsScreen
@@ -112,6 +112,10 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
             self.tags &= {(pv.key, cv.id) for pv in self.view_pools for cv in pv.credentials}
         self._refresh_table()
         self.follow_pending_cursor()
+        app = self.app
+        if self.view_pools and getattr(app, "freeze_heap", False):
+            app.freeze_heap = False  # as the single-home dashboard does, once the first root shows
+            self.set_timer(1.0, settle_heap, name="settle-heap")
 
     def _refresh_table(self) -> None:
         table = self.table

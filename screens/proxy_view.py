@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from store.paths import Home
@@ -24,6 +25,7 @@ from tui.host import host
 from tui.shown import shown
 
 POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
+PROXY_FIND_SECONDS = 5.0   # the dashboard's look for a proxy while none is live
 
 
 class PoolSparks(Horizontal):
@@ -153,17 +155,23 @@ class ProxySummary:
     """Dashboard mixin: the status-bar summary of a proxy live on this home, and `x`.
 
     The proxy's status file is not watched (a reload each second costs 3.5x a stat:
-    bench/bench_feed.py); a slow poll finds a proxy, then follows it each second.
+    bench/bench_feed.py); a slow poll (every PROXY_FIND_SECONDS) finds a proxy, then
+    follows it each second while it stays live.
     """
 
     proxy_summary: str
-    _proxy_polls: int
+    _proxy_timer: Timer | None = None
+    _proxy_pace = 0.0
 
-    def _poll_proxy_tick(self) -> None:
-        # With no proxy live, look only every 5th second: idle consoles stay idle.
-        self._proxy_polls += 1
-        if self.proxy_summary or self._proxy_polls % 5 == 0:
-            self.poll_proxy()
+    def _pace_proxy_poll(self) -> None:
+        # With no proxy live a console wakes for it only every PROXY_FIND_SECONDS: idle stays idle.
+        pace = POLL_SECONDS if self.proxy_summary else PROXY_FIND_SECONDS
+        if self._proxy_timer is not None:
+            if pace == self._proxy_pace:
+                return
+            self._proxy_timer.stop()
+        self._proxy_pace = pace
+        self._proxy_timer = self.set_interval(pace, self.poll_proxy, name="proxy-status")
 
     def poll_proxy(self) -> None:
         """The status-bar summary of a proxy live on this home (its status file only)."""
@@ -171,6 +179,8 @@ class ProxySummary:
         if line != self.proxy_summary:
             self.proxy_summary = line
             self._refresh_chrome()
+        if self._proxy_timer is not None:
+            self._pace_proxy_poll()
 
     def action_proxy(self) -> None:
         home = host(self).home

@@ -18,17 +18,18 @@ import httpx
 import pytest
 from textual.widgets import DataTable, Sparkline
 
-from screens.proxy_view import PoolSparks, ProxyScreen
+from screens.proxy_view import POLL_SECONDS, PROXY_FIND_SECONDS, PoolSparks, ProxyScreen
 from store.paths import Home
 from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.stats import BUCKETS, write_status
 from tui import proxy_feed
 from tui.app import HermesAdminApp
+from tui.clock import FakeClock
 from tui.demo.fake_provider import FakeProvider, rate_limited
 from tui.widgets import StatusBar
 
 from .proxy_helpers import NOUS_KEY, OR_KEYS, running_proxy, seed
-from .tui_sample import app_for
+from .tui_sample import NOW, app_for
 
 CLIENT_KEY = "hapk-client-canary-0000000000000000000000C1"
 SIZE = (80, 24)
@@ -214,3 +215,24 @@ def test_summary_and_nulls() -> None:
     assert proxy_feed.summary(st) == "proxy :8645 · 13 req/min · primary"
     assert proxy_feed.chain_line(status(on_fallback_since=None, next_restore_check=None)) == \
         "▶ on fallback nous since — · next restore check —"
+
+
+async def test_the_dashboard_looks_for_a_proxy_slowly_and_follows_a_live_one_each_second(
+        seeded: Home) -> None:
+    app = HermesAdminApp(seeded, clock=FakeClock(NOW), watch=False)   # ticking, as run
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        dash = app.dashboard
+        # No proxy: one look every few seconds, so an idle console stays idle.
+        assert dash._proxy_pace == PROXY_FIND_SECONDS > POLL_SECONDS
+        first = dash._proxy_timer
+        write_status(seeded, status())
+        dash.poll_proxy()
+        await pilot.pause()
+        # Found: followed each second (the proxy rewrites its file each second).
+        assert dash._proxy_pace == POLL_SECONDS and dash._proxy_timer is not first
+        write_status(seeded, status(updated_at=time.time() - 60))
+        dash.poll_proxy()
+        await pilot.pause()
+        assert dash._proxy_pace == PROXY_FIND_SECONDS
+        assert "proxy :" not in dash.query_one(StatusBar).text

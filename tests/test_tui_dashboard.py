@@ -412,3 +412,34 @@ async def test_off_screen_countdowns_are_fresh_when_scrolled_into_view(tmp_home:
         await pilot.pause()
         # TTL 3600 s, benched 59 s before NOW, 5 s later: 3536 s left.
         assert "58m 56s" in table.line_text(far)
+
+
+async def test_the_console_freezes_its_long_lived_heap_once_the_first_home_is_shown(
+        tmp_home: Home, monkeypatch) -> None:
+    import gc
+
+    from screens.dashboard import DashboardScreen
+    write_sample(tmp_home)
+    asked: list[str | None] = []
+    real_set_timer = DashboardScreen.set_timer
+    monkeypatch.setattr(DashboardScreen, "set_timer", lambda self, delay, cb=None, **kw: (
+        asked.append(kw.get("name")), real_set_timer(self, delay, cb, **kw))[1])
+    before = gc.get_freeze_count()
+    try:
+        # Control first: a test app (freeze_heap off) never asks for it.
+        app = HermesAdminApp(tmp_home, clock=FakeClock(NOW), watch=False, tick=False)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+        assert "settle-heap" not in asked and gc.get_freeze_count() == before
+        app = HermesAdminApp(tmp_home, clock=FakeClock(NOW), watch=False, tick=False,
+                             freeze_heap=True)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert asked.count("settle-heap") == 1 and not app.freeze_heap
+            for _ in range(100):                 # bounded: the freeze waits ~1 s
+                if gc.get_freeze_count() > before:
+                    break
+                await pilot.pause(0.05)
+            assert gc.get_freeze_count() > before
+    finally:
+        gc.unfreeze()

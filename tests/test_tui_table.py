@@ -125,6 +125,110 @@ async def test_tick_renders_only_visible_cooling_rows(tmp_home: Home, monkeypatc
         assert len(table.cooling_keys()) == 500
 
 
+async def test_one_row_reload_walks_only_its_pool_and_keeps_the_order(tmp_home: Home,
+                                                                      monkeypatch) -> None:
+    big_home(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        walked: list[str] = []
+        rebuilt: list[int] = []
+        real_pool, real_order = table._apply_pool, table._rebuild_order
+        monkeypatch.setattr(table, "_apply_pool", lambda p, rows, *a: (
+            walked.append(p), real_pool(p, rows, *a))[1])
+        monkeypatch.setattr(table, "_rebuild_order", lambda: (rebuilt.append(1), real_order())[1])
+        order = table.order
+        with transaction(tmp_home) as doc:
+            doc["credential_pool"]["pool07"][3]["label"] = "relabelled"
+        app.reload()
+        await pilot.pause()
+        # Only the written pool is looked at row by row; the 1,020-row order is not rebuilt.
+        assert walked == ["pool07"] and rebuilt == []
+        assert table.order == order
+        assert table.cell_text(key("pool07", f"{7 * 50 + 3:06x}"), "label") == "relabelled"
+        # Control: a write that moves a row does rebuild the order, and the spy sees it.
+        with transaction(tmp_home) as doc:
+            rows = doc["credential_pool"]["pool07"]
+            rows[0]["priority"], rows[1]["priority"] = 1, 0
+        app.reload()
+        await pilot.pause()
+        assert walked[-1] == "pool07" and rebuilt
+        assert table.order.index(key("pool07", f"{7 * 50 + 1:06x}")) < \
+            table.order.index(key("pool07", f"{7 * 50:06x}"))
+
+
+async def test_tick_splices_the_countdown_and_repaints_only_those_lines(tmp_home: Home,
+                                                                       monkeypatch) -> None:
+    big_home(tmp_home)
+    clock = FakeClock(NOW)
+    app = app_for(tmp_home, clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        cooling = [table.order[i] for i in table.visible_range()
+                   if table.order[i] in table.cooling_keys()]
+        frames: list[str] = []
+        real_frame = table._frame
+        monkeypatch.setattr(table, "_frame", lambda k, *a: (frames.append(k), real_frame(k, *a))[1])
+        regions: list = []
+        real_refresh = table.refresh
+        monkeypatch.setattr(table, "refresh", lambda *r, **kw: (regions.extend(r),
+                                                                real_refresh(*r, **kw))[1])
+        before = {k: table.line_text(k) for k in cooling}
+        clock.advance(1)
+        app.dashboard.tick()
+        await pilot.pause()
+        # Every visible countdown moved on screen...
+        assert all(table.line_text(k) != before[k] for k in cooling)
+        # ...without rebuilding any row's other cells (the cached frame takes the new text)...
+        assert frames == []
+        # ...and only their lines were marked for repaint.
+        assert len(regions) == len(cooling) and {r.height for r in regions} == {1}
+        top = int(table.scroll_y)
+        assert {r.y for r in regions} == {table.order.index(k) - top + 1 for k in cooling}
+        # Negative control: a tick that had to rebuild rows is seen by the same spy.
+        table._frames.clear()
+        clock.advance(1)
+        app.dashboard.tick()
+        await pilot.pause()
+        assert set(frames) == set(cooling)
+
+
+async def test_first_fill_formats_only_the_rows_on_screen_with_exact_widths(tmp_home: Home,
+                                                                            monkeypatch) -> None:
+    # Labels of every length, so the widths depend on rows far off screen.
+    big_home(tmp_home)
+    with transaction(tmp_home) as doc:
+        doc["credential_pool"]["pool19"][-1]["label"] = "a-much-longer-label-" + "x" * 12
+    formatted: list[str] = []
+    real_cells = CredentialTable._cells
+    monkeypatch.setattr(CredentialTable, "_cells",
+                        lambda self, e, *a: (formatted.append(e.key), real_cells(self, e, *a))[1])
+    app = app_for(tmp_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        shown = {table.order[i] for i in table.visible_range()}
+        creds = {k for k in formatted if k.startswith("cred")}
+        assert creds and creds <= shown | {table.cursor_key}
+        widths = [c.width for c in table.columns]
+        # The longest label (last row of the last pool, never shown) sized its column.
+        assert table.columns[1].width == len("a-much-longer-label-" + "x" * 12)
+        # Scrolling formats the rows that come into view, and only those.
+        formatted.clear()
+        table.scroll_to(y=500, animate=False, immediate=True)
+        await pilot.pause()
+        assert set(formatted) <= {table.order[i] for i in table.visible_range()} and formatted
+        # Every row formatted (the control: the spy sees all 1,000): same widths, exact.
+        formatted.clear()
+        for k in table.order:
+            table.row_texts(k)
+        table._relayout()
+        assert len([k for k in formatted if k.startswith("cred")]) > 900
+        assert [c.width for c in table.columns] == widths
+
+
 async def test_tick_sleeps_while_no_cooling_row_is_on_screen(tmp_home: Home) -> None:
     # 200 fine rows, then 20 cooling ones far below the first screen.
     big_home(tmp_home, n=220, pools=1, cooling=lambda i: i >= 200)

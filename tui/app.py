@@ -67,8 +67,13 @@ class HermesAdminApp(ScreenActions, App):
         self, home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         clock: Clock = system_clock, watch: bool = True, tick: bool = True,
         keymap_file: Path | None = None, fleet: FleetConfig | None = None,
+        freeze_heap: bool = False,
     ) -> None:
         super().__init__()
+        # The console's own run: once the first home is on screen, its long-lived objects
+        # leave the cyclic GC's walk (screens.dashboard.settle_heap). Off in tests, which
+        # run many apps in one process.
+        self.freeze_heap = freeze_heap
         self._keymap_file = keymap_file
         self.home = home
         self.read_only = read_only
@@ -192,7 +197,7 @@ def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LO
         fleet: FleetConfig | None = None) -> int:
     """Entry point for `hermes-admin` with no verb (``fleet``: open the fleet view too)."""
     app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path(),
-                         fleet=fleet)
+                         fleet=fleet, freeze_heap=True)
     try:
         app.run()
     finally:

@@ -117,7 +117,7 @@ def run_root(root: Root, *, profile: str | None = None, read_only: bool = False,
              lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> int:
     """Entry point for `hermes-admin` on a root that has named profiles."""
     app = RootApp(root, profile=profile, read_only=read_only, lock_timeout=lock_timeout,
-                  keymap_file=keymap_path())
+                  keymap_file=keymap_path(), freeze_heap=True)
     try:
         app.run()
     finally:

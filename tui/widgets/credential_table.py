@@ -31,7 +31,7 @@ from store.view import CredentialView, PoolView
 
 from . import cells as C
 from .rows import Entry, ProfileBanner, entries, mark_key, split_key
-from .table_cells import GROWING, RowCells
+from .table_cells import GROWING, RowCells, estimate
 from .table_layout import PAD, distinct_fingerprints, widths
 from .table_nav import TableNavigation
 from .table_paint import RowPainting
@@ -99,15 +99,21 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         super().__init__(**kwargs)
         self.wide = wide
         self.specs: tuple[C.ColumnSpec, ...] = C.WIDE if wide else C.NARROW
-        self._all: list[Entry] = []                 # every wanted row, folded or not
+        self._blocks: list[tuple[str, list[Entry]]] = []   # per pool, every wanted row
         self._order: list[str] = []                 # rows shown, top to bottom
         self._index: dict[str, int] = {}
         self._entries: dict[str, Entry] = {}
         self._data: dict[str, dict[str, tuple[str, str]]] = {}  # key -> column -> (text, style)
+        self._lazy: set[str] = set()               # rows not formatted yet (table_cells)
+        self._pool_est: dict[str, dict[str, int]] = {}  # per pool: its deferred rows' lengths
+        self._fps: dict[tuple[str, str], str] = {}
         self._sigs: dict[str, tuple] = {}
         self._versions: dict[str, int] = {}
         self._seq = count(1)
         self._strips: LRUCache[tuple, Strip] = LRUCache(2048)
+        # Per row, all but the countdown cell; keyed by _cells_v, which a tick leaves alone.
+        self._frames: LRUCache[tuple, tuple] = LRUCache(2048)
+        self._cells_v: dict[str, int] = {}
         self._base_styles: dict[tuple[bool, bool], Style] = {}
         self._lengths: dict[str, dict[int, int]] = {k: {} for k in GROWING}
         self._fp_need = 0
@@ -115,6 +121,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         self._layout_id = 0
         self._full = 0      # painted width of a line: the terminal's, or the columns' if wider
         self._cooling: dict[str, float] = {}
+        self._pool_flip: dict[str, float] = {}     # per pool: its soonest cooldown end
         self._next_flip = math.inf
         self._now = 0.0
         self._marks: dict[tuple[str, str], str] = {}
@@ -183,7 +190,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         views of pools nobody wrote to) is not even looked at row by row.
         """
         view = (filter_text, sort)
-        wanted: list[Entry] = []
+        blocks: list[tuple[str, list[Entry]]] = []
         fresh: set[str] = set()
         memo: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]] = {}
         for pv in pools:
@@ -194,54 +201,86 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
                 rows = entries([pv], filter_text, sort)
                 fresh.add(pv.key)
             memo[pv.key] = (pv, view, rows)
-            wanted.extend(rows)
-        self._pool_memo = memo
-        self._apply(wanted, now, self.cursor_key, fresh)
+            blocks.append((pv.key, rows))
+        old, self._pool_memo = self._pool_memo, memo
+        self._apply(blocks, now, self.cursor_key, fresh, old)
 
     def clear(self) -> None:
         """Forget every row (a reconcile never needs this)."""
-        for key in list(self._data):
+        for key in [*self._data, *self._lazy]:
             self._forget(key)
-        self._all, self._order, self._index, self._entries = [], [], {}, {}
+        self._blocks, self._order, self._index, self._entries = [], [], {}, {}
         self._pool_memo, self._pool_fps, self._pool_cooling = {}, {}, {}
+        self._pool_est, self._pool_flip, self._cooling = {}, {}, {}
         self._strips.clear()
+        self._frames.clear()
         self.refresh()
 
-    def _apply(self, wanted: list[Entry], now: float, keep: str | None,
-               fresh: set[str] | None = None) -> None:
-        """Show *wanted*; only rows of pools in *fresh* (all when None) are compared."""
+    def _apply(self, blocks: list[tuple[str, list[Entry]]], now: float, keep: str | None,
+               fresh: set[str], old: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]]) -> None:
+        """Show *blocks* (each pool's rows); only the pools in *fresh* are looked at row by row.
+
+        Everything here is O(rows of fresh pools + pools): the rows of an untouched pool
+        are not even iterated, unless the order of rows on screen changed.
+        """
         self._now = now
         old_index = self._index
-        want = {e.key for e in wanted}
-        for key in [k for k in self._data if k not in want]:
-            self._forget(key)
-        pools_now = {e.pool.key for e in wanted if e.cred is None}
-        stale = {p for p in self._pool_fps if p not in pools_now or fresh is None or p in fresh}
-        for p in stale:
+        touched = fresh | (old.keys() - self._pool_memo.keys())
+        want = {e.key for p, rows in blocks if p in fresh for e in rows}
+        for p in touched:
+            for e in old[p][2] if p in old else ():
+                if e.key not in want:
+                    self._forget(e.key)
             self._pool_fps.pop(p, None)
-            self._pool_cooling.pop(p, None)
-        by_pool: dict[str, list[CredentialView]] = {}
-        for e in wanted:
-            if e.cred is not None and (fresh is None or e.pool.key in fresh):
-                by_pool.setdefault(e.pool.key, []).append(e.cred)
-        for pool, creds in by_pool.items():
-            clash = len({cv.fingerprint for cv in creds}) < len(creds)
-            self._pool_fps[pool] = distinct_fingerprints(creds) if clash else {}
-            self._pool_cooling[pool] = {}
+            self._pool_est.pop(p, None)
+            self._pool_flip.pop(p, None)
+            for k in self._pool_cooling.pop(p, {}):
+                self._cooling.pop(k, None)
+        for p, rows in blocks:
+            if p in fresh:
+                creds = [e.cred for e in rows if e.cred is not None]
+                clash = len({cv.fingerprint for cv in creds}) < len(creds)
+                self._pool_fps[p] = distinct_fingerprints(creds) if clash else {}
         fps: dict[tuple[str, str], str] = {}
         for part in self._pool_fps.values():
             fps.update(part)
+        self._fps = fps
         dirty: list[str] = []
-        for e in wanted:
+        for p, rows in blocks:
+            if p in fresh:
+                dirty += self._apply_pool(p, rows, now, fps)
+        self._next_flip = min(self._pool_flip.values(), default=math.inf)
+        self._fp_need = max((len(f) for f in fps.values()), default=0)
+        moved = self._blocks_moved(blocks, fresh, old)
+        self._blocks = blocks
+        moved = moved and self._rebuild_order()
+        self.materialize_visible()
+        self._relayout()
+        self._restore_cursor(keep, old_index)
+        if moved:
+            self.refresh()
+        else:
+            self._refresh_rows(dirty)
+        self.refresh_countdowns(now)
+        self._arm()
+
+    def _apply_pool(self, pool: str, rows: list[Entry], now: float, fps: dict) -> list[str]:
+        """Take one fresh pool's rows; return the keys of formatted rows whose cells changed."""
+        dirty: list[str] = []
+        deferred: list[Entry] = []
+        cooling: dict[str, float] = {}
+        for e in rows:
             key = e.key
-            if fresh is not None and e.pool.key not in fresh and key in self._data:
-                continue  # an untouched pool: same view object, same rows
             cv = e.cred
             self._entries[key] = e
             if cv is not None:
                 eff = cv.effective
                 if eff.status == "cooling" and eff.available_at is not None:
-                    self._pool_cooling.setdefault(e.pool.key, {})[key] = eff.available_at
+                    cooling[key] = eff.available_at
+                if key not in self._data:
+                    self._defer(key)   # formatted when first shown
+                    deferred.append(e)
+                    continue
             sig = self._sig(e, fps)
             if self._sigs.get(key) == sig:
                 continue
@@ -253,22 +292,21 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
             for col, value in self._cells(e, now, fps).items():
                 if self._data[key].get(col) != value:
                     self.update_cell(key, col, value)
-        cooling: dict[str, float] = {}
-        for part in self._pool_cooling.values():
-            cooling.update(part)
-        self._cooling = cooling
-        self._next_flip = min(cooling.values(), default=math.inf)
-        self._fp_need = max((len(f) for f in fps.values()), default=0)
-        self._all = wanted
-        moved = self._rebuild_order()
-        self._relayout()
-        self._restore_cursor(keep, old_index)
-        if moved:
-            self.refresh()
-        else:
-            self._refresh_rows(dirty)
-        self.refresh_countdowns(now)
-        self._arm()
+        self._pool_cooling[pool] = cooling
+        self._cooling.update(cooling)
+        self._pool_flip[pool] = min(cooling.values(), default=math.inf)
+        if deferred:
+            self._pool_est[pool] = estimate(deferred, fps, self._notes)
+        return dirty
+
+    def _blocks_moved(self, blocks: list[tuple[str, list[Entry]]], fresh: set[str],
+                      old: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]]) -> bool:
+        """Could the order of rows have changed? (pools came, went or moved, or a fresh
+        pool's rows differ in keys or order); False lets a reconcile skip the O(rows) rebuild."""
+        if [p for p, _ in blocks] != [p for p, _ in self._blocks]:
+            return True
+        return any(p not in old or [e.key for e in rows] != [e.key for e in old[p][2]]
+                   for p, rows in blocks if p in fresh)
 
     def _sig(self, e: Entry, fps: dict) -> tuple:
         cv = e.cred
@@ -296,7 +334,8 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
     def _rebuild_order(self) -> bool:
         """Rows shown after folding; True when the order changed (every line moves)."""
         folded = self._folded
-        order = [e.key for e in self._all if e.cred is None or e.pool.key not in folded]
+        order = [e.key for _, rows in self._blocks for e in rows
+                 if e.cred is None or e.pool.key not in folded]
         if order == self._order:
             return False
         self._order = order
@@ -312,7 +351,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
 
     def _relayout(self) -> None:
         """Recompute column widths; only a real change invalidates the cached strips."""
-        natural = {k: max(v, default=0) for k, v in self._lengths.items()}
+        natural = self._natural()
         total = max(0, self.scrollable_content_region.width or self.size.width)
         layout = widths(self.specs, total, natural, {"fingerprint": self._fp_need})
         full = max(total, sum(w + 2 * PAD for w in layout))
@@ -323,6 +362,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
             self.refresh()
 
     def on_resize(self, event: events.Resize) -> None:
+        self.materialize_visible()
         self._relayout()
         self._arm()
 

@@ -94,9 +94,11 @@ class TableNavigation:
         keep = self.cursor_key
         (self._folded.add if folded else self._folded.discard)(pool)
         self._sigs.pop(header_key(pool), None)
-        self._versions[header_key(pool)] = next(self._seq)
+        self._versions[header_key(pool)] = self._cells_v[header_key(pool)] = next(self._seq)
         self._rebuild_order()
         self._restore_cursor(keep if keep in self._index else header_key(pool), {})
+        if self.materialize_visible():
+            self._relayout()
         self.refresh()
         self._arm()
 

@@ -59,8 +59,10 @@ class CountdownTick:
             flipped = [k for k, t in self._cooling.items() if t <= now]
             for k in flipped:
                 del self._cooling[k]
-                for part in self._pool_cooling.values():
+            for pool, part in self._pool_cooling.items():
+                for k in flipped:
                     part.pop(k, None)
+                self._pool_flip[pool] = min(part.values(), default=math.inf)
             self._next_flip = min(self._cooling.values(), default=math.inf)
         self.refresh_countdowns(now)
         self._arm()
@@ -76,7 +78,7 @@ class CountdownTick:
             if t is None:
                 continue
             text = countdown(t - now)
-            if self._data[key]["left"][0] != text:
+            if self._row(key)["left"][0] != text:
                 self.write_countdown(key, text)
                 changed.append(key)
         self._refresh_rows(changed)
@@ -84,11 +86,14 @@ class CountdownTick:
 
     def write_countdown(self, row_key: str, text: str) -> None:
         """Set a countdown cell; the row's version bump re-renders that row alone."""
-        self._data[row_key]["left"] = (text, "")
+        self._row(row_key)["left"] = (text, "")
         self._versions[row_key] = next(self._seq)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if round(old_value) != round(new_value) and self._cooling:
-            self.refresh_countdowns()
-            self._arm()
+        if round(old_value) != round(new_value):
+            if self.materialize_visible():
+                self._relayout()
+            if self._cooling:
+                self.refresh_countdowns()
+                self._arm()
