@@ -169,7 +169,7 @@ async def test_cooldown_modal_previews_applies_and_cancels(tmp_home: Home) -> No
         assert tmp_home.auth.read_bytes() == before
         await pilot.press(*["backspace"] * 4, *"15m")
         await pilot.pause()
-        assert app.screen.preview == "until 00:15:00, in 15m 0s"
+        assert app.screen.preview == "until 00:15:00, in 15m"
         await pilot.press("tab", *"maintenance", "enter")
         await settle(app, pilot)
         assert isinstance(app.screen, DashboardScreen)
@@ -179,7 +179,7 @@ async def test_cooldown_modal_previews_applies_and_cancels(tmp_home: Home) -> No
         assert row["last_error_reason"] == "maintenance"
         table = table_of(app)
         assert table.cell_text(key("openrouter", "a1b2c3"), "status") == "◐ cooling"
-        assert table.cell_text(key("openrouter", "a1b2c3"), "left") == "15m 0s"
+        assert table.cell_text(key("openrouter", "a1b2c3"), "left") == "15m"
     assert [e["action"] for e in audit_lines(tmp_home)] == ["cooldown"]
 
 

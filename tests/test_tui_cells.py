@@ -17,7 +17,9 @@ from tui.widgets.rows import entries, split_key
 
 
 def test_countdown_words() -> None:
-    assert fmt.countdown(3570) == "59m 30s"
+    assert fmt.countdown(3570) == "59m"        # ten minutes or more: no seconds (kubectl, k9s)
+    assert fmt.countdown(599) == "9m 59s" and fmt.countdown(600) == "10m"
+    assert fmt.countdown(3 * 3600 + 125) == "3h 2m"
     assert fmt.countdown(6 * 86400 + 23 * 3600 + 5) == "6d 23h"
     assert fmt.time_left("cooling", 0.2) == "1s"
     assert fmt.time_left("dead", None) == "never"

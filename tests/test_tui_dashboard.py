@@ -78,7 +78,7 @@ async def test_countdown_ticks_and_flips_to_ready_without_writing(tmp_home: Home
 async def test_tick_updates_only_cells_whose_text_changed(tmp_home: Home, monkeypatch) -> None:
     doc = make_store({"openrouter": [
         make_row("aaaaaa", label="seconds", priority=0, last_status="exhausted",
-                 last_status_at=NOW - 30, last_error_code=429),          # 59m 30s: moves
+                 last_status_at=NOW - 3030, last_error_code=429),        # 9m 30s: moves
         make_row("bbbbbb", label="days", priority=1, last_status="exhausted",
                  last_status_at=NOW, last_error_code=429,
                  last_error_reset_at=NOW + 6 * 86400 + 23 * 3600 + 1800),  # 6d 23h: still
@@ -90,7 +90,7 @@ async def test_tick_updates_only_cells_whose_text_changed(tmp_home: Home, monkey
     async with app.run_test(size=(100, 30)) as pilot:
         table = table_of(app)
         a, b = key("openrouter", "aaaaaa"), key("openrouter", "bbbbbb")
-        assert "59m 30s" in table.line_text(a)
+        assert "9m 30s" in table.line_text(a)
         writes: list[tuple[str, str]] = []
         real_write, real_update = table.write_countdown, table.update_cell
         monkeypatch.setattr(table, "write_countdown", lambda k, t: (
@@ -100,9 +100,9 @@ async def test_tick_updates_only_cells_whose_text_changed(tmp_home: Home, monkey
         clock.advance(1)
         app.dashboard.tick()
         await pilot.pause()
-        assert writes == [(a, "59m 29s")]
+        assert writes == [(a, "9m 29s")]
         # ...and the screen shows it: the row's cached rendering was invalidated.
-        assert "59m 29s" in table.line_text(a) and "6d 23h" in table.line_text(b)
+        assert "9m 29s" in table.line_text(a) and "6d 23h" in table.line_text(b)
         # Control: the spy does see every cell that moves (two hours later both change).
         writes.clear()
         clock.advance(3600 * 2)
@@ -114,7 +114,7 @@ async def test_tick_updates_only_cells_whose_text_changed(tmp_home: Home, monkey
 async def test_countdown_render_cache_control(tmp_home: Home, monkeypatch) -> None:
     """Negative control: without the per-row version the cached line stays stale."""
     doc = make_store({"openrouter": [
-        make_row("aaaaaa", priority=0, last_status="exhausted", last_status_at=NOW - 30,
+        make_row("aaaaaa", priority=0, last_status="exhausted", last_status_at=NOW - 3030,
                  last_error_code=429),
         make_row("bbbbbb", priority=1),
     ]})
@@ -124,7 +124,7 @@ async def test_countdown_render_cache_control(tmp_home: Home, monkeypatch) -> No
     async with app.run_test(size=(100, 30)) as pilot:
         table = table_of(app)
         a = key("openrouter", "aaaaaa")
-        assert "59m 30s" in table.line_text(a)
+        assert "9m 30s" in table.line_text(a)
 
         class Forgetful(dict):
             def __setitem__(self, k, v) -> None:  # drops the version bump
@@ -134,8 +134,8 @@ async def test_countdown_render_cache_control(tmp_home: Home, monkeypatch) -> No
         clock.advance(1)
         app.dashboard.tick()
         await pilot.pause()
-        assert table.cell_text(a, "left") == "59m 29s"   # the data did change...
-        assert "59m 30s" in table.line_text(a)           # ...but the screen would not
+        assert table.cell_text(a, "left") == "9m 29s"   # the data did change...
+        assert "9m 30s" in table.line_text(a)           # ...but the screen would not
 
 
 async def test_reload_reconciles_by_key_and_keeps_cursor_on_the_credential(tmp_home: Home,
@@ -397,7 +397,7 @@ async def test_labels_from_the_store_are_shown_as_written_never_as_markup(tmp_ho
 
 async def test_off_screen_countdowns_are_fresh_when_scrolled_into_view(tmp_home: Home) -> None:
     rows = [make_row(f"{i:06x}", label=f"k{i:03d}", priority=i, last_status="exhausted",
-                     last_status_at=NOW - i, last_error_code=429) for i in range(60)]
+                     last_status_at=NOW - 3000 - i, last_error_code=429) for i in range(60)]
     write_store(tmp_home, make_store({"openrouter": rows}))
     clock = FakeClock(NOW)
     app = app_for(tmp_home, clock)
@@ -410,8 +410,8 @@ async def test_off_screen_countdowns_are_fresh_when_scrolled_into_view(tmp_home:
         await pilot.pause()
         await pilot.press("ctrl+end")
         await pilot.pause()
-        # TTL 3600 s, benched 59 s before NOW, 5 s later: 3536 s left.
-        assert "58m 56s" in table.line_text(far)
+        # TTL 3600 s, benched 3059 s before NOW, 5 s later: 536 s left.
+        assert "8m 56s" in table.line_text(far)
 
 
 async def test_the_console_freezes_its_long_lived_heap_once_the_first_home_is_shown(

@@ -47,7 +47,7 @@ def big_home(home: Home, n: int = 1000, pools: int = 20, *, cooling=lambda i: i 
         rows = cp.setdefault(p, [])
         extra: dict[str, Any] = {}
         if cooling(i):
-            extra = dict(last_status="exhausted", last_status_at=NOW - 60 - (i % 2900),
+            extra = dict(last_status="exhausted", last_status_at=NOW - 3010 - (i % 500),
                          last_error_code=429, last_error_reason="rate_limit_exceeded")
         rows.append(make_row(f"{i:06x}", label=f"key-{i:05d}", priority=len(rows),
                              token=token(i), **extra))
