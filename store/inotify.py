@@ -127,3 +127,56 @@ class DirWatch:
             left = deadline - time.monotonic()
             if gone or left <= 0 or not self.wait(int(min(step_ms, left * 1000)) or 1):
                 return names, gone
+
+
+class TreeWatch(DirWatch):
+    """One inotify descriptor watching a set of directories (a root of profiles): one
+    watcher whatever the number of profiles, still no wake-up while nothing changes."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self._dirs: dict[int, str] = {1: root}  # the first watch descriptor is 1
+        self._wds: dict[str, int] = {root: 1}
+
+    def add(self, path: str) -> bool:
+        """Watch *path* too (again is harmless); False when it cannot be watched (gone)."""
+        lib = _load()
+        wd = lib.inotify_add_watch(self.fd, os.fsencode(path), MASK) if lib is not None else -1
+        if wd < 0:
+            return False
+        self._dirs[wd] = path
+        self._wds[path] = wd
+        return True
+
+    def watched(self) -> set[str]:
+        return set(self._wds)
+
+    def read_paths(self) -> Iterator[tuple[int, str]]:
+        """Every pending (mask, full path); a directory's own events give its path."""
+        try:
+            buf = os.read(self.fd, 64 * 1024)
+        except BlockingIOError:
+            return
+        pos = 0
+        while pos + _HEADER.size <= len(buf):
+            wd, mask, _cookie, length = _HEADER.unpack_from(buf, pos)
+            raw = buf[pos + _HEADER.size: pos + _HEADER.size + length]
+            pos += _HEADER.size + length
+            base = self._dirs.get(wd)
+            if base is None:
+                continue
+            if mask & IN_IGNORED:  # the kernel dropped this watch (its directory went)
+                self._dirs.pop(wd, None)
+                self._wds.pop(base, None)
+            name = os.fsdecode(raw.rstrip(b"\0"))
+            yield mask, os.path.join(base, name) if name else base
+
+    def collect_paths(self, step_ms: int, debounce_ms: int) -> list[tuple[int, str]]:
+        """Drain a burst of (mask, path) events, as :meth:`DirWatch.collect` does."""
+        out: list[tuple[int, str]] = []
+        deadline = time.monotonic() + debounce_ms / 1000
+        while True:
+            out.extend(self.read_paths())
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.wait(int(min(step_ms, left * 1000)) or 1):
+                return out

@@ -14,6 +14,7 @@ window. The filter runs in O(events), never O(profiles).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from . import findings as findings_mod
+from . import inotify
 from .errors import StoreUnreadable
 from .inventory import ProfileInventory, from_state, read_cron
 from .paths import Home
@@ -31,10 +33,12 @@ from .watch import (
     IDLE_CHECK_MS,
     MISSING_HOME_POLL,
     STEP_MS,
+    STOP_CHECK_MS,
     WATCHED,
     HomeLoader,
     HomeState,
     _dir_identity,
+    backend,
     rust_notify,
 )
 
@@ -78,7 +82,15 @@ def classify(root: Path, path: str) -> tuple[str | None, str | None, bool]:
 
 def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE_MS,
                step_ms: int = STEP_MS, missing_poll: float = MISSING_HOME_POLL) -> Iterator[RootChange]:
-    """Yield a :class:`RootChange` per burst until *stop*; the first one (once armed) rescans."""
+    """Yield a :class:`RootChange` per burst until *stop*; the first one (once armed) rescans.
+
+    On Linux one inotify descriptor watches the root, ``profiles/``, each profile and each
+    ``cron/`` (no wake-up while idle, as for one home); elsewhere, or when forced as for
+    one home (store.watch.backend), watchfiles watches the root recursively.
+    """
+    if backend() == "inotify":
+        yield from _watch_root_inotify(root, stop, debounce_ms, step_ms, missing_poll)
+        return
     path = root.path
     while not stop.is_set():
         ident = _dir_identity(path)
@@ -112,6 +124,62 @@ def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE
                             change.changed.setdefault(profile, set()).add(name)
                     if rescan or change.changed:
                         yield RootChange(change.changed, rescan)
+                if gone or _dir_identity(path) != ident:
+                    break
+
+
+def _root_dirs(path: Path) -> list[str]:
+    """The directories whose entries the root's readers depend on, as they are now."""
+    dirs = [path, path / CRON_DIR, path / PROFILES_DIR]
+    try:
+        names = sorted(os.listdir(path / PROFILES_DIR))
+    except OSError:
+        names = []
+    for name in names:
+        if is_profile_name(name):
+            dirs += [path / PROFILES_DIR / name, path / PROFILES_DIR / name / CRON_DIR]
+    return [str(d) for d in dirs if d.is_dir()]
+
+
+def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, step_ms: int,
+                        missing_poll: float) -> Iterator[RootChange]:
+    path = root.path
+    while not stop.is_set():
+        ident = _dir_identity(path)
+        if ident is None:
+            yield RootChange(rescan=True)
+            while not stop.is_set() and _dir_identity(path) is None:
+                stop.wait(missing_poll)
+            continue
+        try:
+            watch = inotify.TreeWatch(str(path))
+        except OSError:
+            stop.wait(missing_poll)
+            continue
+        with watch:
+            for d in _root_dirs(path):
+                watch.add(d)
+            yield RootChange(rescan=True)  # armed first, so the first load cannot miss a write
+            while not stop.is_set():
+                if not watch.wait(STOP_CHECK_MS):
+                    if _dir_identity(path) != ident:
+                        break
+                    continue
+                change = RootChange()
+                rescan = gone = False
+                for mask, p in watch.collect_paths(step_ms, debounce_ms):
+                    if p == str(path) and mask & inotify.SELF_GONE:
+                        gone = True
+                        continue
+                    profile, name, again = classify(path, p)
+                    rescan = rescan or again
+                    if profile is not None and name is not None:
+                        change.changed.setdefault(profile, set()).add(name)
+                if rescan or change.changed:
+                    # A profile or a cron/ directory may have come: watch what exists now.
+                    for d in set(_root_dirs(path)) - watch.watched():
+                        watch.add(d)
+                    yield RootChange(change.changed, rescan)
                 if gone or _dir_identity(path) != ident:
                     break
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import store.root_watch as rw
-from store import actions, inventory
+from store import actions, inotify, inventory
 from store.errors import LockTimeout
 from store.paths import Home
 from store.root import Root, discover, home_profile, resolve_root, root_of_home
@@ -112,6 +112,10 @@ class RootCollector:
 
     def names(self) -> list[str]:
         return [p.name for p in self.states[-1].profiles] if self.states else []
+
+    def ids(self, profile: str) -> list[str]:
+        st = self.states[-1].states.get(profile) if self.states else None
+        return [cv.id for pv in (st.pools if st else []) for cv in pv.credentials]
 
     def close(self) -> None:
         self.stop.set()
@@ -214,6 +218,8 @@ def test_a_corrupt_profile_does_not_disturb_the_others(tmp_path: Path) -> None:
 
 
 def test_watchers_do_not_multiply_with_profiles(tmp_path: Path, monkeypatch) -> None:
+    """watchfiles (forced): one recursive notifier on the root."""
+    monkeypatch.setenv("HERMES_ADMIN_WATCH", "watchfiles")
     made: list[tuple] = []
     real = rw.rust_notify
 
@@ -231,3 +237,32 @@ def test_watchers_do_not_multiply_with_profiles(tmp_path: Path, monkeypatch) -> 
     finally:
         c.close()
     assert len(made) == 1 and made[0] == ((root.path,), {"recursive": True})
+
+
+@pytest.mark.skipif(not inotify.available(), reason="inotify is Linux-only")
+def test_one_inotify_descriptor_follows_every_profile_and_a_late_one(tmp_path: Path, monkeypatch) -> None:
+    """The Linux path: one descriptor whatever the number of profiles, a watch per
+    directory read, and a profile created later is watched (its writes are seen)."""
+    monkeypatch.delenv("HERMES_ADMIN_WATCH", raising=False)
+    made: list[inotify.TreeWatch] = []
+    real = inotify.TreeWatch
+
+    class Counting(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *a, **kw) -> None:
+            super().__init__(*a, **kw)
+            made.append(self)
+
+    monkeypatch.setattr(inotify, "TreeWatch", Counting)
+    root = make_root(tmp_path, *(f"p{i}" for i in range(30)))
+    c = RootCollector(root)
+    try:
+        assert wait_for(lambda: len(c.names()) == 31)
+        seed(Home(root.profiles_dir / "late"), key=KEY_B, rid="llllll")
+        assert wait_for(lambda: "late" in c.names())
+        assert str(root.profiles_dir / "late") in made[0].watched()
+        # A write to the late profile is seen through its own watch.
+        seed(Home(root.profiles_dir / "late"), key=KEY_B, rid="mmmmmm")
+        assert wait_for(lambda: "mmmmmm" in c.ids("late"))
+    finally:
+        c.close()
+    assert len(made) == 1
