@@ -162,11 +162,32 @@ def make_root(path: Path, profiles: int = 50, per: int = 10) -> Home:
     return Home(path)
 
 
+def paint_once(home: Home, args: tuple[str, ...] | None = None) -> float:
+    t0 = time.perf_counter()
+    with start(home, args=args) as term:
+        term.wait_for("key-00000", timeout=60, interval=0.005)
+        return time.perf_counter() - t0
+
+
+def paints(cases: dict[str, tuple[Home, tuple[str, ...] | None]], runs: int = 5) -> dict[str, float]:
+    """Median first paint per case over *runs* spawns, the cases interleaved: one spawn's
+    start-up varies by a few hundred ms on a shared machine."""
+    got: dict[str, list[float]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, (home, args) in cases.items():
+            got[name].append(paint_once(home, args))
+    return {name: statistics.median(v) for name, v in got.items()}
+
+
 def profiles_case(tmp: Path) -> None:
     """A root of 50 profiles x 10 credentials against one home of 500, same run."""
-    single = measure(tmp, 500, home=make_home(tmp / "single500", 500, pools=50))
+    home = make_home(tmp / "single500", 500, pools=50)
+    single = measure(tmp, 500, home=home)
     root = make_root(tmp / "root50")
     multi = measure(tmp, 500, home=root, args=("--root", str(root.root)))
+    med = paints({"single": (home, None), "root": (root, ("--root", str(root.root)))})
+    single["paint"], multi["paint"] = med["single"], med["root"]
+    print("(paint: the median of 5 spawns per case, interleaved)")
     print(f"{'case':>22} {'paint s':>8} {'idle CPU %':>10} {'RSS MB':>7} {'p50 ms':>7} {'p95 ms':>7}")
     for name, m in (("one home, 500", single), ("root, 50 x 10", multi)):
         print(f"{name:>22} {m['paint']:>8.2f} {m['cpu']:>10.2f} {m['rss']:>7.0f} "
@@ -193,6 +214,9 @@ def main() -> None:
         base = baseline_cpu()
         print(f"baseline (bench/baseline_app.py, static 1,000-row DataTable): idle CPU {base:.2f}%")
         r = {n: measure(tmp, n) for n in (6, 1000, 10_000)}
+        # First paint again as the median of 3 interleaved spawns per size (one spawn varies).
+        med = paints({n: (make_home(tmp / f"paint{n}", n, pools=min(20, n)), None) for n in (6, 10_000)}, 3)
+        r[6]["paint"], r[10_000]["paint"] = med[6], med[10_000]
         print(f"{'credentials':>12} {'paint s':>8} {'idle CPU %':>10} {'RSS MB':>7} "
               f"{'p50 ms':>7} {'p95 ms':>7}")
         for n, m in r.items():
@@ -204,7 +228,8 @@ def main() -> None:
         print(f"idle CPU(1000)/baseline = {r[1000]['cpu'] / max(base, 1e-9):.2f}x (goal <= 2)")
         print(f"idle CPU(10000)/idle CPU(1000) = "
               f"{r[10_000]['cpu'] / max(r[1000]['cpu'], 1e-9):.2f}x (goal <= 1.2)")
-        print(f"first paint(10000) = {r[10_000]['paint']:.2f} s (goal <= 1.5)")
+        print(f"first paint(10000) = {r[10_000]['paint']:.2f} s, median of 3 (goal <= 1.5; "
+              f"6 credentials: {r[6]['paint']:.2f} s)")
         print(f"RSS(10000) = {r[10_000]['rss']:.0f} MB (goal <= 250)")
         # The worst case for idle CPU: countdowns show seconds only under ten minutes, so
         # here every visible cooling row (about 21 at 140x45) is redrawn every second.
