@@ -191,7 +191,7 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
             self.latest = app.state
         if self._tick_enabled:
             # The table runs it only while a cooling row is on screen.
-            self.table.start_ticking(self.tick)
+            self.table.start_ticking(self.tick, clock=self.clock)
             # The proxy's status file is not watched (a reload each second costs 3.5x a stat:
             # bench/bench_proxy_feed.py); a slow poll finds a proxy, then follows it each second.
             self._pace_proxy_poll()

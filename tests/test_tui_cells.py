@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import os
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from store.paths import Home
 from store.view import build_pools
 from tests.conftest import make_row, make_store
@@ -109,3 +112,20 @@ def test_duplicate_ids_get_distinct_row_keys() -> None:
 def test_sample_home_is_private(tmp_home: Home) -> None:
     write_sample(tmp_home)
     assert oct(os.stat(tmp_home.auth).st_mode & 0o777) == "0o600"
+
+
+@settings(max_examples=400, deadline=None)
+@given(left=st.floats(min_value=0.01, max_value=10 * 86400, allow_nan=False))
+def test_the_tick_sleeps_exactly_until_the_countdown_text_changes(left: float) -> None:
+    """countdown_changes_in: the text stays the same until then, and differs just after."""
+    wait = fmt.countdown_changes_in(left)
+    assert 0 < wait <= 3600
+    assert fmt.countdown(left - wait * 0.999) == fmt.countdown(left)
+    assert fmt.countdown(left - wait - 1e-3) != fmt.countdown(left) or left - wait <= 1e-3
+
+
+def test_naive_one_second_wait_is_caught() -> None:
+    """Negative control: waking after a fixed second would leave '59m' unchanged (a wasted
+    wake-up) - the property above tells a right wait from a wrong one."""
+    assert fmt.countdown(3570 - 1) == fmt.countdown(3570)
+    assert fmt.countdown_changes_in(3570) > 1

@@ -38,6 +38,17 @@ def countdown(seconds: float | None) -> str:
     return f"{secs}s"
 
 
+def countdown_changes_in(seconds: float) -> float:
+    """Seconds until :func:`countdown` of a cooldown *seconds* away shows other text: within
+    a second under ten minutes, at the next minute boundary under a day, else at the next
+    hour. The console sleeps until then instead of waking every second."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        return math.inf
+    s = int(math.ceil(seconds))
+    unit = 1 if s < 600 else 60 if s < 86400 else 3600
+    return max(0.0, seconds - ((s // unit) * unit - 1))
+
+
 def local_time(epoch: float | None, now: float | None = None) -> str:
     """Absolute local time; the date is shown only when it is not today."""
     if epoch is None or math.isinf(epoch):

@@ -1,7 +1,10 @@
-"""The one-second countdown of CredentialTable: visible cooling rows only, or nothing.
+"""The countdown of CredentialTable: visible cooling rows only, or nothing.
 
-With no cooling row on screen the interval is paused; a one-shot timer still fires
-when an off-screen cooldown ends, so header counts and the next-pick marker move.
+The table sleeps until the next moment a visible countdown's text changes (within a
+second under ten minutes; at a minute boundary for ``59m``; see tui.format) or any
+cooldown ends, whichever is first: one one-shot timer, no wake-up that changes nothing.
+With no cooling row on screen only the cooldown ends wake it, so header counts and the
+next-pick marker move.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from ..format import countdown
+from ..format import countdown, countdown_changes_in
 
 
 class CountdownTick:
@@ -24,27 +27,40 @@ class CountdownTick:
         order, cooling = self._order, self._cooling
         return any(order[i] in cooling for i in self.visible_range())
 
-    def start_ticking(self, callback: Callable[[], None]) -> None:
-        """Call *callback* each second while a cooling row is on screen, else not at all
-        (a one-shot timer still fires when an off-screen cooldown ends)."""
+    def start_ticking(self, callback: Callable[[], None],
+                      clock: Callable[[], float] | None = None) -> None:
+        """Call *callback* whenever a visible countdown's text changes or a cooldown ends.
+        *clock* is the screen's: the table's own last time may be old after a quiet spell."""
         self._ticker = callback
-        self._timer = self.set_interval(1.0, callback, pause=True, name="countdown")
+        self._clock = clock
         self._arm()
 
+    def _current(self) -> float:
+        clock = getattr(self, "_clock", None)
+        if clock is not None:
+            self._now = max(self._now, clock())
+        return self._now
+
     def _arm(self) -> None:
-        if self._timer is None or self._ticker is None:
+        if self._ticker is None:
             return
+        for timer in (self._timer, self._flip_timer):
+            if timer is not None:
+                timer.stop()
+        self._timer = self._flip_timer = None
+        now = self._current()
         self._ticking = self.visible_cooling()
+        wake = self._next_flip - now
         if self._ticking:
-            self._timer.resume()
-        else:
-            self._timer.pause()
-        if self._flip_timer is not None:
-            self._flip_timer.stop()
-            self._flip_timer = None
-        if math.isfinite(self._next_flip) and not self._ticking:
-            delay = max(0.05, self._next_flip - self._now + 0.05)
-            self._flip_timer = self.set_timer(delay, self._ticker, name="flip")
+            order, cooling = self._order, self._cooling
+            for i in self.visible_range():
+                t = cooling.get(order[i])
+                if t is not None:
+                    wake = min(wake, countdown_changes_in(t - now))
+        if math.isfinite(wake):
+            # A hair after the boundary, so the text computed then is the new one.
+            self._timer = self.set_timer(max(0.02, wake + 0.02), self._ticker,
+                                         name="countdown" if self._ticking else "flip")
 
     @property
     def ticking(self) -> bool:
@@ -95,5 +111,5 @@ class CountdownTick:
             if self.materialize_visible():
                 self._relayout()
             if self._cooling:
-                self.refresh_countdowns()
+                self.refresh_countdowns(self._current())
                 self._arm()
