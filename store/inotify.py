@@ -91,9 +91,15 @@ class DirWatch:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def wait(self, timeout_ms: int) -> bool:
-        """Block until an event is readable or *timeout_ms* passed; True if readable."""
-        return bool(self._poll.poll(timeout_ms))
+    def wait(self, timeout_ms: int, wake_fd: int | None = None) -> bool:
+        """Block until an event is readable, *wake_fd* is, or *timeout_ms* passed; True if
+        an inotify event is readable."""
+        if wake_fd is None:
+            return bool(self._poll.poll(timeout_ms))
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN)
+        poller.register(wake_fd, select.POLLIN)
+        return any(fd == self.fd for fd, _ in poller.poll(timeout_ms))
 
     def read(self) -> Iterator[tuple[int, str]]:
         """Every pending (mask, name) pair; name is '' for events on the directory itself."""

@@ -33,13 +33,13 @@ from .watch import (
     IDLE_CHECK_MS,
     MISSING_HOME_POLL,
     STEP_MS,
-    STOP_CHECK_MS,
     WATCHED,
     HomeLoader,
     HomeState,
     _dir_identity,
     backend,
     rust_notify,
+    stop_check,
 )
 
 ROOT_WATCHED = WATCHED | {CRON_JOBS_PATH}
@@ -161,7 +161,7 @@ def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, ste
                 watch.add(d)
             yield RootChange(rescan=True)  # armed first, so the first load cannot miss a write
             while not stop.is_set():
-                if not watch.wait(STOP_CHECK_MS):
+                if not watch.wait(*stop_check(stop)) or stop.is_set():
                     if _dir_identity(path) != ident:
                         break
                     continue

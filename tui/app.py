@@ -10,7 +10,6 @@ app as a :class:`tui.host.Host` and subscribe to both signals on mount.
 
 from __future__ import annotations
 
-import threading
 from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
@@ -27,7 +26,7 @@ from store import events as ev
 from store import redact
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
-from store.watch import HomeLoader, HomeState, follow
+from store.watch import HomeLoader, HomeState, StopFlag, follow
 
 from . import session_end, shown
 from .app_screens import ScreenActions
@@ -83,7 +82,7 @@ class HermesAdminApp(ScreenActions, App):
         self.state: HomeState | None = None
         self.events: deque[ev.Event] = deque(maxlen=1000)
         self.loader = HomeLoader(home, clock)
-        self._stop = threading.Event()
+        self._stop = StopFlag()  # wakes the watcher's poll at once on quit
         self._tick = tick
         self._store_was_bad = False
         self._secrets = redact.HomeSecrets()  # the home's secrets, walked again only where changed
