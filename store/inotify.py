@@ -101,18 +101,23 @@ class DirWatch:
         poller.register(wake_fd, select.POLLIN)
         return any(fd == self.fd for fd, _ in poller.poll(timeout_ms))
 
-    def read(self) -> Iterator[tuple[int, str]]:
-        """Every pending (mask, name) pair; name is '' for events on the directory itself."""
+    def events(self) -> Iterator[tuple[int, int, str]]:
+        """Every pending (watch descriptor, mask, name); name is '' for the directory itself."""
         try:
             buf = os.read(self.fd, 64 * 1024)
         except BlockingIOError:
             return
         pos = 0
         while pos + _HEADER.size <= len(buf):
-            _wd, mask, _cookie, length = _HEADER.unpack_from(buf, pos)
+            wd, mask, _cookie, length = _HEADER.unpack_from(buf, pos)
             raw = buf[pos + _HEADER.size: pos + _HEADER.size + length]
             pos += _HEADER.size + length
-            yield mask, os.fsdecode(raw.rstrip(b"\0"))
+            yield wd, mask, os.fsdecode(raw.rstrip(b"\0"))
+
+    def read(self) -> Iterator[tuple[int, str]]:
+        """Every pending (mask, name) pair; name is '' for events on the directory itself."""
+        for _wd, mask, name in self.events():
+            yield mask, name
 
     def collect(self, wanted: frozenset[str], step_ms: int, debounce_ms: int
                 ) -> tuple[set[str], bool]:
@@ -159,22 +164,13 @@ class TreeWatch(DirWatch):
 
     def read_paths(self) -> Iterator[tuple[int, str]]:
         """Every pending (mask, full path); a directory's own events give its path."""
-        try:
-            buf = os.read(self.fd, 64 * 1024)
-        except BlockingIOError:
-            return
-        pos = 0
-        while pos + _HEADER.size <= len(buf):
-            wd, mask, _cookie, length = _HEADER.unpack_from(buf, pos)
-            raw = buf[pos + _HEADER.size: pos + _HEADER.size + length]
-            pos += _HEADER.size + length
+        for wd, mask, name in self.events():
             base = self._dirs.get(wd)
             if base is None:
                 continue
             if mask & IN_IGNORED:  # the kernel dropped this watch (its directory went)
                 self._dirs.pop(wd, None)
                 self._wds.pop(base, None)
-            name = os.fsdecode(raw.rstrip(b"\0"))
             yield mask, os.path.join(base, name) if name else base
 
     def collect_paths(self, step_ms: int, debounce_ms: int) -> list[tuple[int, str]]:

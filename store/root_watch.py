@@ -95,9 +95,8 @@ def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE
     while not stop.is_set():
         ident = _dir_identity(path)
         if ident is None:
-            yield RootChange(rescan=True)
-            while not stop.is_set() and _dir_identity(path) is None:
-                stop.wait(missing_poll)
+            yield RootChange(rescan=True)  # "nothing there" is a state worth showing too
+            _wait_for(path, stop, missing_poll)
             continue
         try:
             notify = rust_notify(path, recursive=True)
@@ -128,6 +127,12 @@ def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE
                     break
 
 
+def _wait_for(path: Path, stop: threading.Event, missing_poll: float) -> None:
+    """Until the root exists again, or *stop* (bounded by *stop*, polled)."""
+    while not stop.is_set() and _dir_identity(path) is None:
+        stop.wait(missing_poll)
+
+
 def _root_dirs(path: Path) -> list[str]:
     """The directories whose entries the root's readers depend on, as they are now."""
     dirs = [path, path / CRON_DIR, path / PROFILES_DIR]
@@ -147,9 +152,8 @@ def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, ste
     while not stop.is_set():
         ident = _dir_identity(path)
         if ident is None:
-            yield RootChange(rescan=True)
-            while not stop.is_set() and _dir_identity(path) is None:
-                stop.wait(missing_poll)
+            yield RootChange(rescan=True)  # "nothing there" is a state worth showing too
+            _wait_for(path, stop, missing_poll)
             continue
         try:
             watch = inotify.TreeWatch(str(path))
