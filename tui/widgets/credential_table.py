@@ -135,7 +135,7 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         self.cursor_row = 0
         self._ticker: Callable[[], None] | None = None
         self._timer: Timer | None = None
-        self._flip_timer: Timer | None = None
+        self._clock: Callable[[], float] | None = None   # the screen's clock (start_ticking)
         self._ticking = False
 
     # ----------------------------------------------------------- queries

@@ -12,7 +12,7 @@ the redacting text funnel).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 from . import cells as C
 from .cells import ColumnSpec
@@ -160,17 +160,23 @@ class RowCells:
     def marks(self) -> dict[tuple[str, str], str]:
         return dict(self._marks)
 
+    def _moved(self, old: dict, new: dict) -> list[tuple[str, Any]]:
+        """(row key, entry) of the credential rows whose mark or note differs in *new*; their
+        signatures are dropped so the next reconcile recomputes them."""
+        moved = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
+        if not moved:
+            return []
+        out = [(key, e) for key, e in self._entries.items()
+               if e.cred is not None and mark_key(e) in moved]
+        for key, _ in out:
+            self._sigs.pop(key, None)
+        return out
+
     def set_marks(self, marks: dict[tuple[str, str], str]) -> None:
         """Show *marks* ((pool, id) -> symbol) in the # cells; only rows whose mark moved change."""
         old, self._marks = self._marks, {k: v for k, v in marks.items() if v}
-        moved = {k for k in set(old) | set(self._marks) if old.get(k) != self._marks.get(k)}
-        if not moved:
-            return
         dirty = []
-        for key, e in self._entries.items():
-            if e.cred is None or mark_key(e) not in moved:
-                continue
-            self._sigs.pop(key, None)  # the next reconcile recomputes it
+        for key, e in self._moved(old, self._marks):
             pos = C.credential_cells(e.cred, self._now, POS, self._marks.get(mark_key(e), ""))
             self.update_cell(key, "pos", (pos[0].plain, ""))
             dirty.append(key)
@@ -188,14 +194,8 @@ class RowCells:
     def set_notes(self, notes: dict[tuple[str, str], str]) -> None:
         """Show *notes* ((view pool key, id) -> "⚑ shared") before the reason; only moved rows change."""
         old, self._notes = self._notes, {k: v for k, v in notes.items() if v}
-        moved = {k for k in set(old) | set(self._notes) if old.get(k) != self._notes.get(k)}
-        if not moved:
-            return
         dirty = []
-        for key, e in self._entries.items():
-            if e.cred is None or mark_key(e) not in moved:
-                continue
-            self._sigs.pop(key, None)
+        for key, e in self._moved(old, self._notes):
             base = dict(zip((s.key for s in NOTED), C.cell_texts(e.cred, self._now, NOTED), strict=True))
             note = self._notes.get(mark_key(e))
             for col, value in (self.noted(base, note) if note else base).items():

@@ -36,18 +36,16 @@ class CountdownTick:
         self._arm()
 
     def _current(self) -> float:
-        clock = getattr(self, "_clock", None)
-        if clock is not None:
-            self._now = max(self._now, clock())
+        if self._clock is not None:
+            self._now = max(self._now, self._clock())
         return self._now
 
     def _arm(self) -> None:
         if self._ticker is None:
             return
-        for timer in (self._timer, self._flip_timer):
-            if timer is not None:
-                timer.stop()
-        self._timer = self._flip_timer = None
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = None
         now = self._current()
         self._ticking = self.visible_cooling()
         wake = self._next_flip - now
