@@ -332,3 +332,43 @@ async def test_labels_stay_plain_text(tmp_home: Home) -> None:
         table = table_of(app)
         assert "[/]" in table.line_text(key("openrouter", "aaaaaa"))
         assert "[b]x" in table.line_text(key("openrouter", "bbbbbb"))
+
+
+async def test_one_row_reload_repaints_that_line_and_the_status_bar_only(tmp_home: Home,
+                                                                         monkeypatch) -> None:
+    """A reload is not a screen layout: the table marks one line, and the status bar
+    ("gen N" moved) repaints its own line. A layout would send every visible line of
+    every widget to the terminal again (what made 10,000 rows cost more than 6)."""
+    from tui.widgets.status import StatusBar
+    big_home(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        screen = app.screen
+        layouts: list[int] = []
+        real_layout = screen._refresh_layout
+        monkeypatch.setattr(screen, "_refresh_layout",
+                            lambda *a, **kw: (layouts.append(1), real_layout(*a, **kw))[1])
+        regions: list = []
+        real_refresh = table.refresh
+        monkeypatch.setattr(table, "refresh", lambda *r, **kw: (regions.append((r, kw)),
+                                                                real_refresh(*r, **kw))[1])
+
+        async def relabel(label: str) -> None:
+            with transaction(tmp_home) as doc:
+                doc["credential_pool"]["pool00"][3]["label"] = label
+            app.reload()
+            await pilot.pause()
+
+        await relabel("key-XXXXX")
+        target = key("pool00", f"{3:06x}")
+        assert "key-XXXXX" in table.line_text(target)
+        assert layouts == []
+        assert [len(r) for r, _ in regions] == [1] and regions[0][0][0].height == 1
+        assert regions[0][0][0].y == table.order.index(target) - int(table.scroll_y) + 1
+        assert "gen 2" in app.dashboard.query_one(StatusBar).text
+        # Negative control: a status bar whose every update asks for a layout is caught.
+        monkeypatch.setattr(StatusBar, "FIXED_SIZE", False)
+        await relabel("key-YYYYY")
+        assert layouts

@@ -18,6 +18,9 @@ class _Quiet(Static):
     _shown: object = None
     text: str = ""
     """Plain text currently shown (for tests)."""
+    FIXED_SIZE = False
+    """True when CSS fixes the widget's size: a new text then repaints its own lines
+    without a screen layout (which would repaint every widget on the screen)."""
 
     def show(self, content: Text | str) -> None:
         if isinstance(content, str):
@@ -26,11 +29,13 @@ class _Quiet(Static):
         if key != self._shown:
             self._shown = key
             self.text = content.plain
-            self.update(content)
+            self.update(content, layout=not self.FIXED_SIZE)
 
 
 class StatusBar(_Quiet):
     """One line: home, live/paused, READ-ONLY, STALE, sort, filter, generation."""
+
+    FIXED_SIZE = True  # ``#status { height: 1 }``: every reload changes "gen N"
 
     def set_parts(
         self, *, home: str, live: str, read_only: bool, stale: bool, sort: str,
