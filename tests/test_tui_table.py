@@ -125,35 +125,40 @@ async def test_tick_renders_only_visible_cooling_rows(tmp_home: Home, monkeypatc
         assert len(table.cooling_keys()) == 500
 
 
-async def test_one_row_reload_walks_only_its_pool_and_keeps_the_order(tmp_home: Home,
-                                                                      monkeypatch) -> None:
+async def test_one_row_reload_walks_only_its_row_and_keeps_the_order(tmp_home: Home,
+                                                                     monkeypatch) -> None:
     big_home(tmp_home)
+    with transaction(tmp_home):
+        pass  # the file in the writer's own layout: the next write then moves one row's bytes
     app = app_for(tmp_home)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = table_of(app)
-        walked: list[str] = []
+        taken: list[str] = []
         rebuilt: list[int] = []
-        real_pool, real_order = table._apply_pool, table._rebuild_order
-        monkeypatch.setattr(table, "_apply_pool", lambda p, rows, *a: (
-            walked.append(p), real_pool(p, rows, *a))[1])
+        real_take, real_order = table._take, table._rebuild_order
+        monkeypatch.setattr(table, "_take", lambda e, *a: (taken.append(e.key), real_take(e, *a))[1])
         monkeypatch.setattr(table, "_rebuild_order", lambda: (rebuilt.append(1), real_order())[1])
         order = table.order
+        row = key("pool07", f"{7 * 50 + 3:06x}")
         with transaction(tmp_home) as doc:
             doc["credential_pool"]["pool07"][3]["label"] = "relabelled"
         app.reload()
         await pilot.pause()
-        # Only the written pool is looked at row by row; the 1,020-row order is not rebuilt.
-        assert walked == ["pool07"] and rebuilt == []
+        # Only the written row (and its pool's header, whose counts it may move) is looked
+        # at; the 1,020-row order is not rebuilt.
+        assert taken == ["pool\x1fpool07", row] and rebuilt == []
         assert table.order == order
-        assert table.cell_text(key("pool07", f"{7 * 50 + 3:06x}"), "label") == "relabelled"
-        # Control: a write that moves a row does rebuild the order, and the spy sees it.
+        assert table.cell_text(row, "label") == "relabelled"
+        # Control: a write that moves a row walks its pool whole and rebuilds the order,
+        # and the same spies see it.
+        taken.clear()
         with transaction(tmp_home) as doc:
             rows = doc["credential_pool"]["pool07"]
             rows[0]["priority"], rows[1]["priority"] = 1, 0
         app.reload()
         await pilot.pause()
-        assert walked[-1] == "pool07" and rebuilt
+        assert len(taken) == 51 and rebuilt
         assert table.order.index(key("pool07", f"{7 * 50 + 1:06x}")) < \
             table.order.index(key("pool07", f"{7 * 50:06x}"))
 

@@ -30,7 +30,7 @@ from textual.timer import Timer
 from store.view import CredentialView, PoolView
 
 from . import cells as C
-from .rows import Entry, ProfileBanner, entries, mark_key, split_key
+from .rows import Entry, ProfileBanner, entries, mark_key, patch_entries, split_key
 from .table_cells import GROWING, RowCells, estimate
 from .table_layout import PAD, distinct_fingerprints, widths
 from .table_nav import TableNavigation
@@ -192,18 +192,26 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         view = (filter_text, sort)
         blocks: list[tuple[str, list[Entry]]] = []
         fresh: set[str] = set()
+        patched: dict[str, list[Entry]] = {}
         memo: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]] = {}
         for pv in pools:
             hit = self._pool_memo.get(pv.key)
             if hit is not None and hit[0] is pv and hit[1] == view:
                 rows = hit[2]
             else:
-                rows = entries([pv], filter_text, sort)
-                fresh.add(pv.key)
+                # A pool the loader rebuilt reuses the views of rows nobody wrote to: swap
+                # in the changed ones when that can move no row, else take it whole.
+                got = (patch_entries(hit[0], pv, hit[2], filter_text, sort)
+                       if hit is not None and hit[1] == view else None)
+                if got is not None:
+                    rows, patched[pv.key] = got
+                else:
+                    rows = entries([pv], filter_text, sort)
+                    fresh.add(pv.key)
             memo[pv.key] = (pv, view, rows)
             blocks.append((pv.key, rows))
         old, self._pool_memo = self._pool_memo, memo
-        self._apply(blocks, now, self.cursor_key, fresh, old)
+        self._apply(blocks, now, self.cursor_key, fresh, old, patched)
 
     def clear(self) -> None:
         """Forget every row (a reconcile never needs this)."""
@@ -217,12 +225,15 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         self.refresh()
 
     def _apply(self, blocks: list[tuple[str, list[Entry]]], now: float, keep: str | None,
-               fresh: set[str], old: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]]) -> None:
-        """Show *blocks* (each pool's rows); only the pools in *fresh* are looked at row by row.
+               fresh: set[str], old: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]],
+               patched: dict[str, list[Entry]] | None = None) -> None:
+        """Show *blocks* (each pool's rows); only the pools in *fresh* are looked at row by
+        row, and of the pools in *patched* only the rows listed there.
 
-        Everything here is O(rows of fresh pools + pools): the rows of an untouched pool
-        are not even iterated, unless the order of rows on screen changed.
+        Everything here is O(rows of fresh pools + changed rows + pools): the rows of an
+        untouched pool are not even iterated, unless the order of rows on screen changed.
         """
+        patched = patched or {}
         self._now = now
         old_index = self._index
         touched = fresh | (old.keys() - self._pool_memo.keys())
@@ -249,6 +260,8 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         for p, rows in blocks:
             if p in fresh:
                 dirty += self._apply_pool(p, rows, now, fps)
+            elif p in patched:
+                dirty += self._patch_pool(p, rows, patched[p], now, fps)
         self._next_flip = min(self._pool_flip.values(), default=math.inf)
         self._fp_need = max((len(f) for f in fps.values()), default=0)
         moved = self._blocks_moved(blocks, fresh, old)
@@ -270,34 +283,85 @@ class CredentialTable(RowCells, RowPainting, TableNavigation, CountdownTick, Scr
         deferred: list[Entry] = []
         cooling: dict[str, float] = {}
         for e in rows:
-            key = e.key
-            cv = e.cred
-            self._entries[key] = e
-            if cv is not None:
-                eff = cv.effective
-                if eff.status == "cooling" and eff.available_at is not None:
-                    cooling[key] = eff.available_at
-                if key not in self._data:
-                    self._defer(key)   # formatted when first shown
-                    deferred.append(e)
-                    continue
-            sig = self._sig(e, fps)
-            if self._sigs.get(key) == sig:
-                continue
-            self._sigs[key] = sig
-            dirty.append(key)
-            if key not in self._data:
-                self._set_data(key, self._cells(e, now, fps))
-                continue
-            for col, value in self._cells(e, now, fps).items():
-                if self._data[key].get(col) != value:
-                    self.update_cell(key, col, value)
+            if self._take(e, now, fps, cooling, dirty):
+                deferred.append(e)
         self._pool_cooling[pool] = cooling
         self._cooling.update(cooling)
         self._pool_flip[pool] = min(cooling.values(), default=math.inf)
         if deferred:
             self._pool_est[pool] = estimate(deferred, fps, self._notes)
         return dirty
+
+    def _patch_pool(self, pool: str, rows: list[Entry], changed: list[Entry], now: float,
+                    fps: dict) -> list[str]:
+        """Take only the *changed* rows of a pool whose rows kept their keys and order
+        (:func:`patch_entries`): a write to one row of 500 looks at that row.
+
+        A changed row that stays unformatted moves its pool's width estimate: up at once;
+        down only by counting the pool's unformatted rows again, when it was the longest.
+        """
+        dirty: list[str] = []
+        cooling = self._pool_cooling.setdefault(pool, {})
+        est = self._pool_est.get(pool)
+        recount = False
+        for e in changed:
+            key = e.key
+            was = self._entries.get(key)
+            if e.cred is not None and cooling.pop(key, None) is not None:
+                self._cooling.pop(key, None)
+            deferred = self._take(e, now, fps, cooling, dirty)
+            if key in cooling:
+                self._cooling[key] = cooling[key]
+            if not deferred:
+                continue
+            new = estimate((e,), fps, self._notes)
+            old = estimate((was,), fps, self._notes) if was is not None and was.cred else new
+            if est is None:
+                recount = True
+                continue
+            for col, n in new.items():
+                if n > est[col]:
+                    est[col] = n
+                elif old[col] > n and old[col] >= est[col]:
+                    recount = True  # the longest row got shorter
+        if recount:
+            deferred = [e for e in rows if e.key in self._lazy]
+            self._pool_est[pool] = estimate(deferred, fps, self._notes)
+        self._pool_flip[pool] = min(cooling.values(), default=math.inf)
+        return dirty
+
+    def _take(self, e: Entry, now: float, fps: dict, cooling: dict[str, float],
+              dirty: list[str]) -> bool:
+        """Take one row: record it, note its cooldown in *cooling*, and bring its cells up
+        to date (adding its key to *dirty* if a formatted row changed). True when the row
+        is left unformatted until shown."""
+        key = e.key
+        cv = e.cred
+        self._entries[key] = e
+        if cv is not None:
+            eff = cv.effective
+            if eff.status == "cooling" and eff.available_at is not None:
+                cooling[key] = eff.available_at
+            if key not in self._data:
+                self._defer(key)   # formatted when first shown
+                return True
+        sig = self._sig(e, fps)
+        if self._sigs.get(key) == sig:
+            return False
+        self._sigs[key] = sig
+        dirty.append(key)
+        if key not in self._data:
+            self._set_data(key, self._cells(e, now, fps))
+            return False
+        if cv is None:
+            # A header holds no cells (its words are poured in when painted): a new
+            # version is what makes its line render again with the new counts.
+            self._versions[key] = self._cells_v[key] = next(self._seq)
+            return False
+        for col, value in self._cells(e, now, fps).items():
+            if self._data[key].get(col) != value:
+                self.update_cell(key, col, value)
+        return False
 
     def _blocks_moved(self, blocks: list[tuple[str, list[Entry]]], fresh: set[str],
                       old: dict[str, tuple[PoolView, tuple[str, str], list[Entry]]]) -> bool:

@@ -139,3 +139,58 @@ def entries(
             seen[cv.id] = n + 1
             out.append(Entry(cred_key(cv, n, pv.key), pv, cv))
     return out
+
+
+PATCH_MAX = 64
+"""More changed credentials than this in one pool: rebuild its entries whole."""
+
+
+def patch_entries(
+    old_pv: PoolView, new_pv: PoolView, old_rows: list[Entry], filter_text: str = "",
+    sort: str = "priority",
+) -> tuple[list[Entry], list[Entry]] | None:
+    """``entries([new_pv], ...)`` made from *old_rows* (``entries([old_pv], ...)`` under the
+    same filter and sort) by swapping in the credentials that changed.
+
+    Returns (rows, changed), *changed* being the new header then the changed credential
+    rows, or None when a change could add, hide or move a row (another id, a filter match
+    that flipped, a sort key that moved, or another fingerprint, which can decide another
+    row's distinguishing tail) or touched too many rows: the caller then rebuilds.
+    Unchanged rows keep their Entry objects, whose ``pool`` is then the older view of the
+    same pool: for a credential row only its key is ever read.
+    """
+    if isinstance(old_pv, ProfileBanner) or isinstance(new_pv, ProfileBanner):
+        return None
+    old_c, new_c = old_pv.credentials, new_pv.credentials
+    if len(old_c) != len(new_c) or not old_rows or old_rows[0].key != header_key(new_pv.key):
+        return None
+    pairs = [(a, b) for a, b in zip(old_c, new_c) if a is not b]
+    if len(pairs) > PATCH_MAX:
+        return None
+    terms = filter_text.lower().split()
+    key_fn = _sort_key(sort) if sort != "priority" else None
+    rows = list(old_rows)
+    header = Entry(old_rows[0].key, new_pv)
+    rows[0] = header
+    changed = [header]
+    where: dict[int, int] | None = None
+    for a, b in pairs:
+        if a.id != b.id or a.fingerprint != b.fingerprint:
+            return None
+        if terms and (shown := matches(a, terms)) != matches(b, terms):
+            return None
+        if terms and not shown:
+            continue  # filtered out before and after
+        if key_fn is not None and key_fn(a) != key_fn(b):
+            return None
+        i = a.index  # unsorted and unfiltered, credential i is row i (the header is row 0)
+        if not (i < len(rows) and rows[i].cred is a):
+            if where is None:
+                where = {id(e.cred): n for n, e in enumerate(old_rows) if e.cred is not None}
+            i = where.get(id(a), -1)
+            if i < 0:
+                return None
+        e = Entry(rows[i].key, new_pv, b)
+        rows[i] = e
+        changed.append(e)
+    return rows, changed
