@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import random as _random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .model import (
     DEFAULT_STRATEGY,
@@ -222,10 +222,15 @@ def available(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS,
     *known* maps ``id(row)`` to that row's effective status at *now*, already computed
     (a view reusing its rows); other rows are computed here.
     """
-    ordered = sorted_rows(rows)
+    return list(_usable(rows, now, ttls, model, known))
+
+
+def _usable(rows: Iterable[Row], now: float, ttls: Ttls, model: str | None,
+            known: Mapping[int, Effective] | None, ordered: bool = False) -> Iterator[Row]:
+    """:func:`available`, lazily (*ordered*: *rows* are already in Hermes order)."""
+    rows = list(rows) if ordered else sorted_rows(rows)
     known = known or {}
-    return [r for r in ordered
-            if (known.get(id(r)) or effective(r, ordered, now, ttls)).usable_for(model)]
+    return (r for r in rows if (known.get(id(r)) or effective(r, rows, now, ttls)).usable_for(model))
 
 
 def pick(
@@ -238,20 +243,25 @@ def pick(
     lease_cap: int | None = None,
     model: str | None = None,
     known: Mapping[int, Effective] | None = None,
+    ordered: bool = False,
 ) -> Row | None:
     """The row the strategy chooses next, without changing anything.
 
     `random` needs *rng*; without one it returns None (no honest "next" exists).
     With *leases*/*lease_cap*, rows at the cap are only used when all are.
+    *ordered*: *rows* are already in Hermes order (a view's rows), so no sort.
     """
-    candidates = available(rows, now, ttls, model, known)
+    strategy = known_strategy(strategy)
+    if leases is None and strategy in ("fill_first", "round_robin"):
+        # The first usable row in order: no need to judge the rows after it.
+        return next(_usable(rows, now, ttls, model, known, ordered), None)
+    candidates = list(_usable(rows, now, ttls, model, known, ordered))
     if not candidates:
         return None
     if leases is not None and lease_cap is not None:
         below = [r for r in candidates if leases.get(str(r.get("id")), 0) < lease_cap]
         pool = below or candidates
         return min(pool, key=lambda r: (leases.get(str(r.get("id")), 0), priority_of(r)))
-    strategy = known_strategy(strategy)
     if strategy == "random":
         return rng.choice(candidates) if rng is not None else None
     if strategy == "least_used":

@@ -263,6 +263,15 @@ def from_parts(doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
     return Redactor(found)
 
 
+def _row_secrets(row: Any) -> tuple[Any, frozenset[str], frozenset[str]]:
+    """(row, its secrets, its env references), found at the depth a whole-document walk
+    meets a pool's row."""
+    f: set[str] = set()
+    r: set[str] = set()
+    _walk_secrets(row, f, r, 3)
+    return (row, frozenset(f), frozenset(r))
+
+
 class HomeSecrets:
     """A home's secrets kept current from successive reads, at the cost of what changed.
 
@@ -301,21 +310,26 @@ class HomeSecrets:
         if not isinstance(rows, list):
             self._walked(place, rows, parts, name=str(pool))
             return
-        seen: dict[int, Any] = hit[3] if hit is not None and len(hit) > 3 else {}
-        per_row: dict[int, tuple[Any, frozenset[str], frozenset[str]]] = {}
-        found: set[str] = set()
-        refs: set[str] = set()
-        for row in rows:
-            got = seen.get(id(row))
-            if got is None or got[0] is not row:  # a new row (an id can be reused)
-                f: set[str] = set()
-                r: set[str] = set()
-                _walk_secrets(row, f, r, 3)  # at the depth a whole-document walk meets it
-                got = (row, frozenset(f), frozenset(r))
-            per_row[id(row)] = got
-            found |= got[1]
-            refs |= got[2]
-        parts[place] = (rows, frozenset(found), frozenset(refs), per_row)
+        seen: list[tuple[Any, frozenset[str], frozenset[str]]] | None = (
+            hit[3] if hit is not None and len(hit) > 3 else None)
+        if seen is not None and len(seen) == len(rows):
+            # Rows written in place: walk those; when each found what it held before,
+            # the pool's secrets are the same sets (no pass over the other rows).
+            per_row = list(seen)
+            same = True
+            for i, (row, old) in enumerate(zip(rows, seen)):
+                if old[0] is not row:
+                    per_row[i] = got = _row_secrets(row)
+                    same = same and got[1] == old[1] and got[2] == old[2]
+            if same:
+                parts[place] = (rows, hit[1], hit[2], per_row)
+                return
+        else:
+            by_id = {id(got[0]): got for got in seen or ()}
+            per_row = [got if (got := by_id.get(id(row))) is not None and got[0] is row
+                       else _row_secrets(row) for row in rows]  # an id can be reused
+        parts[place] = (rows, frozenset().union(*(got[1] for got in per_row)),
+                        frozenset().union(*(got[2] for got in per_row)), per_row)
 
     def redactor(self, doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
         """The redactor for this read of the home (equal to :func:`from_parts`)."""

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import policy
-from .model import STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, row_secrets, sorted_rows
+from .model import (STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, priority_of, row_secrets,
+                    sorted_rows)
 from .secrets import fingerprint, redact
 
 # How every surface (CLI, console, probe report) shows a missing value.
@@ -99,6 +100,8 @@ class PoolView:
     key: str
     strategy: str                    # as configured (may be unknown)
     credentials: list[CredentialView]
+    # The row list it was built from, in file order: the next build compares with it.
+    source: list[Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def strategy_known(self) -> bool:
@@ -148,6 +151,10 @@ def build_pool(
     TTLs and environment, whose statuses are still current at *now*: each of its credential
     views is reused for a row that is the same object at the same place with the same
     "next" mark (a write to one row of 500 then builds one view, not 500)."""
+    if previous is not None:
+        patched = _patch(key, raw_rows, previous, strategy, now, ttls, env)
+        if patched is not None:
+            return patched
     rows = sorted_rows(r for r in raw_rows if isinstance(r, dict))
     reuse: dict[int, CredentialView] = {}
     if previous is not None and _live(previous.credentials) == sum(not policy.is_dead(r) for r in rows):
@@ -157,22 +164,71 @@ def build_pool(
     # Each row's status once: the strategy's pick and the row's view share it.
     effs = {id(row): old.effective if (old := reuse.get(id(row))) is not None and old.row is row
             else policy.effective(row, rows, now, ttls) for row in rows}
-    nxt = policy.pick(rows, strategy, now, ttls, known=effs)
+    nxt = policy.pick(rows, strategy, now, ttls, known=effs, ordered=True)
     creds = []
     for i, row in enumerate(rows, start=1):
         old = reuse.get(id(row))
         if old is not None and old.row is row and old.index == i and old.next == (row is nxt):
             creds.append(old)
             continue
-        source = str(row.get("source") or "")
-        backed = None
-        if source.startswith("env:") and not is_owned(key, row):
-            backed = bool(env and env.get(source[4:]))
-        creds.append(CredentialView(
-            pool=key, index=i, row=row, effective=effs[id(row)],
-            fingerprint=row_fingerprint(key, row, env), next=row is nxt, backed=backed, env=env,
-        ))
-    return PoolView(key, strategy, creds)
+        creds.append(_view(key, i, row, effs[id(row)], row is nxt, env))
+    return PoolView(key, strategy, creds, raw_rows)
+
+
+PATCH_MAX = 64
+"""More rows written in one pool than this: build its view whole."""
+
+
+def _patch(key: str, raw_rows: list[Any], previous: PoolView, strategy: str, now: float,
+           ttls: policy.Ttls, env: Mapping[str, str] | None) -> PoolView | None:
+    """*previous* with the rows written in place swapped in, or None (build whole).
+
+    In place: the same number of rows, and each written row keeps its priority and its
+    dead-or-alive state, so the order is the same and so is every other row's TTL (which
+    depends on the pool only through "is it the only live row"). Only the written rows
+    are judged again; the strategy's pick is looked for over the known statuses.
+    """
+    src = previous.source
+    if src is None or len(src) != len(raw_rows):
+        return None
+    moved = [(a, b) for a, b in zip(src, raw_rows) if a is not b]
+    if len(moved) > PATCH_MAX:
+        return None
+    for a, b in moved:
+        if not (isinstance(a, dict) and isinstance(b, dict)) or priority_of(a) != priority_of(b) \
+                or policy.is_dead(a) != policy.is_dead(b):
+            return None
+    old = previous.credentials
+    rows = [cv.row for cv in old]
+    effs = [cv.effective for cv in old]
+    if moved:
+        where = {id(cv.row): i for i, cv in enumerate(old)}
+        at = []
+        for a, b in moved:
+            i = where.get(id(a))
+            if i is None:
+                return None
+            rows[i] = b
+            at.append(i)
+        for i in at:
+            effs[i] = policy.effective(rows[i], rows, now, ttls)
+    nxt = policy.pick(rows, strategy, now, ttls, known={id(r): e for r, e in zip(rows, effs)},
+                      ordered=True)
+    creds = list(old)
+    for i, (row, cv) in enumerate(zip(rows, old)):
+        if cv.row is not row or cv.next != (row is nxt):
+            creds[i] = _view(key, i + 1, row, effs[i], row is nxt, env)
+    return PoolView(key, strategy, creds, raw_rows)
+
+
+def _view(key: str, index: int, row: Row, eff: policy.Effective, nxt: bool,
+          env: Mapping[str, str] | None) -> CredentialView:
+    source = str(row.get("source") or "")
+    backed = None
+    if source.startswith("env:") and not is_owned(key, row):
+        backed = bool(env and env.get(source[4:]))
+    return CredentialView(pool=key, index=index, row=row, effective=eff,
+                          fingerprint=row_fingerprint(key, row, env), next=nxt, backed=backed, env=env)
 
 
 def _live(creds: list[CredentialView]) -> int:

@@ -116,9 +116,10 @@ def test_sigkill_storm_against_a_peer_loses_nothing_and_leaves_no_temp(tmp_path)
     left = [p.name for p in home.root.iterdir() if p.name.startswith(TEMP_PREFIX) and p.name.endswith(".tmp")]
     assert left == [], left
     # 34 die mid-write (every one: they wait to be killed); 33 at a random moment, of
-    # which a few may come after a fast run ended.
+    # which some come after a fast run ended: on a loaded machine (the rest of the suite
+    # on the other core) it was 18 of 33 once, so the floor only says random kills landed.
     assert counts["midwrite_kills"] == WRITES // 6 + 1, counts
-    assert WRITES // 12 <= counts["random_kills"] <= WRITES // 6, counts
+    assert WRITES // 25 <= counts["random_kills"] <= WRITES // 6, counts
     assert counts["killed"] == counts["midwrite_kills"] + counts["random_kills"], counts
     assert len(counts["orphans"]) >= counts["midwrite_kills"], "a writer died mid-write but left no temp copy"
     print(f"storm: {counts['finished']} CLI writes finished, {counts['killed']} SIGKILLed "

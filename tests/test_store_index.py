@@ -208,3 +208,69 @@ def _same_but_seconds(a, b) -> bool:
     strip = lambda pv: [{k: v for k, v in cv.to_json().items() if k != "seconds_left"}  # noqa: E731
                         for cv in pv.credentials]
     return strip(a) == strip(b)
+
+
+ROW_EDITS = st.sampled_from(["label", "priority", "cool", "ok", "dead", "requests", "token", "drop"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 10), edits=st.lists(st.tuples(st.integers(0, 9), ROW_EDITS), max_size=4),
+       strategy=st.sampled_from(["fill_first", "round_robin", "least_used", "random", "odd"]))
+def test_a_view_patched_in_place_equals_a_whole_build(n, edits, strategy) -> None:
+    """build_pool(previous=...) swaps written rows into the last view when they stay in
+    place; whatever path it takes, the view is the one a whole build gives."""
+    now = time.time()
+    rows = [{"id": f"{i:06x}", "label": f"k{i}", "priority": i, "access_token": f"sk-test-{i:030d}",
+             "request_count": (i * 7) % 5,
+             **({"last_status": "exhausted", "last_status_at": now - 10} if i % 3 == 0 else {})}
+            for i in range(n)]
+    first = build_pool("p", rows, strategy=strategy, now=now)
+    new = list(rows)
+    for i, what in edits:
+        if i >= len(new):
+            continue
+        if what == "drop":
+            del new[i]
+            continue
+        row = dict(new[i])
+        if what == "label":
+            row["label"] = f"renamed{i}"
+        elif what == "priority":
+            row["priority"] = -i - 1
+        elif what == "cool":
+            row.update(last_status="exhausted", last_status_at=now - 1, last_error_code=429)
+        elif what == "ok":
+            row.update(last_status=None, last_status_at=None)
+        elif what == "dead":
+            row["last_status"] = "dead"
+        elif what == "requests":
+            row["request_count"] = 99 - i
+        else:
+            row["access_token"] = f"sk-test-{i:029d}x"
+        new[i] = row
+    again = build_pool("p", new, strategy=strategy, now=now, previous=first)
+    fresh = build_pool("p", new, strategy=strategy, now=now)
+    assert [cv.to_json() for cv in again.credentials] == [cv.to_json() for cv in fresh.credentials]
+
+
+def test_patching_a_view_judges_only_the_written_row(monkeypatch) -> None:
+    from store import view
+    now = time.time()
+    rows = [{"id": f"{i:06x}", "label": f"k{i}", "priority": i, "access_token": f"sk-test-{i:030d}"}
+            for i in range(300)]
+    first = build_pool("p", rows, strategy="fill_first", now=now)
+    judged: list[str] = []
+    sorts: list[int] = []
+    real, real_sort = policy.effective, view.sorted_rows
+    monkeypatch.setattr(policy, "effective", lambda row, *a, **k: (judged.append(row["id"]), real(row, *a, **k))[1])
+    monkeypatch.setattr(view, "sorted_rows", lambda rows: (sorts.append(1), real_sort(rows))[1])
+    new = list(rows)
+    new[200] = dict(rows[200], label="renamed")
+    again = build_pool("p", new, strategy="fill_first", now=now, previous=first)
+    # One row judged, nothing sorted, 299 views kept.
+    assert judged == [f"{200:06x}"] and sorts == []
+    assert sum(a is b for a, b in zip(again.credentials, first.credentials)) == 299
+    # Control: a write that moves the row (a new priority) sorts the pool again.
+    new[200] = dict(rows[200], priority=-1)
+    build_pool("p", new, strategy="fill_first", now=now, previous=first)
+    assert sorts

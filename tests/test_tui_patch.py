@@ -16,10 +16,10 @@ from store.paths import Home
 from store.transaction import transaction
 from store.view import build_pool
 from tests.conftest import make_row, make_store, write_store
-from tests.tui_sample import NOW
+from tests.tui_sample import NOW, app_for, key, table_of
 from tui.widgets.rows import SORT_ORDER, entries, patch_entries
 
-from .test_tui_table import SIZE, app_for, key, table_of
+SIZE = (140, 45)
 
 
 def pool_rows(n: int) -> list[dict]:
