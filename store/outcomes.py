@@ -93,6 +93,20 @@ def is_usage_limit(result: Result) -> bool:
     return bool(_USAGE_LIMIT.search(text))
 
 
+def failure_reason(code: int) -> str | None:
+    """The ``failure_reason`` a credential is benched with for HTTP *code* (spec section 6),
+    or None when the code is not the credential's problem (the caller's answer stands)."""
+    if code == 429:
+        return "rate_limit"
+    if code == 402:
+        return "billing"
+    if code in (401, 403):
+        return "auth"
+    if code in SERVER_ERRORS or 500 <= code < 600:
+        return "server_error"
+    return None
+
+
 def _duration_seconds(text: str) -> float | None:
     m = _DURATION.match(text.strip().lower())
     if not m or not any(m.groups()):

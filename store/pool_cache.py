@@ -30,7 +30,7 @@ def new_views(old: PoolView, new: PoolView) -> list[CredentialView] | None:
     gained or lost rows (then compare by key)."""
     if len(old.credentials) != len(new.credentials):
         return None
-    return [b for a, b in zip(old.credentials, new.credentials) if a is not b]
+    return [b for a, b in zip(old.credentials, new.credentials, strict=True) if a is not b]
 
 
 class PoolCache:
@@ -91,7 +91,7 @@ def diff_changed(old: list[PoolView] | None, new: list[PoolView], changed: set[s
             a_out.append(pv)
             continue
         if len(was.credentials) == len(pv.credentials):
-            pairs = [(x, y) for x, y in zip(was.credentials, pv.credentials) if x is not y]
+            pairs = [(x, y) for x, y in zip(was.credentials, pv.credentials, strict=True) if x is not y]
             b_out.append(PoolView(was.key, was.strategy, [x for x, _ in pairs]))
             a_out.append(PoolView(pv.key, pv.strategy, [y for _, y in pairs]))
             continue

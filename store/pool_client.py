@@ -25,10 +25,10 @@ from .outcomes import (
     OUT,
     RETRY,
     ROTATED,
-    SERVER_ERRORS,
     Decision,
     Result,
     Selection,
+    failure_reason,
     is_usage_limit,
     reset_time,
 )
@@ -190,15 +190,12 @@ class PoolClient:
                 self.has_retried_429 = True
                 return Decision(RETRY, sel, "429: retrying the same key once")
             return self._bench_and_rotate(sel, result, "rate_limit", note="second 429")
-        if code == 402:
-            return self._bench_and_rotate(sel, result, "billing")
         if code == 401:
             return self._unauthorized(sel, result)
-        if code in SERVER_ERRORS or 500 <= code < 600:
-            return self._bench_and_rotate(sel, result, "server_error")
-        if code == 403:
-            return self._bench_and_rotate(sel, result, "auth")
-        return Decision(FAILED, sel, f"HTTP {code}: not a credential problem")
+        reason = failure_reason(code)
+        if reason is None:
+            return Decision(FAILED, sel, f"HTTP {code}: not a credential problem")
+        return self._bench_and_rotate(sel, result, reason)
 
     def _unauthorized(self, sel: Selection, result: Result) -> Decision:
         reason = result.reason

@@ -317,7 +317,7 @@ class HomeSecrets:
             # the pool's secrets are the same sets (no pass over the other rows).
             per_row = list(seen)
             same = True
-            for i, (row, old) in enumerate(zip(rows, seen)):
+            for i, (row, old) in enumerate(zip(rows, seen, strict=True)):
                 if old[0] is not row:
                     per_row[i] = got = _row_secrets(row)
                     same = same and got[1] == old[1] and got[2] == old[2]

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from . import policy
-from .model import (STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, priority_of, row_secrets,
-                    sorted_rows)
+from .model import STATUS_FIELDS, STRATEGIES, Doc, Row, as_int, is_owned, pools, priority_of, row_secrets, sorted_rows
 from .secrets import fingerprint, redact
 
 # How every surface (CLI, console, probe report) shows a missing value.
@@ -191,7 +190,7 @@ def _patch(key: str, raw_rows: list[Any], previous: PoolView, strategy: str, now
     src = previous.source
     if src is None or len(src) != len(raw_rows):
         return None
-    moved = [(a, b) for a, b in zip(src, raw_rows) if a is not b]
+    moved = [(a, b) for a, b in zip(src, raw_rows, strict=True) if a is not b]
     if len(moved) > PATCH_MAX:
         return None
     for a, b in moved:
@@ -212,10 +211,10 @@ def _patch(key: str, raw_rows: list[Any], previous: PoolView, strategy: str, now
             at.append(i)
         for i in at:
             effs[i] = policy.effective(rows[i], rows, now, ttls)
-    nxt = policy.pick(rows, strategy, now, ttls, known={id(r): e for r, e in zip(rows, effs)},
+    nxt = policy.pick(rows, strategy, now, ttls, known={id(r): e for r, e in zip(rows, effs, strict=True)},
                       ordered=True)
     creds = list(old)
-    for i, (row, cv) in enumerate(zip(rows, old)):
+    for i, (row, cv) in enumerate(zip(rows, old, strict=True)):
         if cv.row is not row or cv.next != (row is nxt):
             creds[i] = _view(key, i + 1, row, effs[i], row is nxt, env)
     return PoolView(key, strategy, creds, raw_rows)

@@ -64,7 +64,8 @@ def running_proxy(home: Home, *, host: str = "127.0.0.1", gate: Gate | None = No
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
     thread.start()
-    chain = Chain(home, "openrouter", restore_interval=restore_interval, env={}, refresh_hook=refresh_hook)
+    # The chain reads the home's .env itself, as the proxy command's does (None, not {}).
+    chain = Chain(home, "openrouter", restore_interval=restore_interval, env=None, refresh_hook=refresh_hook)
     server = ProxyServer(home, chain, gate or Gate(None), host=host, port=0, watch=watch, **kw)
     running = Running(server, loop)
     try:

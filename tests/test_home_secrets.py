@@ -32,7 +32,7 @@ def test_each_read_knows_exactly_what_a_fresh_walk_knows(docs, reuse) -> None:
                     doc["credential_pool"][pool] = rows
                 elif now_rows is not None:
                     # ...and, in a pool that changed, the rows that did not (in place).
-                    for i, (new, old) in enumerate(zip(now_rows, rows)):
+                    for i, (new, old) in enumerate(zip(now_rows, rows, strict=False)):
                         if new == old:
                             now_rows[i] = old
         got = known.redactor(doc, None, env)

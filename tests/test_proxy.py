@@ -362,3 +362,74 @@ def test_a_fallback_chain_edited_while_the_proxy_runs_is_followed(home, fake):
 
 async def _on_loop(fn):
     return fn()
+
+
+ENV_KEY = "sk-proxytest-from-the-environment-0000000001"
+ENV_CONFIG = """\
+model:
+  provider: openrouter
+  default: anthropic/claude-sonnet-4
+fallback_providers:
+  - provider: custom
+    base_url: {url}/v1
+    key_env: FALLBACK_KEY
+    model: env-model
+  - provider: nous
+    model: fallback-model
+"""
+
+
+def env_fallback(home: Home, fake: FakeProvider) -> None:
+    """openrouter all limited, then a custom fallback whose key is FALLBACK_KEY in the home's
+    .env (limited for 120 s), then nous."""
+    home.config.write_text(ENV_CONFIG.format(url=fake.url))
+    home.env.write_text(f"FALLBACK_KEY={ENV_KEY}\n")
+    os.chmod(home.env, 0o600)
+    for k in OR_KEYS:
+        fake.script(k, rate_limited(retry_after=600))
+    fake.script(ENV_KEY, rate_limited(retry_after=120))
+
+
+def test_a_key_from_the_environment_is_benched_in_memory_and_the_chain_moves_on(home, fake):
+    """A fallback served by an env-var key has no row to write a bench to: the proxy keeps
+    the bench in memory by the same policy, so no 429 reaches a client while nous is
+    usable, nothing more is sent to the benched key, and a 503 names when it reopens."""
+    env_fallback(home, fake)
+
+    def run():
+        with running_proxy(home) as p:
+            raw = sdk(p.url).chat.completions.with_raw_response.create(model="m", messages=MSG)
+            first = (raw.status_code, raw.headers["x-hermes-pool"])
+            sent = fake.requests_by_key("/chat/completions").get(ENV_KEY, 0)
+            sdk(p.url).chat.completions.create(model="m", messages=MSG)
+            again = fake.requests_by_key("/chat/completions").get(ENV_KEY, 0)
+            status = {r["name"]: r for r in p.chain.describe()}
+            fake.script(NOUS_KEY, rate_limited(retry_after=300))
+            with pytest.raises(openai.APIStatusError) as info:
+                sdk(p.url).chat.completions.create(model="m", messages=MSG)
+            return first, sent, again, status, info.value
+
+    first, sent, again, status, err = run()
+    assert first == (200, "nous")
+    assert sent == 2            # the one same-key retry of a 429, then benched
+    assert again == 2           # the second request never went to the benched key
+    route = f"custom:{fake.url}/v1"
+    assert status[route]["cooling"] == 1 and status[route]["usable"] == 0
+    assert err.status_code == 503
+    body = err.response.json()["error"]
+    reopens = {x["pool"]: x["reopens_in"] for x in body["pools"]}
+    assert 110 <= reopens[route] <= 120
+    # The soonest reopening is the env key's (120 s), not nous's (300 s) or openrouter's.
+    assert 110 <= int(err.response.headers["retry-after"]) <= 120
+    assert ENV_KEY not in json.dumps(body)
+
+
+def test_control_without_the_in_memory_bench_the_429_reaches_the_client(home, fake, monkeypatch):
+    env_fallback(home, fake)
+    from store.outcomes import Decision
+    monkeypatch.setattr(Chain, "_direct_outcome",
+                        lambda self, attempt, result: Decision("failed", attempt.selection, "no bench"))
+    with running_proxy(home) as p:
+        with pytest.raises(openai.APIStatusError) as info:
+            sdk(p.url).chat.completions.create(model="m", messages=MSG)
+        assert info.value.status_code == 429

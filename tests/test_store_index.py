@@ -269,7 +269,7 @@ def test_patching_a_view_judges_only_the_written_row(monkeypatch) -> None:
     again = build_pool("p", new, strategy="fill_first", now=now, previous=first)
     # One row judged, nothing sorted, 299 views kept.
     assert judged == [f"{200:06x}"] and sorts == []
-    assert sum(a is b for a, b in zip(again.credentials, first.credentials)) == 299
+    assert sum(a is b for a, b in zip(again.credentials, first.credentials, strict=True)) == 299
     # Control: a write that moves the row (a new priority) sorts the pool again.
     new[200] = dict(rows[200], priority=-1)
     build_pool("p", new, strategy="fill_first", now=now, previous=first)

@@ -75,7 +75,7 @@ def test_patch_entries_is_entries_or_refuses(n, writes, filter_text, sort) -> No
     assert [(e.key, e.cred) for e in patched] == [(e.key, e.cred) for e in want]
     assert changed[0].key == want[0].key and changed[0].pool is new
     # Every row whose credential view changed is listed, and only those.
-    moved = {e.key for e, o in zip(patched, old_rows) if e.cred is not o.cred}
+    moved = {e.key for e, o in zip(patched, old_rows, strict=True) if e.cred is not o.cred}
     assert {e.key for e in changed[1:]} == moved
 
 

@@ -298,7 +298,7 @@ class ProxyServer:
             if decision.action in (RETRY, ROTATED) and decision.selection is not None:
                 nxt = decision.selection
                 model = (attempt.route or chain.routes[attempt.index]).model if attempt.index else None
-                attempt = Attempt(attempt.index, replace(nxt, model=model), attempt.client, route=attempt.route)
+                attempt = replace(attempt, selection=replace(nxt, model=model), fresh=False)
             elif decision.action == OUT:
                 attempt = chain.select(attempt.index + 1) if attempt.index + 1 < len(chain.routes) else None
             elif decision.action == FAILED:

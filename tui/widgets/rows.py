@@ -164,7 +164,7 @@ def patch_entries(
     old_c, new_c = old_pv.credentials, new_pv.credentials
     if len(old_c) != len(new_c) or not old_rows or old_rows[0].key != header_key(new_pv.key):
         return None
-    pairs = [(a, b) for a, b in zip(old_c, new_c) if a is not b]
+    pairs = [(a, b) for a, b in zip(old_c, new_c, strict=True) if a is not b]
     if len(pairs) > PATCH_MAX:
         return None
     terms = filter_text.lower().split()
