@@ -75,16 +75,20 @@ class GroupCache:
 
     def __init__(self) -> None:
         self._copies: dict[str, tuple[PoolView, PoolView]] = {}
-        self._banners: dict[str, ProfileBanner] = {}
+        self._banners: dict[str, tuple[ProfileInventory, ProfileBanner]] = {}
 
     def pools(self, profiles: Iterable[ProfileInventory]) -> list[Any]:
         out: list[Any] = []
         copies: dict[str, tuple[PoolView, PoolView]] = {}
         for inv in profiles:
-            b = banner(inv)
+            # A profile nobody wrote to keeps its inventory object, and so its banner.
             old = self._banners.get(inv.name)
-            b = old if old == b else b
-            self._banners[inv.name] = b
+            if old is not None and old[0] is inv:
+                b = old[1]
+            else:
+                b = banner(inv)
+                b = old[1] if old is not None and old[1] == b else b
+            self._banners[inv.name] = (inv, b)
             out.append(b)
             for pv in inv.pools:
                 key = view_key(inv.name, pv.key)

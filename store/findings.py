@@ -59,18 +59,24 @@ def _holder(p: ProfileInventory, cv: CredentialView) -> dict[str, Any]:
             "status": cv.effective.status, "next": cv.next, "fingerprint": cv.fingerprint}
 
 
-def _creds(profiles: Iterable[ProfileInventory]) -> Iterable[tuple[ProfileInventory, CredentialView]]:
-    for p in profiles:
-        for pv in p.pools:
-            for cv in pv.credentials:
-                yield p, cv
+Ident = tuple[str, ProfileInventory, CredentialView]
 
 
-def _shared(profiles: list[ProfileInventory], kind: str, ident: Any, what: str) -> list[Finding]:
+def _identities(p: ProfileInventory, ident: Any) -> list[Ident]:
+    """(identity, profile, view) for each of *p*'s credentials that *ident* identifies."""
+    out = []
+    for pv in p.pools:
+        for cv in pv.credentials:
+            key = ident(p, cv)
+            if key:
+                out.append((key, p, cv))
+    return out
+
+
+def _shared(idents: Iterable[list[Ident]], kind: str, what: str) -> list[Finding]:
     groups: dict[str, list[tuple[ProfileInventory, CredentialView]]] = {}
-    for p, cv in _creds(profiles):
-        key = ident(p, cv)
-        if key:
+    for part in idents:
+        for key, p, cv in part:
             groups.setdefault(key, []).append((p, cv))
     out = []
     for members in groups.values():
@@ -153,19 +159,65 @@ def _unknown_providers(p: ProfileInventory) -> list[Finding]:
     return out
 
 
+def _key(p: ProfileInventory, cv: CredentialView) -> str | None:
+    return key_identity(cv.row, p.env)
+
+
+def _refresh(p: ProfileInventory, cv: CredentialView) -> str | None:
+    return refresh_identity(cv.row)
+
+
+@dataclass(frozen=True)
+class _Part:
+    """What one profile brings to the findings: its keys' and refresh tokens' identities,
+    and its own findings."""
+
+    keys: list[Ident]
+    refresh: list[Ident]
+    primary: Finding | None
+    env_missing: list[Finding]
+    unknown: list[Finding]
+
+
+def _part(p: ProfileInventory) -> _Part:
+    return _Part(_identities(p, _key), _identities(p, _refresh), _primary_unusable(p),
+                 _env_missing(p), _unknown_providers(p))
+
+
+def _assemble(parts: list[_Part]) -> list[Finding]:
+    out = _shared((x.keys for x in parts), SHARED_KEY, "key")
+    out += _shared((x.refresh for x in parts), SHARED_REFRESH, "OAuth refresh token of")
+    out += [x.primary for x in parts if x.primary]
+    for x in parts:
+        out += x.env_missing
+    for x in parts:
+        out += x.unknown
+    return out
+
+
 def compute(profiles: list[ProfileInventory]) -> list[Finding]:
     """Every finding over *profiles*, grouped by kind in :data:`KINDS` order."""
-    out = _shared(profiles, SHARED_KEY, lambda p, cv: key_identity(cv.row, p.env), "key")
-    out += _shared(profiles, SHARED_REFRESH, lambda p, cv: refresh_identity(cv.row), "OAuth refresh token of")
-    for p in profiles:
-        f = _primary_unusable(p)
-        if f:
-            out.append(f)
-    for p in profiles:
-        out += _env_missing(p)
-    for p in profiles:
-        out += _unknown_providers(p)
-    return out
+    return _assemble([_part(p) for p in profiles])
+
+
+class FindingsCache:
+    """:func:`compute` over successive reads of one root, at the cost of what changed.
+
+    A profile whose inventory is the very object of the last read (the root loader keeps
+    the inventories of profiles nobody wrote to) brings what it brought then: a write to
+    one profile of fifty walks that profile's rows, not every profile's.
+    """
+
+    def __init__(self) -> None:
+        self._parts: dict[str, tuple[ProfileInventory, _Part]] = {}
+
+    def compute(self, profiles: list[ProfileInventory]) -> list[Finding]:
+        parts: dict[str, tuple[ProfileInventory, _Part]] = {}
+        for p in profiles:
+            hit = self._parts.get(p.name)
+            parts[p.name] = hit if hit is not None and hit[0] is p else (p, _part(p))
+        self._parts = parts
+        return _assemble([parts[p.name][1] for p in profiles])
 
 
 def marked_rows(findings: Iterable[Finding]) -> dict[RowRef, list[str]]:

@@ -220,6 +220,7 @@ class RootLoader:
         self._states: dict[str, HomeState] = {}
         self._inv: dict[str, ProfileInventory] = {}
         self._cron: dict[str, tuple[list[CronJob], StoreUnreadable | None]] = {}
+        self._findings = findings_mod.FindingsCache()
 
     def load(self, change: RootChange | None = None) -> RootState:
         """Apply *change* (everything when None) and return the new :class:`RootState`."""
@@ -255,7 +256,7 @@ class RootLoader:
         profiles = [self._inv[n] for n in order]
         self.generation += 1
         return RootState(self.generation, self.root, profiles, dict(self._states),
-                         findings_mod.compute(profiles), added, removed, self.clock())
+                         self._findings.compute(profiles), added, removed, self.clock())
 
 
 def follow_root(root: Root, stop: threading.Event, *, clock: Callable[[], float] = time.time,

@@ -282,3 +282,47 @@ def test_delegation_and_gateway_views(tmp_path: Path) -> None:
     assert not d0.overrides
     g0 = read_gateway({"multiplex_profiles": False, "gateway": {"multiplex_profiles": True}}, [])
     assert g0.multiplex_profiles is False
+
+
+def test_root_loader_findings_follow_writes_walking_only_the_written_profile(tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    """The watcher's findings (FindingsCache) equal a whole compute after each write, and a
+    write to one profile looks up the key identities of that profile's rows only."""
+    from store.root_watch import RootChange, RootLoader
+    from store.transaction import transaction
+    root = Root(tmp_path / "h")
+    put(home(root, "default"), {"openrouter": [make_row("aaaaaa", token=CANARY)]},
+        config="model:\n  provider: openrouter\n  default: m\n")
+    for i in range(5):
+        put(home(root, f"team{i}"), {"openrouter": [make_row(f"bb{i}bbb", token=f"sk-or-v1-team{i:030d}")]})
+    loader = RootLoader(root)
+    loader.load()
+    looked: list[str] = []
+    real = findings.key_identity
+    monkeypatch.setattr(findings, "key_identity", lambda row, env=None: (looked.append(row["id"]),
+                                                                         real(row, env))[1])
+
+    def write(profile: str, change) -> list[findings.Finding]:
+        with transaction(home(root, profile)) as doc:
+            change(doc["credential_pool"]["openrouter"][0])
+        looked.clear()
+        got = loader.load(RootChange({profile: {"auth.json"}})).findings
+        walked[:] = looked
+        # Control: the whole compute over a fresh read gives the same, walking every row.
+        assert got == findings.compute(inventory.read_root(root))
+        assert len(looked) - len(walked) == 6
+        return got
+
+    walked: list[str] = []
+    # team3 takes the default profile's key: a shared key appears...
+    got = write("team3", lambda row: row.update(access_token=CANARY))
+    assert [f.kind for f in got] == [findings.SHARED_KEY]
+    # ...and the watcher's findings looked at team3's row only.
+    assert walked == ["bb3bbb"]
+    # The default profile's only key benched: its primary has no usable credential.
+    got = write("default", lambda row: row.update(last_status="exhausted", last_status_at=time.time(),
+                                                  last_error_code=429))
+    assert {f.kind for f in got} == {findings.SHARED_KEY, findings.PRIMARY_UNUSABLE}
+    # team3 gets its own key back: the shared key is gone, the benched primary stays.
+    got = write("team3", lambda row: row.update(access_token="sk-or-v1-team3-own-key-000000000000"))
+    assert [f.kind for f in got] == [findings.PRIMARY_UNUSABLE]

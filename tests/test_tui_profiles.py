@@ -19,6 +19,8 @@ from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import CommandLine, ProfilePicker
 from store.paths import Home
 from store.root import Root
+from store.root_watch import RootChange
+from store.transaction import transaction
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.profiles_sample import (
     CANARIES,
@@ -33,6 +35,7 @@ from tests.profiles_sample import (
     table,
 )
 from tests.tui_sample import NOW, audit_lines, notes, settle
+from tui import shown
 from tui.cli import entry
 from tui.demo.profiles import PROFILE_KEYS, seed_profiles
 
@@ -341,6 +344,32 @@ async def test_canary_control_the_capture_sees_what_rows_show(tmp_path: Path) ->
         await pilot.pause()
         assert f"x{SHARED[-6:]}" in screen_text(app)   # a label is on screen, so a key would be
         assert NOW
+
+
+async def test_a_key_added_to_one_profile_while_running_is_redacted(tmp_path: Path) -> None:
+    """The root console keeps each unchanged profile's redactor; the profile written to gets
+    a new one, so a key that arrived in it (here not key-shaped: only knowing it hides it)
+    is redacted where the console shows text, e.g. a provider echoing it in a message."""
+    root = make_root(tmp_path)
+    canary = "canary-Secret-Added-While-Running-0077"
+    app = root_app(root)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await pilot.pause()
+        before = shown.shown(f"echo {canary}")
+        with transaction(home(root, "team-b")) as doc:
+            pool = next(iter(doc["credential_pool"].values()))
+            pool.append(make_row("d4d4d4", label="late", token=canary, priority=len(pool),
+                                 last_error_message=f"bad key {canary}"))
+        kept = dict(app._redactors)
+        # What the watcher does for this write: team-b read again, the others as they were.
+        app.accept_root(app.root_loader.load(RootChange({"team-b": {"auth.json"}})))
+        await pilot.pause()
+        assert app._redactors["team-a"] is kept["team-a"]
+        assert app._redactors["team-b"] is not kept["team-b"]
+        assert canary not in shown.shown(f"echo {canary}")
+        assert canary not in screen_text(app)
+        # Control: the redactor from before the write did not know the key.
+        assert canary in before
 
 
 async def test_demo_root_shows_three_teams_and_both_findings(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.root import DEFAULT_PROFILE, Root, discover
 from store.root_watch import ROOT_WATCHED, RootChange, RootLoader, RootState
+from store.watch import HomeState
 
 from . import session_end, shown
 from .app import HermesAdminApp
@@ -40,6 +41,7 @@ class RootApp(HermesAdminApp):
         self.acting = profile or DEFAULT_PROFILE
         self.root_signal: Signal[RootState] = Signal(self, "root")
         self._secrets: dict[str, redact.HomeSecrets] = {}
+        self._redactors: dict[str, tuple[HomeState, redact.Redactor]] = {}
         self._merged_from: tuple[redact.Redactor, ...] = ()
         self._merged = redact.Redactor()
 
@@ -70,8 +72,13 @@ class RootApp(HermesAdminApp):
         # A row of any profile may be on screen: the funnel knows every profile's secrets.
         # Each profile's redactor is the same object while its secrets are; the merged one
         # is rebuilt only when one of them changed.
-        parts = tuple(shown.secrets_of(s, self._secrets.setdefault(name, redact.HomeSecrets()))
-                      for name, s in state.states.items())
+        # A profile whose state is the same object as last time keeps its redactor.
+        last, self._redactors = self._redactors, {}
+        for name, s in state.states.items():
+            hit = last.get(name)
+            self._redactors[name] = hit if hit is not None and hit[0] is s else (
+                s, shown.secrets_of(s, self._secrets.setdefault(name, redact.HomeSecrets())))
+        parts = tuple(r for _, r in self._redactors.values())
         for gone in set(self._secrets) - set(state.states):
             del self._secrets[gone]
         if len(parts) != len(self._merged_from) or any(
