@@ -180,9 +180,11 @@ def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, ste
                     if profile is not None and name is not None:
                         change.changed.setdefault(profile, set()).add(name)
                 if rescan or change.changed:
-                    # A profile or a cron/ directory may have come: watch what exists now.
-                    for d in set(_root_dirs(path)) - watch.watched():
-                        watch.add(d)
+                    if rescan or any(CRON_JOBS_PATH in names for names in change.changed.values()):
+                        # A profile or a cron/ directory may have come: watch what exists
+                        # now (a listing of every profile: not for a plain file write).
+                        for d in set(_root_dirs(path)) - watch.watched():
+                            watch.add(d)
                     yield RootChange(change.changed, rescan)
                 if gone or _dir_identity(path) != ident:
                     break

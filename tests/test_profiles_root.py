@@ -266,3 +266,30 @@ def test_one_inotify_descriptor_follows_every_profile_and_a_late_one(tmp_path: P
     finally:
         c.close()
     assert len(made) == 1
+
+
+def test_a_file_write_lists_no_profiles_and_a_late_cron_dir_is_still_watched(tmp_path: Path,
+                                                                             monkeypatch) -> None:
+    """A write to a profile's auth.json is reported without listing every profile again
+    (that listing cost ~1 ms a write on 50 profiles); a cron/ directory made later in a
+    profile still gets its watch, and its jobs file is then seen."""
+    monkeypatch.delenv("HERMES_ADMIN_WATCH", raising=False)
+    listed: list[int] = []
+    real = rw._root_dirs
+    monkeypatch.setattr(rw, "_root_dirs", lambda path: (listed.append(1), real(path))[1])
+    root = make_root(tmp_path, "alpha", "beta")
+    c = RootCollector(root)
+    try:
+        assert wait_for(lambda: c.names() == ["default", "alpha", "beta"])
+        before = len(listed)
+        seed(Home(root.profiles_dir / "alpha"), key=KEY_B, rid="bbbbbb")
+        assert wait_for(lambda: "bbbbbb" in c.ids("alpha"))
+        assert len(listed) == before
+        cron = root.profiles_dir / "beta" / "cron"
+        cron.mkdir()
+        assert wait_for(lambda: len(listed) > before)
+        (cron / "jobs.json").write_text('{"jobs": [{"id": "j1", "name": "nightly", "schedule": "0 3 * * *", '
+                                         '"prompt": "p", "provider": "openrouter"}]}')
+        assert wait_for(lambda: [j.name for j in c.states[-1].profile("beta").cron_jobs] == ["nightly"])
+    finally:
+        c.close()
