@@ -19,7 +19,7 @@ import select
 import struct
 import sys
 import time
-from typing import Iterator
+from typing import Callable, Iterator
 
 IN_MODIFY = 0x002
 IN_CLOSE_WRITE = 0x008
@@ -119,24 +119,39 @@ class DirWatch:
         for _wd, mask, name in self.events():
             yield mask, name
 
-    def collect(self, wanted: frozenset[str], step_ms: int, debounce_ms: int
-                ) -> tuple[set[str], bool]:
+    def collect(self, wanted: frozenset[str], step_ms: int, debounce_ms: int,
+                ahead: Callable[[set[str]], None] | None = None,
+                settles: frozenset[str] = frozenset()) -> tuple[set[str], bool]:
         """Drain a burst: (watched names that changed, whether the directory itself went).
 
-        After the first event, keep reading while events keep coming *step_ms* apart,
-        for at most *debounce_ms*, so a burst of writes is one reload of its last state.
+        After the first event, keep reading until no event has come for *step_ms*, for at
+        most *debounce_ms*, so a burst of writes is one reload of its last state.
+
+        *ahead*, if given, is called with the watched names as soon as the first of them
+        arrives (then once more with the names of every later watched event): the caller
+        can start reading while this waits out the burst, and the wait does not grow by
+        the time *ahead* took. An event on a name in *settles* (a writer closing its
+        lock: the end of a write, not a new one) does not restart the wait.
         """
         names: set[str] = set()
         gone = False
-        deadline = time.monotonic() + debounce_ms / 1000
+        start = time.monotonic()
+        deadline = start + debounce_ms / 1000
+        last = start
         while True:
+            fresh: set[str] = set()
             for mask, name in self.read():
+                if name not in settles:
+                    last = time.monotonic()
                 if mask & SELF_GONE and not name:
                     gone = True
                 elif name in wanted:
-                    names.add(name)
-            left = deadline - time.monotonic()
-            if gone or left <= 0 or not self.wait(int(min(step_ms, left * 1000)) or 1):
+                    fresh.add(name)
+            names |= fresh
+            if fresh and ahead is not None and not gone:
+                ahead(fresh)
+            left = min(deadline, last + step_ms / 1000) - time.monotonic()
+            if gone or left <= 0 or not self.wait(int(left * 1000) or 1):
                 return names, gone
 
 
