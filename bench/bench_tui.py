@@ -26,7 +26,6 @@ RSS(10000) <= 250 MB.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import statistics
@@ -38,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from store import authfile  # noqa: E402
 from store.paths import Home  # noqa: E402
 from store.transaction import transaction  # noqa: E402
 from tests import tmux  # noqa: E402
@@ -75,7 +75,10 @@ def make_home(root: Path, n: int, *, pools: int = 5, cooling_every: int = 2, sal
         })
     doc = {"version": 1, "providers": {}, "credential_pool": cp}
     path = root / "auth.json"
-    path.write_text(json.dumps(doc, indent=2))
+    # As Hermes writes it (updated_at stamped, its layout): the writes measured then each
+    # change one row's bytes, as a live agent's do. (A file without updated_at made the
+    # first measured write add a key, a whole re-read, off the path being measured.)
+    path.write_bytes(authfile.serialize(doc))
     os.chmod(path, 0o600)
     return Home(root)
 
