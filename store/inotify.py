@@ -188,12 +188,19 @@ class TreeWatch(DirWatch):
                 self._wds.pop(base, None)
             yield mask, os.path.join(base, name) if name else base
 
-    def collect_paths(self, step_ms: int, debounce_ms: int) -> list[tuple[int, str]]:
-        """Drain a burst of (mask, path) events, as :meth:`DirWatch.collect` does."""
+    def collect_paths(self, step_ms: int, debounce_ms: int,
+                      settles: frozenset[str] = frozenset()) -> list[tuple[int, str]]:
+        """Drain a burst of (mask, path) events, as :meth:`DirWatch.collect` does (an event
+        on a file named in *settles* does not restart the wait)."""
         out: list[tuple[int, str]] = []
-        deadline = time.monotonic() + debounce_ms / 1000
+        start = time.monotonic()
+        deadline = start + debounce_ms / 1000
+        last = start
         while True:
-            out.extend(self.read_paths())
-            left = deadline - time.monotonic()
-            if left <= 0 or not self.wait(int(min(step_ms, left * 1000)) or 1):
+            for mask, path in self.read_paths():
+                if os.path.basename(path) not in settles:
+                    last = time.monotonic()
+                out.append((mask, path))
+            left = min(deadline, last + step_ms / 1000) - time.monotonic()
+            if left <= 0 or not self.wait(int(left * 1000) or 1):
                 return out

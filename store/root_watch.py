@@ -32,6 +32,7 @@ from .watch import (
     DEBOUNCE_MS,
     IDLE_CHECK_MS,
     MISSING_HOME_POLL,
+    SETTLES,
     STEP_MS,
     WATCHED,
     HomeLoader,
@@ -171,7 +172,7 @@ def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, ste
                     continue
                 change = RootChange()
                 rescan = gone = False
-                for mask, p in watch.collect_paths(step_ms, debounce_ms):
+                for mask, p in watch.collect_paths(step_ms, debounce_ms, SETTLES):
                     if p == str(path) and mask & inotify.SELF_GONE:
                         gone = True
                         continue

@@ -142,3 +142,31 @@ def test_inside_a_run_of_bursts_nothing_is_read_ahead(tmp_home: Home, monkeypatc
     assert len(loads) == 1
     ahead.finish({"auth.json"})
     assert len(loads) == 2
+
+
+class ScriptedTree(inotify.TreeWatch):
+    """TreeWatch.collect_paths over a scripted timeline of paths, on the same fake clock."""
+
+    def __init__(self, timeline: list[tuple[float, str]], clock: list[float]) -> None:
+        self.fd = -1
+        self._inner = Scripted(timeline, clock)
+
+    def read_paths(self):
+        for mask, name in self._inner.read():
+            yield mask, "/root/profiles/team/" + name
+
+    def wait(self, timeout_ms: int, wake_fd: int | None = None) -> bool:
+        return self._inner.wait(timeout_ms, wake_fd)
+
+
+def test_the_root_watch_lets_a_profiles_store_lock_settle_too(monkeypatch) -> None:
+    clock = [0.0]
+    monkeypatch.setattr(inotify.time, "monotonic", lambda: clock[0] / 1000)
+    timeline = [(0.0, "auth.json"), (3.0, "auth.lock")]
+    got = ScriptedTree(timeline, clock).collect_paths(10, 20, SETTLES)
+    assert [p.rsplit("/", 1)[-1] for _, p in got] == ["auth.json", "auth.lock"]
+    assert clock[0] == 10.0
+    # Control: without it the lock's close holds the burst open to 13 ms.
+    clock[0] = 0.0
+    ScriptedTree(timeline, clock).collect_paths(10, 20)
+    assert clock[0] == 13.0
