@@ -365,18 +365,9 @@ async def _on_loop(fn):
 
 
 ENV_KEY = "sk-proxytest-from-the-environment-0000000001"
-ENV_CONFIG = """\
-model:
-  provider: openrouter
-  default: anthropic/claude-sonnet-4
-fallback_providers:
-  - provider: custom
-    base_url: {url}/v1
-    key_env: FALLBACK_KEY
-    model: env-model
-  - provider: nous
-    model: fallback-model
-"""
+# The usual chain with a custom fallback served by FALLBACK_KEY from .env ahead of nous.
+ENV_CONFIG = CONFIG.replace("fallback_providers:\n", "fallback_providers:\n  - provider: custom\n"
+                            "    base_url: {url}/v1\n    key_env: FALLBACK_KEY\n    model: env-model\n")
 
 
 def env_fallback(home: Home, fake: FakeProvider) -> None:
