@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 import re
 import time
-from bisect import bisect_right
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import authfile, safeio, shape
@@ -52,13 +52,39 @@ class _NotIndexable(Exception):
 
 @dataclass(frozen=True)
 class Indexed:
-    """Bytes of a good read, its document, and the byte span of every value in it."""
+    """Bytes of a good read, its document, and the byte span of every value in it.
+
+    ``starts``/``ends`` are the spans as some earlier read laid them out; ``moves`` says how
+    values have grown since: (value index k, bytes), sorted by k, meaning k's end and every
+    later value moved by that many bytes. A write that changes a value's length (a count
+    going from 99 to 100) so costs a few entries here instead of a pass over every later
+    value's offsets (10,000 at 10,000 keys); the lists are rebuilt once moves pile up.
+    """
 
     raw: bytes
     doc: dict[str, Any]
     starts: list[int]
     ends: list[int]
     places: list[Place]
+    moves: tuple[tuple[int, int], ...] = ()
+    _keys: tuple[int, ...] = ()     # the k of each move
+    _sums: tuple[int, ...] = (0,)   # _sums[i]: bytes moved by moves[:i]
+
+    def _moved_before(self, k: int) -> int:
+        """Bytes that values with an index below *k* have grown by."""
+        return self._sums[bisect_left(self._keys, k)] if self._keys else 0
+
+    def start(self, k: int) -> int:
+        return self.starts[k] + self._moved_before(k)
+
+    def end(self, k: int) -> int:
+        return self.ends[k] + self._moved_before(k + 1)
+
+    def find(self, x: int) -> int:
+        """The index of the last value starting at or before byte *x* (-1: none)."""
+        if not self._keys:
+            return bisect_right(self.starts, x) - 1
+        return bisect_right(range(len(self.starts)), x, key=self.start) - 1
 
 
 def _ws(text: str, pos: int) -> int:
@@ -260,28 +286,28 @@ def _decode_at(new: bytes, pos: int, hint: int) -> tuple[Any, int]:
 
 def patch(old: Indexed, new: bytes) -> Indexed | None:
     """*old* brought up to *new* by re-parsing only the values that changed, or None."""
-    starts, ends, places = old.starts, old.ends, old.places
+    places = old.places
     changed: dict[int, tuple[Any, int]] = {}  # value index -> (new value, byte delta)
     shift, at = 0, 0
     try:
         while (x := first_difference(old.raw, new, at, shift)) is not None:
-            k = bisect_right(starts, x) - 1
+            k = old.find(x)
             # A difference at a value's end byte is that value growing (``12`` -> ``123``).
-            if k < 0 or x > ends[k] or k in changed or len(changed) >= MAX_CHANGED:
+            if k < 0 or x > old.end(k) or k in changed or len(changed) >= MAX_CHANGED:
                 return None  # structure changed
-            value, end = _decode_at(new, starts[k] + shift, ends[k] - starts[k])
-            new_shift = end - ends[k]
+            start, stop = old.start(k), old.end(k)
+            value, end = _decode_at(new, start + shift, stop - start)
+            new_shift = end - stop
             changed[k] = (value, new_shift - shift)
-            shift, at = new_shift, ends[k]
+            shift, at = new_shift, stop
     except (_NotIndexable, ValueError, RecursionError):
         return None
     if not changed:
-        return Indexed(new, old.doc, starts, ends, places)
+        return replace(old, raw=new)
     doc = _patched_doc(old.doc, {places[k]: v for k, (v, _) in changed.items()})
     if doc is None:
         return None
-    new_starts, new_ends = _moved(starts, ends, changed)
-    return Indexed(new, doc, new_starts, new_ends, places)
+    return _moved(replace(old, raw=new, doc=doc), changed)
 
 
 def _patched_doc(doc: dict[str, Any], values: dict[Place, Any]) -> dict[str, Any] | None:
@@ -318,16 +344,31 @@ def _id_of(row: Any) -> Any:
     return row.get("id") if isinstance(row, dict) else None
 
 
-def _moved(starts: list[int], ends: list[int], changed: dict[int, tuple[Any, int]]) -> tuple[list[int], list[int]]:
-    """Spans after the changes: each value's end, and everything after it, moves by the
-    bytes it grew; nothing is rebuilt when every change kept its length."""
-    if all(delta == 0 for _, delta in changed.values()):
-        return starts, ends
-    starts, ends = list(starts), list(ends)
-    for k in sorted(changed):
-        delta = changed[k][1]
-        if delta:
-            ends[k] += delta
-            starts[k + 1:] = [s + delta for s in starts[k + 1:]]
-            ends[k + 1:] = [e + delta for e in ends[k + 1:]]
-    return starts, ends
+MOVES_KEPT = 64
+"""Moves noted before the span lists are rebuilt (one pass over them)."""
+
+
+def _moved(idx: Indexed, changed: dict[int, tuple[Any, int]]) -> Indexed:
+    """*idx* with the changed values' growth noted; the lists are rebuilt only when more
+    than :data:`MOVES_KEPT` moves have piled up."""
+    grown = {k: delta for k, (_, delta) in changed.items() if delta}
+    if not grown:
+        return idx
+    moves: dict[int, int] = dict(idx.moves)
+    for k, delta in grown.items():
+        moves[k] = moves.get(k, 0) + delta
+    keys = tuple(sorted(k for k, d in moves.items() if d))
+    if len(keys) <= MOVES_KEPT:
+        sums = [0]
+        for k in keys:
+            sums.append(sums[-1] + moves[k])
+        return replace(idx, moves=tuple((k, moves[k]) for k in keys), _keys=keys, _sums=tuple(sums))
+    starts, ends = list(idx.starts), list(idx.ends)
+    total = 0
+    for i, k in enumerate(keys):  # from each move to the next, everything moved by the total so far
+        ends[k] += moves[k]
+        total += moves[k]
+        stop = keys[i + 1] + 1 if i + 1 < len(keys) else len(starts)
+        starts[k + 1:stop] = [s + total for s in starts[k + 1:stop]]
+        ends[k + 1:stop] = [e + total for e in ends[k + 1:stop]]
+    return replace(idx, starts=starts, ends=ends, moves=(), _keys=(), _sums=(0,))
