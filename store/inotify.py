@@ -189,18 +189,24 @@ class TreeWatch(DirWatch):
             yield mask, os.path.join(base, name) if name else base
 
     def collect_paths(self, step_ms: int, debounce_ms: int,
-                      settles: frozenset[str] = frozenset()) -> list[tuple[int, str]]:
+                      settles: frozenset[str] = frozenset(),
+                      ahead: Callable[[list[tuple[int, str]]], None] | None = None,
+                      ) -> list[tuple[int, str]]:
         """Drain a burst of (mask, path) events, as :meth:`DirWatch.collect` does (an event
-        on a file named in *settles* does not restart the wait)."""
+        on a file named in *settles* does not restart the wait; *ahead* is given each new
+        batch of events while the burst goes on)."""
         out: list[tuple[int, str]] = []
         start = time.monotonic()
         deadline = start + debounce_ms / 1000
         last = start
         while True:
-            for mask, path in self.read_paths():
+            batch = list(self.read_paths())
+            for _mask, path in batch:
                 if os.path.basename(path) not in settles:
                     last = time.monotonic()
-                out.append((mask, path))
+            out += batch
+            if batch and ahead is not None:
+                ahead(batch)
             left = min(deadline, last + step_ms / 1000) - time.monotonic()
             if left <= 0 or not self.wait(int(left * 1000) or 1):
                 return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -37,6 +37,7 @@ from .watch import (
     WATCHED,
     HomeLoader,
     HomeState,
+    ReadAhead,
     _dir_identity,
     backend,
     rust_notify,
@@ -82,15 +83,17 @@ def classify(root: Path, path: str) -> tuple[str | None, str | None, bool]:
 
 
 def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE_MS,
-               step_ms: int = STEP_MS, missing_poll: float = MISSING_HOME_POLL) -> Iterator[RootChange]:
+               step_ms: int = STEP_MS, missing_poll: float = MISSING_HOME_POLL,
+               ahead: Callable[[RootChange], None] | None = None) -> Iterator[RootChange]:
     """Yield a :class:`RootChange` per burst until *stop*; the first one (once armed) rescans.
 
     On Linux one inotify descriptor watches the root, ``profiles/``, each profile and each
     ``cron/`` (no wake-up while idle, as for one home); elsewhere, or when forced as for
-    one home (store.watch.backend), watchfiles watches the root recursively.
+    one home (store.watch.backend), watchfiles watches the root recursively. *ahead*
+    (inotify only) is told of a burst's changes as they arrive (:class:`RootReadAhead`).
     """
     if backend() == "inotify":
-        yield from _watch_root_inotify(root, stop, debounce_ms, step_ms, missing_poll)
+        yield from _watch_root_inotify(root, stop, debounce_ms, step_ms, missing_poll, ahead)
         return
     path = root.path
     while not stop.is_set():
@@ -147,9 +150,32 @@ def _root_dirs(path: Path) -> list[str]:
     return [str(d) for d in dirs if d.is_dir()]
 
 
+def _root_change(path: Path, events: list[tuple[int, str]]) -> tuple[RootChange, bool]:
+    """(what *events* under the root *path* touched, whether the root itself went)."""
+    change = RootChange()
+    rescan = gone = False
+    for mask, p in events:
+        if p == str(path) and mask & inotify.SELF_GONE:
+            gone = True
+            continue
+        profile, name, again = classify(path, p)
+        rescan = rescan or again
+        if profile is not None and name is not None:
+            change.changed.setdefault(profile, set()).add(name)
+    return RootChange(change.changed, rescan), gone
+
+
 def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, step_ms: int,
-                        missing_poll: float) -> Iterator[RootChange]:
+                        missing_poll: float, ahead: Callable[[RootChange], None] | None = None,
+                        ) -> Iterator[RootChange]:
     path = root.path
+
+    def early(events: list[tuple[int, str]]) -> None:
+        assert ahead is not None
+        change, gone = _root_change(path, events)
+        if change.changed or change.rescan or gone:
+            ahead(RootChange(change.changed, change.rescan or gone))
+
     while not stop.is_set():
         ident = _dir_identity(path)
         if ident is None:
@@ -170,16 +196,9 @@ def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, ste
                     if _dir_identity(path) != ident:
                         break
                     continue
-                change = RootChange()
-                rescan = gone = False
-                for mask, p in watch.collect_paths(step_ms, debounce_ms, SETTLES):
-                    if p == str(path) and mask & inotify.SELF_GONE:
-                        gone = True
-                        continue
-                    profile, name, again = classify(path, p)
-                    rescan = rescan or again
-                    if profile is not None and name is not None:
-                        change.changed.setdefault(profile, set()).add(name)
+                change, gone = _root_change(path, watch.collect_paths(
+                    step_ms, debounce_ms, SETTLES, early if ahead is not None else None))
+                rescan = change.rescan
                 if rescan or change.changed:
                     if rescan or any(CRON_JOBS_PATH in names for names in change.changed.values()):
                         # A profile or a cron/ directory may have come: watch what exists
@@ -266,8 +285,33 @@ def follow_root(root: Root, stop: threading.Event, *, clock: Callable[[], float]
                 loader: RootLoader | None = None) -> Iterator[RootState]:
     """Watch *root* and yield a fresh :class:`RootState` for every relevant change, until *stop*."""
     loader = loader or RootLoader(root, clock)
-    for change in watch_root(root, stop):
+    ahead = RootReadAhead(loader)
+    for change in watch_root(root, stop, ahead=ahead):
         if stop.is_set():
             return
-        yield loader.load(change)
+        yield ahead.finish(change)
+
+
+class RootReadAhead(ReadAhead):
+    """:class:`store.watch.ReadAhead` for a root: a lone write to a profile is read while
+    the watcher waits out its burst. Only file changes are read ahead (a profile that came
+    or went waits for the burst's end); a profile read twice keeps both reads' events."""
+
+    def _union(self, a: RootChange | None, b: RootChange) -> RootChange:
+        if a is None:
+            return RootChange({k: set(v) for k, v in b.changed.items()}, b.rescan)
+        for k, v in b.changed.items():
+            a.changed.setdefault(k, set()).update(v)
+        return RootChange(a.changed, a.rescan or b.rescan)
+
+    def _may_start(self, change: RootChange) -> bool:
+        return not change.rescan
+
+    def _combine(self, early: RootState, early_change: RootChange, final: RootState) -> RootState:
+        states = dict(final.states)
+        for name in early_change.changed:
+            first, again = early.states.get(name), states.get(name)
+            if first is not None and again is not None and again is not first:
+                states[name] = replace(again, events=list(first.events) + list(again.events))
+        return replace(final, states=states)
 

@@ -377,37 +377,52 @@ class ReadAhead:
     is 10). If more arrives, the burst is read again at its end, and the state given
     carries the events of both reads, so no transition is lost. Inside a run of bursts
     (a writer hammering the file) nothing is read ahead: one read per burst, as before.
+
+    A change here is a set of file names and a state a :class:`HomeState`; the root's
+    watcher uses the same rule with its own (:class:`store.root_watch.RootReadAhead`).
     """
 
-    def __init__(self, loader: HomeLoader, quiet_s: float = DEBOUNCE_MS / 1000) -> None:
+    def __init__(self, loader: Any, quiet_s: float = DEBOUNCE_MS / 1000) -> None:
         self.loader = loader
         self.quiet_s = quiet_s
-        self._early: HomeState | None = None
-        self._after: set[str] = set()
+        self._early: Any = None
+        self._early_change: Any = None
+        self._after: Any = None
         self._began = False
         self._last_done = -math.inf
 
-    def __call__(self, names: set[str]) -> None:
-        """The watcher saw *names* change (the burst is not over yet)."""
+    def __call__(self, change: Any) -> None:
+        """The watcher saw *change* (the burst is not over yet)."""
         if self._began:
-            self._after |= names
+            self._after = self._union(self._after, change)
             return
         self._began = True
-        if time.monotonic() - self._last_done >= self.quiet_s:
-            self._early = self.loader.load(names)
+        if self._may_start(change) and time.monotonic() - self._last_done >= self.quiet_s:
+            self._early, self._early_change = self.loader.load(change), change
         else:
-            self._after |= names
+            self._after = self._union(self._after, change)
 
-    def finish(self, changed: set[str]) -> HomeState:
-        """The burst is over: the state to show for it."""
-        early, after = self._early, self._after
-        self._early, self._after, self._began = None, set(), False
+    def finish(self, change: Any) -> Any:
+        """The burst (all of it: *change*) is over: the state to show for it."""
+        early, early_change, after = self._early, self._early_change, self._after
+        self._early = self._early_change = self._after = None
+        self._began = False
         try:
             if early is None:
-                return self.loader.load(changed)
-            if not after:
+                return self.loader.load(change)
+            if after is None:
                 return early
-            final = self.loader.load(after)
-            return replace(final, events=list(early.events) + list(final.events))
+            return self._combine(early, early_change, self.loader.load(after))
         finally:
             self._last_done = time.monotonic()
+
+    # -- what a change and a state are (a home's here) --
+
+    def _union(self, a: Any, b: Any) -> Any:
+        return set(b) if a is None else a | b
+
+    def _may_start(self, change: Any) -> bool:
+        return True
+
+    def _combine(self, early: Any, early_change: Any, final: Any) -> Any:
+        return replace(final, events=list(early.events) + list(final.events))

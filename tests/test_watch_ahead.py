@@ -170,3 +170,65 @@ def test_the_root_watch_lets_a_profiles_store_lock_settle_too(monkeypatch) -> No
     clock[0] = 0.0
     ScriptedTree(timeline, clock).collect_paths(10, 20)
     assert clock[0] == 13.0
+
+
+def root_with(tmp_path, *names: str):
+    from store.root import Root
+    root = Root(tmp_path / "hermes")
+    for name in ("default", *names):
+        home = root.profile(name).home
+        home.root.mkdir(parents=True, exist_ok=True)
+        seeded(home)
+    return root
+
+
+def test_the_root_reads_a_lone_write_ahead_and_keeps_both_reads_events(tmp_path, monkeypatch) -> None:
+    from store.root_watch import RootChange, RootLoader, RootReadAhead
+    root = root_with(tmp_path, "team")
+    loader = RootLoader(root)
+    loader.load()
+    loads: list[RootChange] = []
+    real = loader.load
+    monkeypatch.setattr(loader, "load", lambda change=None: (loads.append(change), real(change))[1])
+    ahead = RootReadAhead(loader)
+    team = root.profile("team").home
+    # A lone write: read once, as it arrives.
+    with transaction(team) as doc:
+        doc["credential_pool"]["openrouter"][0]["label"] = "renamed"
+    ahead(RootChange({"team": {"auth.json"}}))
+    state = ahead.finish(RootChange({"team": {"auth.json"}}))
+    assert len(loads) == 1
+    assert state.states["team"].pools[0].credentials[0].label == "renamed"
+    # A burst: bench, then rename, in one profile; the bench's event is kept.
+    ahead._last_done = -1e9                  # a quiet spell since the last burst
+    with transaction(team) as doc:
+        doc["credential_pool"]["openrouter"][1].update(
+            last_status="exhausted", last_status_at=time.time(), last_error_code=429)
+    ahead(RootChange({"team": {"auth.json"}}))
+    with transaction(team) as doc:
+        doc["credential_pool"]["openrouter"][1]["label"] = "benched"
+    ahead(RootChange({"team": {"auth.json"}}))
+    state = ahead.finish(RootChange({"team": {"auth.json"}}))
+    assert len(loads) == 3
+    assert [e.kind for e in state.states["team"].events] == [ev.EXHAUSTED]
+    assert state.states["team"].pools[0].credentials[1].label == "benched"
+    # The default profile was not read in this burst: it has no event to repeat.
+    assert state.states["default"].events == []
+
+
+def test_the_root_does_not_read_a_rescan_ahead(tmp_path, monkeypatch) -> None:
+    from store.root_watch import RootChange, RootLoader, RootReadAhead
+    root = root_with(tmp_path)
+    loader = RootLoader(root)
+    loader.load()
+    loads: list[RootChange] = []
+    real = loader.load
+    monkeypatch.setattr(loader, "load", lambda change=None: (loads.append(change), real(change))[1])
+    ahead = RootReadAhead(loader)
+    late = root.profile("late").home
+    late.root.mkdir(parents=True)
+    seeded(late)
+    ahead(RootChange({}, rescan=True))        # a profile came: wait for the burst's end
+    assert loads == []
+    state = ahead.finish(RootChange({}, rescan=True))
+    assert len(loads) == 1 and "late" in state.states
