@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from . import findings as findings_mod
 from . import inotify
@@ -115,18 +115,10 @@ def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE
                     return
                 gone = False
                 if raw != "timeout":
-                    change = RootChange()
-                    rescan = False
-                    for _kind, p in raw:
-                        if p == str(path):
-                            gone = True
-                            continue
-                        profile, name, again = classify(path, p)
-                        rescan = rescan or again
-                        if profile is not None and name is not None:
-                            change.changed.setdefault(profile, set()).add(name)
-                    if rescan or change.changed:
-                        yield RootChange(change.changed, rescan)
+                    # Any event on the root itself: it was deleted (its inode may be reused).
+                    change, gone = _root_change(path, raw, lambda _kind, p: p == str(path))
+                    if change.rescan or change.changed:
+                        yield change
                 if gone or _dir_identity(path) != ident:
                     break
 
@@ -150,12 +142,17 @@ def _root_dirs(path: Path) -> list[str]:
     return [str(d) for d in dirs if d.is_dir()]
 
 
-def _root_change(path: Path, events: list[tuple[int, str]]) -> tuple[RootChange, bool]:
+def _inotify_gone(path: Path) -> Callable[[int, str], bool]:
+    return lambda mask, p: p == str(path) and bool(mask & inotify.SELF_GONE)
+
+
+def _root_change(path: Path, events: Iterable[tuple[Any, str]],
+                 is_gone: Callable[[Any, str], bool]) -> tuple[RootChange, bool]:
     """(what *events* under the root *path* touched, whether the root itself went)."""
     change = RootChange()
     rescan = gone = False
-    for mask, p in events:
-        if p == str(path) and mask & inotify.SELF_GONE:
+    for kind, p in events:
+        if is_gone(kind, p):
             gone = True
             continue
         profile, name, again = classify(path, p)
@@ -169,10 +166,11 @@ def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, ste
                         missing_poll: float, ahead: Callable[[RootChange], None] | None = None,
                         ) -> Iterator[RootChange]:
     path = root.path
+    gone_event = _inotify_gone(path)
 
     def early(events: list[tuple[int, str]]) -> None:
         assert ahead is not None
-        change, gone = _root_change(path, events)
+        change, gone = _root_change(path, events, gone_event)
         if change.changed or change.rescan or gone:
             ahead(RootChange(change.changed, change.rescan or gone))
 
@@ -197,7 +195,7 @@ def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, ste
                         break
                     continue
                 change, gone = _root_change(path, watch.collect_paths(
-                    step_ms, debounce_ms, SETTLES, early if ahead is not None else None))
+                    step_ms, debounce_ms, SETTLES, early if ahead is not None else None), gone_event)
                 rescan = change.rescan
                 if rescan or change.changed:
                     if rescan or any(CRON_JOBS_PATH in names for names in change.changed.values()):

@@ -12,6 +12,7 @@ import time
 from store import events as ev
 from store import inotify
 from store.paths import Home
+from store.root_watch import RootChange
 from store.transaction import transaction
 from store.watch import SETTLES, HomeLoader, ReadAhead
 from tests.conftest import make_row, make_store, write_store
@@ -182,15 +183,20 @@ def root_with(tmp_path, *names: str):
     return root
 
 
-def test_the_root_reads_a_lone_write_ahead_and_keeps_both_reads_events(tmp_path, monkeypatch) -> None:
-    from store.root_watch import RootChange, RootLoader, RootReadAhead
-    root = root_with(tmp_path, "team")
+def root_ahead(tmp_path, monkeypatch, *names: str):
+    """(a root with *names*, the list of its loader's loads, a RootReadAhead on that loader)."""
+    from store.root_watch import RootLoader, RootReadAhead
+    root = root_with(tmp_path, *names)
     loader = RootLoader(root)
     loader.load()
-    loads: list[RootChange] = []
+    loads: list = []
     real = loader.load
     monkeypatch.setattr(loader, "load", lambda change=None: (loads.append(change), real(change))[1])
-    ahead = RootReadAhead(loader)
+    return root, loads, RootReadAhead(loader)
+
+
+def test_the_root_reads_a_lone_write_ahead_and_keeps_both_reads_events(tmp_path, monkeypatch) -> None:
+    root, loads, ahead = root_ahead(tmp_path, monkeypatch, "team")
     team = root.profile("team").home
     # A lone write: read once, as it arrives.
     with transaction(team) as doc:
@@ -217,14 +223,7 @@ def test_the_root_reads_a_lone_write_ahead_and_keeps_both_reads_events(tmp_path,
 
 
 def test_the_root_does_not_read_a_rescan_ahead(tmp_path, monkeypatch) -> None:
-    from store.root_watch import RootChange, RootLoader, RootReadAhead
-    root = root_with(tmp_path)
-    loader = RootLoader(root)
-    loader.load()
-    loads: list[RootChange] = []
-    real = loader.load
-    monkeypatch.setattr(loader, "load", lambda change=None: (loads.append(change), real(change))[1])
-    ahead = RootReadAhead(loader)
+    root, loads, ahead = root_ahead(tmp_path, monkeypatch)
     late = root.profile("late").home
     late.root.mkdir(parents=True)
     seeded(late)
