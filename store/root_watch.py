@@ -27,6 +27,7 @@ from .errors import StoreUnreadable
 from .inventory import ProfileInventory, from_state, read_cron
 from .paths import Home
 from .profile_config import CRON_DIR, CRON_JOBS_FILE, CRON_JOBS_PATH, CronJob
+from .read_ahead import ReadAhead
 from .root import DEFAULT_PROFILE, PROFILES_DIR, Root, discover, is_profile_name
 from .watch import (
     DEBOUNCE_MS,
@@ -37,7 +38,6 @@ from .watch import (
     WATCHED,
     HomeLoader,
     HomeState,
-    ReadAhead,
     _dir_identity,
     backend,
     rust_notify,
@@ -283,7 +283,7 @@ def follow_root(root: Root, stop: threading.Event, *, clock: Callable[[], float]
                 loader: RootLoader | None = None) -> Iterator[RootState]:
     """Watch *root* and yield a fresh :class:`RootState` for every relevant change, until *stop*."""
     loader = loader or RootLoader(root, clock)
-    ahead = RootReadAhead(loader)
+    ahead = RootReadAhead(loader, DEBOUNCE_MS / 1000)
     for change in watch_root(root, stop, ahead=ahead):
         if stop.is_set():
             return

@@ -418,8 +418,9 @@ def test_a_key_from_the_environment_is_benched_in_memory_and_the_chain_moves_on(
 def test_control_without_the_in_memory_bench_the_429_reaches_the_client(home, fake, monkeypatch):
     env_fallback(home, fake)
     from store.outcomes import Decision
-    monkeypatch.setattr(Chain, "_direct_outcome",
-                        lambda self, attempt, result: Decision("failed", attempt.selection, "no bench"))
+    from store.proxy.direct import DirectBenches
+    monkeypatch.setattr(DirectBenches, "outcome",
+                        lambda self, attempt, result, now: Decision("failed", attempt.selection, "no bench"))
     with running_proxy(home) as p:
         with pytest.raises(openai.APIStatusError) as info:
             sdk(p.url).chat.completions.create(model="m", messages=MSG)

@@ -12,9 +12,10 @@ import time
 from store import events as ev
 from store import inotify
 from store.paths import Home
+from store.read_ahead import ReadAhead
 from store.root_watch import RootChange
 from store.transaction import transaction
-from store.watch import SETTLES, HomeLoader, ReadAhead
+from store.watch import DEBOUNCE_MS, SETTLES, HomeLoader
 from tests.conftest import make_row, make_store, write_store
 
 
@@ -94,7 +95,7 @@ def test_a_lone_write_is_read_once_during_the_wait(tmp_home: Home, monkeypatch) 
     loads: list[set[str]] = []
     real = loader.load
     monkeypatch.setattr(loader, "load", lambda names=None: (loads.append(set(names or ())), real(names))[1])
-    ahead = ReadAhead(loader)
+    ahead = ReadAhead(loader, DEBOUNCE_MS / 1000)
     with transaction(tmp_home) as doc:
         doc["credential_pool"]["openrouter"][0]["label"] = "renamed"
     ahead({"auth.json"})                 # the watcher saw it, the burst not over yet
@@ -108,7 +109,7 @@ def test_a_burst_is_read_again_and_keeps_the_events_of_both_reads(tmp_home: Home
     seeded(tmp_home)
     loader = HomeLoader(tmp_home)
     loader.load(None)
-    ahead = ReadAhead(loader)
+    ahead = ReadAhead(loader, DEBOUNCE_MS / 1000)
     with transaction(tmp_home) as doc:     # a 429 benches a key...
         row = doc["credential_pool"]["openrouter"][0]
         row.update(last_status="exhausted", last_status_at=time.time(),
@@ -192,7 +193,7 @@ def root_ahead(tmp_path, monkeypatch, *names: str):
     loads: list = []
     real = loader.load
     monkeypatch.setattr(loader, "load", lambda change=None: (loads.append(change), real(change))[1])
-    return root, loads, RootReadAhead(loader)
+    return root, loads, RootReadAhead(loader, DEBOUNCE_MS / 1000)
 
 
 def test_the_root_reads_a_lone_write_ahead_and_keeps_both_reads_events(tmp_path, monkeypatch) -> None:

@@ -33,11 +33,12 @@ from ..agent_config import Route
 from ..authfile import read_store
 from ..lock import DEFAULT_LOCK_TIMEOUT
 from ..model import Row, as_int, parse_epoch, pool_rows, pools
-from ..outcomes import FAILED, OK, OUT, RETRY, Decision, Result, Selection, failure_reason, is_usage_limit, reset_time
+from ..outcomes import Decision, Result, Selection, reset_time
 from ..paths import Home
 from ..pool_client import PoolClient
 from ..runtime import RESTORE_INTERVAL, AgentRuntime
 from ..transaction import skip_write, transaction
+from .direct import DirectBenches
 from .picks import Usable, pick, usable_rows
 
 _STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
@@ -96,9 +97,7 @@ class Chain:
         self.counted = 0                  # selections counted (written or pending)
         self._strategies: dict[str, str] = {}
         self._ttls = policy.DEFAULT_TTLS
-        # Routes served by a key from the environment (no pool row to write a bench to):
-        # per route, a row-shaped record in memory, benched by the same policy as a row.
-        self._direct: dict[str, Row] = {}
+        self._direct = DirectBenches()   # routes served by a key from the environment
         self.refresh_config()
 
     # -- the view --
@@ -214,14 +213,9 @@ class Chain:
                              row.get("inference_base_url") or row.get("base_url") or route.base_url, model)
         if route.key_env:
             token = self.env.get(route.key_env)
-            if token and self._direct_usable(route.name):
+            if token and self._direct.usable(route.name, self.clock(), self._ttls):
                 return Selection(route.name, route.key_env, route.key_env, token, route.base_url, model)
         return None
-
-    def _direct_usable(self, name: str) -> bool:
-        with self._lock:
-            row = self._direct.get(name)
-            return row is None or policy.effective(row, [row], self.clock(), self._ttls).usable
 
     def _pick(self, pool: str, now: float) -> Row | None:
         """``policy.select`` on the view, from the kept list of usable rows. Hold ``_lock``."""
@@ -236,12 +230,10 @@ class Chain:
     def usable(self, sel: Selection) -> bool:
         """Whether *sel*'s row may be sent to now (never a cooling row)."""
         with self._lock:
-            rows = self._rows.get(sel.pool)
-            if rows is None:      # a key taken from the environment: its bench is in memory
-                row = self._direct.get(sel.pool)
-                rows = [row] if row is not None else None
-                if row is None:
-                    return True
+            # A key taken from the environment: its bench (if any) is in memory.
+            rows = self._rows[sel.pool] if sel.pool in self._rows else self._direct.rows(sel.pool)
+            if rows is None:
+                return True
             row = _find(rows, sel.row_id)
             return row is not None and policy.effective(row, rows, self.clock(), self._ttls).usable
 
@@ -251,7 +243,7 @@ class Chain:
         """Record a failed request the agent's way; the Decision says what to do next."""
         sel = attempt.selection
         if sel.pool not in self._rows:
-            return self._direct_outcome(attempt, result)
+            return self._direct.outcome(attempt, result, self.clock())
         if attempt.client is None or attempt.client.pool != sel.pool:
             rt = self.runtime
             client = _RequestClient(self.home, sel.pool, clock=self.clock, config=rt.config,
@@ -267,29 +259,6 @@ class Chain:
         if attempt.index == 0:
             self.runtime._check_vouched(sel, result)   # a probe that lied is distrusted
         return decision
-
-    def _direct_outcome(self, attempt: Attempt, result: Result) -> Decision:
-        """A key from the environment failed: the agent's rules, with the bench kept in
-        memory (there is no row to write it to), so the chain moves on until it reopens."""
-        sel = attempt.selection
-        code = result.status
-        if 200 <= code < 300:
-            return Decision(OK, sel)
-        if code == 429 and not attempt.retried_429 and not is_usage_limit(result):
-            attempt.retried_429 = True
-            return Decision(RETRY, sel, "429: retrying the same key once")
-        reason = failure_reason(code)
-        if reason is None:
-            return Decision(FAILED, sel, f"HTTP {code}: not a credential problem")
-        now = self.clock()
-        with self._lock:
-            row = self._direct.setdefault(sel.pool, {
-                "id": sel.row_id, "label": sel.label, "auth_type": "api_key",
-                "source": f"env:{sel.row_id}", "priority": 0})
-            policy.mark_exhausted([row], row, now, code=code, reason=result.reason,
-                                  message=result.message, reset_at=reset_time(result, now),
-                                  failure_reason=reason)
-        return Decision(OUT, None, f"{sel.pool}: {sel.row_id} benched (HTTP {code}), kept in memory")
 
     def _bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
         with self._lock:
@@ -364,17 +333,13 @@ class Chain:
         out: dict[str, float | None] = {}
         with self._lock:
             for route in self.routes:
-                rows = self._rows.get(route.pool or "")
-                if rows is None and route.name in self._direct:
-                    row = self._direct[route.name]
-                    eff = policy.effective(row, [row], now, ttls)
-                    out[route.name] = eff.available_at if eff.status == policy.COOLING else None
-                    continue
-                if rows is None or route.pool in out:
+                key = route.pool or route.name
+                rows = self._rows[key] if key in self._rows else self._direct.rows(route.name)
+                if rows is None or key in out:
                     continue
                 times = [e.available_at for e in (policy.effective(r, rows, now, ttls) for r in rows)
                          if e.status == policy.COOLING and e.available_at is not None]
-                out[route.pool] = min(times) if times else None
+                out[key] = min(times) if times else None
         return out
 
     def retry_after(self, reopen: Mapping[str, float | None]) -> int | None:
@@ -393,7 +358,7 @@ class Chain:
                 rows = self._rows.get(route.pool or "") or []
                 if not rows and route.key_env and self.env.get(route.key_env):
                     # A key from the environment: one row, benched in memory or never.
-                    rows = [self._direct.get(route.name) or {"id": route.key_env}]
+                    rows = self._direct.rows(route.name) or [{"id": route.key_env}]
                 effs = [policy.effective(r, rows, now, ttls) for r in rows]
                 out.append({"name": route.name, "pool": route.pool, "model": route.model if i else None,
                             "active": i == self.runtime.active, "rows": len(rows),

@@ -1,0 +1,58 @@
+"""Benches of keys the proxy takes from the home's ``.env`` (a fallback entry with
+``key_env`` and no pool row): the agent's outcome rules, the bench kept in memory.
+
+Each such route gets a row-shaped record benched by :func:`store.policy.mark_exhausted`
+and read by :func:`store.policy.effective`, as a pool row is, so the chain can skip it
+until it reopens and count it in a 503's ``Retry-After``. Nothing is written: there is
+no row to write to, and a restarted proxy tries the key once more.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from .. import policy
+from ..model import Row
+from ..outcomes import FAILED, OK, OUT, RETRY, Decision, Result, failure_reason, is_usage_limit, reset_time
+
+
+class DirectBenches:
+    """Per route name, the in-memory record of a key taken from the environment."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: dict[str, Row] = {}
+
+    def rows(self, name: str) -> list[Row] | None:
+        """The route's record as a one-row pool, or None while it never failed."""
+        with self._lock:
+            row = self._rows.get(name)
+        return [row] if row is not None else None
+
+    def usable(self, name: str, now: float, ttls: policy.Ttls) -> bool:
+        rows = self.rows(name)
+        return rows is None or policy.effective(rows[0], rows, now, ttls).usable
+
+    def outcome(self, attempt: Any, result: Result, now: float) -> Decision:
+        """A request with the route's key failed: one same-key retry of a 429 (not for a
+        usage limit), then a bench for the provider's reset time or the policy TTL and
+        ``OUT`` (the chain moves on); a code that is not the key's problem is ``FAILED``."""
+        sel = attempt.selection
+        code = result.status
+        if 200 <= code < 300:
+            return Decision(OK, sel)
+        if code == 429 and not attempt.retried_429 and not is_usage_limit(result):
+            attempt.retried_429 = True
+            return Decision(RETRY, sel, "429: retrying the same key once")
+        reason = failure_reason(code)
+        if reason is None:
+            return Decision(FAILED, sel, f"HTTP {code}: not a credential problem")
+        with self._lock:
+            row = self._rows.setdefault(sel.pool, {
+                "id": sel.row_id, "label": sel.label, "auth_type": "api_key",
+                "source": f"env:{sel.row_id}", "priority": 0})
+            policy.mark_exhausted([row], row, now, code=code, reason=result.reason,
+                                  message=result.message, reset_at=reset_time(result, now),
+                                  failure_reason=reason)
+        return Decision(OUT, None, f"{sel.pool}: {sel.row_id} benched (HTTP {code}), kept in memory")
