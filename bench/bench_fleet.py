@@ -9,7 +9,7 @@ homes A and B sharing a key, and one ``hermes-admin fleet sync`` process per hom
    reset time and an operator reset, each a store.transaction), each timed from the
    write on A to B's auth.json showing it (B's file polled every 2 ms). p50/p99.
    Baselines from the same run: the local floor (a watcher on A's own home seeing the
-   same write, store.watch) and the anchor, LiteLLM's 1 s re-read (a poller with a 1 s
+   same write, store.watch.home) and the anchor, LiteLLM's 1 s re-read (a poller with a 1 s
    interval sees a change after U(0, 1 s): p50 500 ms, p99 990 ms).
 2. Throughput: fleet mark/clear operations per second (one Lua call each), from one
    client and from three threads, against plain HSETs on the same connection.
@@ -38,11 +38,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from store import actions, policy  # noqa: E402
-from store.fleet import FleetClient, connect  # noqa: E402
+from store.fleet.client import FleetClient, connect  # noqa: E402
+from store.ops import actions  # noqa: E402
 from store.paths import Home  # noqa: E402
+from store.pools import policy  # noqa: E402
 from store.transaction import transaction  # noqa: E402
-from store.watch import follow  # noqa: E402
+from store.watch.home import follow  # noqa: E402
 
 POOL = "openrouter"
 KEY = "sk-or-v1-benchFLEETkey0000000000000000001"
@@ -256,7 +257,7 @@ def main() -> int:
             p.wait(timeout=10)
         syncs.clear()
         watch_only = [sys.executable, "-c", f"import sys, threading; sys.path.insert(0, {str(ROOT)!r})\n"
-                      "from pathlib import Path; from store.paths import Home; from store.watch import follow\n"
+                      "from pathlib import Path; from store.paths import Home; from store.watch.home import follow\n"
                       f"for _ in follow(Home(Path({str(a.root)!r})), threading.Event()): pass"]
         cpu = idle_cpu({
             "idle python": [sys.executable, "-c", "import time; time.sleep(3600)"],

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_fleet_view.py [--n 60] [--interval 2]
 
 Starts a real redis-server on a free loopback port (temp dir, no persistence) and runs
-the fleet view's feed loop (tui.fleet_feed.FleetLink.run, on a thread, as the view's
+the fleet view's feed loop (tui.services.fleet_feed.FleetLink.run, on a thread, as the view's
 worker runs it). Another host's client then benches or resets a key N times; each change
 is timed from the mark call to the feed posting a FleetUpdate that shows it.
 
@@ -31,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from store.fleet import FleetClient, connect  # noqa: E402
+from store.fleet.client import FleetClient, connect  # noqa: E402
 from store.paths import Home  # noqa: E402
-from tui.fleet_feed import FleetConfig, FleetLink, FleetUpdate  # noqa: E402
+from tui.services.fleet_feed import FleetConfig, FleetLink, FleetUpdate  # noqa: E402
 
 FP = "ab" * 32
 

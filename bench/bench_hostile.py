@@ -26,9 +26,11 @@ from typing import Callable
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from store import authfile, redact, shape, yamlread  # noqa: E402
+from store import authfile, shape
+from store.config import yamlread  # noqa: E402
 from store.errors import StoreUnreadable  # noqa: E402
 from store.paths import Home  # noqa: E402
+from store.redaction import redact
 
 BOMB = ("a: &a [x, x, x, x, x, x, x, x, x, x]\n"
         + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n"

@@ -1,10 +1,10 @@
 """What it costs the console to follow a live proxy, per second, on the demo home.
 
 The proxy rewrites its status file every second. Two ways for the console to follow it:
-- poll: read the file from a one-second timer (``tui.proxy_feed.live_status``: one glob,
+- poll: read the file from a one-second timer (``tui.services.proxy_feed.live_status``: one glob,
   one small JSON parse, one ``kill(pid, 0)``), what the dashboard and the panel do;
 - wake: add the file to the store watcher's filter, so each rewrite wakes the console,
-  which re-reads the home (``store.watch.HomeLoader.load``: auth.json, config.yaml, .env).
+  which re-reads the home (``store.watch.home.HomeLoader.load``: auth.json, config.yaml, .env).
 
 Both measured in this run on the same home and status file, CPU time per second of idle:
 
@@ -22,9 +22,9 @@ from pathlib import Path
 from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.paths import Home
 from store.proxy.stats import BUCKETS, write_status
-from store.watch import HomeLoader
-from tui import proxy_feed
+from store.watch.home import HomeLoader
 from tui.demo.launch import config_yaml, seed_store
+from tui.services import proxy_feed
 
 
 def _status(now: float) -> dict:

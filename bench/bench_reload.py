@@ -26,17 +26,17 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_tui import make_home  # noqa: E402
 
-from store import redact  # noqa: E402
+from store.redaction import redact  # noqa: E402
 from store.transaction import transaction  # noqa: E402
-from store.watch import HomeLoader  # noqa: E402
+from store.watch.home import HomeLoader  # noqa: E402
 
 WRITES = 30
 
 
 def _whole(loader: HomeLoader) -> None:
     """Force the whole-file path: a fresh reader and view cache before each load."""
-    from store.pool_cache import PoolCache
     from store.store_index import StoreReader
+    from store.watch.pool_cache import PoolCache
     loader._reader = StoreReader(loader.home)
     loader._cache = PoolCache()
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from store.agent.pool_client import PoolClient  # noqa: E402
 from store.authfile import atomic_write_bytes, ensure_home, read_store, serialize  # noqa: E402
 from store.paths import Home  # noqa: E402
-from store.runtime import PoolClient  # noqa: E402
 
 
 def _seed(home: Home, rows: int) -> None:

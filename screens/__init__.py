@@ -1,34 +1,31 @@
 """The console's screens and modals, one module per screen, and their one registry.
 
-May import ``store``, Textual and the ``tui`` helpers (``tui.widgets``, ``tui.format``,
-``tui.texts``, ``tui.timeparse``, ``tui.writer``, ``tui.keymap``, ``tui.clock``,
-``tui.host``). Never ``tui.app``, ``tui.cli`` or ``tui.demo``: only the app shell
-(``tui.app``) imports this package, and screens reach the app through the typed
-``tui.host.Host`` protocol.
+May import ``store``, Textual, ``tui.widgets``, ``tui.services`` and ``tui.text``. Never
+``tui.app``, ``tui.cli`` or ``tui.demo``: only the app shell imports this package, and
+screens reach the app through the typed ``tui.services.host.Host`` protocol.
 """
 
 from __future__ import annotations
 
+from screens.add_key import AddKeyScreen
+from screens.audit_view import AuditScreen
+from screens.config_view import ConfigScreen
+from screens.confirm import ConfirmScreen
+from screens.cooldown import CooldownScreen
+from screens.dashboard import DashboardScreen
+from screens.detail import DetailScreen
+from screens.fallback_edit import FallbackAddScreen
+from screens.findings_view import FindingsScreen
+from screens.fleet_view import FleetScreen
+from screens.help import HelpScreen
+from screens.probe_result import ProbeResultScreen
+from screens.profile_config_view import ProfileConfigScreen
+from screens.profile_picker import CommandLine, ProfilePicker
+from screens.profiles_view import ProfilesDashboard
+from screens.proxy_view import ProxyScreen
+from screens.routing_edit import RoutingEditScreen
+from screens.strategy import StrategyScreen
 from tui.widgets import CredentialTable
-
-from .add_key import AddKeyScreen
-from .audit_view import AuditScreen
-from .config_view import ConfigScreen
-from .confirm import ConfirmScreen
-from .cooldown import CooldownScreen
-from .dashboard import DashboardScreen
-from .detail import DetailScreen
-from .fallback_edit import FallbackAddScreen
-from .findings_view import FindingsScreen
-from .fleet_view import FleetScreen
-from .help import HelpScreen
-from .probe_result import ProbeResultScreen
-from .profile_config_view import ProfileConfigScreen
-from .profile_picker import CommandLine, ProfilePicker
-from .profiles_view import ProfilesDashboard
-from .proxy_view import ProxyScreen
-from .routing_edit import RoutingEditScreen
-from .strategy import StrategyScreen
 
 # The registry: every scope with keys, under the name `?` help lists it by, in help's order.
 SCOPES: tuple[tuple[str, type], ...] = (

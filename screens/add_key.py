@@ -20,16 +20,16 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Select, Static
 
-from store import actions, providers, textcheck
+from screens.form import FormScreen, field_message, form_footer
+from store.config import providers
 from store.errors import BadInput
 from store.model import validate_pool_key
-from store.secrets import fingerprint
-from store.write import StoreChange
-from tui.host import host
-from tui.texts import POOL_KEY_GUIDE
-from tui.writer import WriteResult
-
-from .form import FormScreen, field_message, form_footer
+from store.ops import actions, textcheck
+from store.ops.write import StoreChange
+from store.redaction.fingerprints import fingerprint
+from tui.services.host import host
+from tui.services.writer import WriteResult
+from tui.text.sentences import POOL_KEY_GUIDE
 
 NEW_POOL = "\x00new"
 

@@ -17,8 +17,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from tui.format import NULL, ellipsize
-from tui.shown import shown, shown_lines
+from tui.text.format import NULL, ellipsize
+from tui.text.shown import shown, shown_lines
 
 COLUMNS = ("time", "who", "via", "action", "pool", "rows", "status", "notes")
 

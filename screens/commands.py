@@ -14,10 +14,9 @@ from typing import Callable, Iterable, cast
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tui.host import Host
-
-from .config_view import TABS
-from .dashboard import DashboardScreen
+from screens.config_view import TABS
+from screens.dashboard import DashboardScreen
+from tui.services.host import Host
 
 Command = tuple[str, str, Callable[[], object]]
 

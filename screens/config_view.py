@@ -18,20 +18,19 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from store import config as cfg
-from store.config import ROUTING_KEYS
+from screens.confirm import ConfirmScreen
+from screens.explain import ExplainsDisabled
+from screens.fallback_edit import FallbackAddScreen
+from screens.routing_edit import RoutingEditScreen
+from screens.strategy import open_strategy_picker
+from store.config import edit as cfg
+from store.config.sections import ROUTING_KEYS
 from store.model import STRATEGIES
-from store.watch import HomeState
-from tui.format import NULL
-from tui.host import host
-from tui.shown import shown
-from tui.texts import READ_ONLY
-
-from .confirm import ConfirmScreen
-from .explain import ExplainsDisabled
-from .fallback_edit import FallbackAddScreen
-from .routing_edit import RoutingEditScreen
-from .strategy import open_strategy_picker
+from store.watch.home import HomeState
+from tui.services.host import host
+from tui.text.format import NULL
+from tui.text.sentences import READ_ONLY
+from tui.text.shown import shown
 
 TABS = {
     "strategies": "Strategies",

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tui.shown import shown
+from tui.text.shown import shown
 
 
 class ConfirmScreen(ModalScreen[bool]):

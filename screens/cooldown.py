@@ -17,13 +17,12 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
-from store import textcheck
+from screens.form import ErrorLine
 from store.errors import BadInput
-from tui.format import countdown, local_time
-from tui.shown import shown
-from tui.timeparse import parse_duration_or_time
-
-from .form import ErrorLine
+from store.ops import textcheck
+from tui.text.durations import parse_duration_or_time
+from tui.text.format import countdown, local_time
+from tui.text.shown import shown
 
 
 def describe_until(until: float, now: float) -> str:

@@ -19,17 +19,16 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from store import events as ev
-from store.view import PoolView, build_pools
-from store.watch import HomeState
-from tui.host import host
+from screens.config_view import ConfigScreen
+from screens.dashboard_actions import WRITING, Key, OperatorActions
+from screens.detail import DetailScreen
+from screens.proxy_view import ProxySummary
+from store.pools import events as ev
+from store.pools.view import PoolView, build_pools
+from store.watch.home import HomeState
+from tui.services.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
-
-from .config_view import ConfigScreen
-from .dashboard_actions import WRITING, Key, OperatorActions
-from .detail import DetailScreen
-from .proxy_view import ProxySummary
 
 
 def clock_time(epoch: float) -> str:

@@ -1,8 +1,8 @@
 """The dashboard's operator actions: add, reset, cooldown, remove, move, strategy, probe, tags.
 
 Each action collects what it needs (a confirmation, a modal), then hands the app's writer
-one job for ``store.write.perform`` (a ``StoreChange`` with ``store.actions``, a
-``store.config_edit`` edit, ``store.probe_report.run_probe``). Rows are named by id and
+one job for ``store.ops.write.perform`` (a ``StoreChange`` with ``store.ops.actions``, a
+``store.config.edit`` edit, ``store.ops.probe_report.run_probe``). Rows are named by id and
 found again inside the transaction, in the file as it is then; the table itself updates
 from the watcher like after any other change.
 
@@ -14,27 +14,26 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from store import actions, audit
-from store.actions import Outcome
+from screens.add_key import AddKeyScreen
+from screens.audit_view import AuditScreen
+from screens.confirm import ConfirmScreen
+from screens.cooldown import CooldownScreen
+from screens.explain import ExplainsDisabled
+from screens.probe_result import ProbeResultScreen
+from screens.strategy import open_strategy_picker
 from store.errors import BadInput
 from store.model import is_manual_source, pool_rows, sorted_rows
-from store.probe_report import run_probe
-from store.view import CredentialView
-from store.write import StoreChange
-from tui.format import NULL, status_word
-from tui.host import host
-from tui.texts import READ_ONLY, REMOVE_SEEDED, REMOVE_WARNING, RESET_LIVE_HERMES, RESET_WARNING
+from store.ops import actions, audit
+from store.ops.actions import Outcome
+from store.ops.probe_report import run_probe
+from store.ops.write import StoreChange
+from store.pools.view import CredentialView
+from tui.services.host import host
+from tui.services.writer import WriteResult
+from tui.text.format import NULL, status_word
+from tui.text.sentences import READ_ONLY, REMOVE_SEEDED, REMOVE_WARNING, RESET_LIVE_HERMES, RESET_WARNING
 from tui.widgets import CredentialTable
 from tui.widgets.cells import PENDING_MARK, TAG_MARK, error_text
-from tui.writer import WriteResult
-
-from .add_key import AddKeyScreen
-from .audit_view import AuditScreen
-from .confirm import ConfirmScreen
-from .cooldown import CooldownScreen
-from .explain import ExplainsDisabled
-from .probe_result import ProbeResultScreen
-from .strategy import open_strategy_picker
 
 WRITING = frozenset({"add", "reset", "cooldown", "remove", "move_up", "move_down", "strategy", "probe"})
 LIST_LIMIT = 8
@@ -44,7 +43,7 @@ Key = tuple[str, str]
 
 # ---------------------------------------------------------------- store changes (pure)
 def reset_rows(doc: dict, keys: Iterable[Key], now: float) -> list[Outcome]:
-    """store.actions.reset for each (pool, id), one Outcome per pool."""
+    """store.ops.actions.reset for each (pool, id), one Outcome per pool."""
     out: dict[str, Outcome] = {}
     for pool, rid in keys:
         o = actions.reset(doc, pool, rid, now)
@@ -55,7 +54,7 @@ def reset_rows(doc: dict, keys: Iterable[Key], now: float) -> list[Outcome]:
 
 def cooldown_rows(doc: dict, keys: Iterable[Key], until: float, now: float,
                   reason: str | None) -> list[Outcome]:
-    """store.actions.cooldown for each (pool, id), one Outcome per pool."""
+    """store.ops.actions.cooldown for each (pool, id), one Outcome per pool."""
     out: dict[str, Outcome] = {}
     for pool, rid in keys:
         o = actions.cooldown(doc, pool, rid, until, now, reason)

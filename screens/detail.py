@@ -16,12 +16,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from store.model import parse_epoch
-from store.secrets import fingerprint
-from store.view import CredentialView
-from store.watch import HomeState
-from tui.format import NULL, STATUS_STYLE, countdown, status_word
-from tui.host import host
-from tui.shown import shown
+from store.pools.view import CredentialView
+from store.redaction.fingerprints import fingerprint
+from store.watch.home import HomeState
+from tui.services.host import host
+from tui.text.format import NULL, STATUS_STYLE, countdown, status_word
+from tui.text.shown import shown
 
 # Fields holding a time, and how to read them.
 TIME_FIELDS = frozenset({

@@ -1,6 +1,6 @@
-"""Bench or reset the key of a row in every profile that holds it (store.root_actions).
+"""Bench or reset the key of a row in every profile that holds it (store.profiles.everywhere).
 
-Runs :func:`store.root_actions.act_everywhere` on a thread worker: each profile is
+Runs :func:`store.profiles.everywhere.act_everywhere` on a thread worker: each profile is
 changed in its own transaction under its own lock, and the toast names the profiles
 changed and those NOT changed (with why). Mixed into the profiles dashboard.
 """
@@ -11,14 +11,13 @@ from typing import Any
 
 from textual.binding import Binding
 
-from store import actions
+from screens.confirm import ConfirmScreen
+from screens.cooldown import CooldownScreen
 from store.errors import HermesAdminError
-from store.findings import SHARED_KEY
-from store.root_actions import AllProfilesResult, act_everywhere
-from tui.texts import READ_ONLY
-
-from .confirm import ConfirmScreen
-from .cooldown import CooldownScreen
+from store.ops import actions
+from store.profiles.everywhere import AllProfilesResult, act_everywhere
+from store.profiles.findings import SHARED_KEY
+from tui.text.sentences import READ_ONLY
 
 EVERYWHERE = frozenset({"reset_everywhere", "bench_everywhere"})
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from textual import events
 from textual.binding import ActiveBinding
 
-from tui.host import host
+from tui.services.host import host
 
 
 def split_action(action: str) -> tuple[str, tuple[int, ...]]:

@@ -15,11 +15,12 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
-from store import config, providers, textcheck
+from screens.form import FormScreen, field_message, form_footer
+from store.config import edit as config_edit
+from store.config import providers
 from store.errors import BadInput
-from tui.host import host
-
-from .form import FormScreen, field_message, form_footer
+from store.ops import textcheck
+from tui.services.host import host
 
 
 class FallbackAddScreen(FormScreen):
@@ -73,7 +74,7 @@ class FallbackAddScreen(FormScreen):
         home, timeout = app.home, app.lock_timeout
 
         def write() -> Any:
-            return config.fallback_add(home, values["provider"], values["model"],
+            return config_edit.fallback_add(home, values["provider"], values["model"],
                                        base_url=values["base-url"] or None,
                                        key_env=values["key-env"] or None, lock_timeout=timeout)
 

@@ -1,4 +1,4 @@
-"""``!``: the findings over every profile (store.findings), one line each.
+"""``!``: the findings over every profile (store.profiles.findings), one line each.
 
 Shared keys, copied OAuth refresh tokens, primaries with no usable credential, missing
 ``env:`` variables, unknown provider names. Keys show only as fingerprints (the
@@ -16,10 +16,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from store.findings import Finding
+from screens.profile_rows import FLAG, NOTE_WORDS
+from store.profiles.findings import Finding
 from tui.widgets.plain_table import fill_plain
-
-from .profile_rows import FLAG, NOTE_WORDS
 
 COLUMNS = ("severity", "kind", "profiles", "finding")
 

@@ -4,7 +4,7 @@ Grouped by key (its fleet fingerprint, plus this host's label when a local row h
 fleet-wide status with a countdown, since when and by which host it is benched, which
 hosts hold it (with request counts). Below, each host's heartbeat, connected or not, lag.
 
-The screen never talks to Redis: a thread worker runs :meth:`tui.fleet_feed.FleetLink.run`
+The screen never talks to Redis: a thread worker runs :meth:`tui.services.fleet_feed.FleetLink.run`
 and posts FleetUpdate / FleetDown here; fleet-wide bench (``b``) and reset (``r``) run on
 thread workers too and come back as FleetActionDone, shown as a toast. When Redis is
 unreachable the view says since when and keeps the last snapshot; the console keeps
@@ -25,18 +25,17 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from tui.fleet_feed import FleetActionDone, FleetDown, FleetLink, FleetUpdate
-from tui.format import NULL, countdown, ellipsize, local_time
-from tui.host import host
-from tui.shown import shown_lines
-from tui.texts import READ_ONLY, RESET_WARNING
-
-from .confirm import ConfirmScreen
-from .cooldown import CooldownScreen
-from .explain import ExplainsDisabled
+from screens.confirm import ConfirmScreen
+from screens.cooldown import CooldownScreen
+from screens.explain import ExplainsDisabled
+from tui.services.fleet_feed import FleetActionDone, FleetDown, FleetLink, FleetUpdate
+from tui.services.host import host
+from tui.text.format import NULL, countdown, ellipsize, local_time
+from tui.text.sentences import READ_ONLY, RESET_WARNING
+from tui.text.shown import shown_lines
 
 if TYPE_CHECKING:
-    from store.fleet import FleetSnapshot, HostInfo, KeyInfo
+    from store.fleet.model import FleetSnapshot, HostInfo, KeyInfo
 
 # Fixed widths (cells) so the table fits 80 columns and countdowns never re-measure it.
 COLUMNS: tuple[tuple[str, str, int], ...] = (

@@ -17,9 +17,9 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
-from tui.host import host
-from tui.shown import shown_lines
-from tui.writer import BAD_INPUT, WriteRequest, WriteResult
+from tui.services.host import host
+from tui.services.writer import BAD_INPUT, WriteRequest, WriteResult
+from tui.text.shown import shown_lines
 
 # The CLI's argument names in BadInput messages, as the modal's fields are labelled.
 FIELD_NAMES = {

@@ -1,6 +1,6 @@
 """``p``'s answer: each credential of the pool with its reopen-probe verdict and what was done.
 
-Words are those of ``hermes-admin probe`` (shared in store.probe_report): reopened (and
+Words are those of ``hermes-admin probe`` (shared in store.ops.probe_report): reopened (and
 lifted), still limited, unknown with the reason, or why a row was not probed.
 """
 
@@ -15,8 +15,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from store.probe_report import ProbeReport
-from tui.format import NULL
+from store.ops.probe_report import ProbeReport
+from tui.text.format import NULL
 from tui.widgets.plain_table import fill_plain
 
 COLUMNS = ("#", "label", "key", "verdict", "result")

@@ -16,9 +16,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from store.inventory import ProfileInventory
-from tui.format import NULL
-from tui.shown import shown_lines
+from store.profiles.inventory import ProfileInventory
+from tui.text.format import NULL
+from tui.text.shown import shown_lines
 
 
 def _v(value: Any) -> str:

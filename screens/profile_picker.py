@@ -16,7 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from store.inventory import ProfileInventory
+from store.profiles.inventory import ProfileInventory
 
 ALL = ""
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Iterable
 
-from store import findings as findings_mod
-from store.inventory import ProfileInventory
-from store.view import PoolView
+from store.pools.view import PoolView
+from store.profiles import findings as findings_mod
+from store.profiles.inventory import ProfileInventory
 from tui.widgets.rows import SEP, ProfileBanner
 
 # A finding's marker in a row's reason cell: a symbol and a word, never colour alone.

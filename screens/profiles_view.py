@@ -1,7 +1,7 @@
 """The dashboard on a root of profiles: every profile's pools in one live table.
 
 Rows are grouped by profile (a banner: primary, fallback chain, health), then pool. The
-app's ``home``/``state`` follow the cursor (the *acting* profile, tui.root_app), so
+app's ``home``/``state`` follow the cursor (the *acting* profile, tui.app.root_console), so
 every inherited action (reset, cooldown, remove, move, add, strategy, probe, detail,
 config) reads and writes the row's own profile through the one writer. A profile whose
 auth.json cannot be read is a banner with its path and reason, and every writing action
@@ -14,24 +14,23 @@ from typing import Any, Callable
 
 from textual.binding import Binding
 
-from store.root import DEFAULT_PROFILE
-from store.root_watch import RootState
-from store.view import build_pools
+from screens.dashboard import DashboardScreen, clock_time, settle_heap
+from screens.dashboard_actions import WRITING, Key
+from screens.everywhere import EVERYWHERE, EverywhereActions
+from screens.findings_view import FindingsScreen
+from screens.profile_config_view import ProfileConfigScreen
+from screens.profile_picker import CommandLine, ProfilePicker
+from screens.profile_rows import GroupCache, notes, split_view_key, view_key
+from store.pools.view import build_pools
+from store.profiles.root import DEFAULT_PROFILE
+from store.watch.root import RootState
 from tui.widgets import Banner, EmptyState, StatusBar
 from tui.widgets.cells import PENDING_MARK, TAG_MARK
 from tui.widgets.rows import ProfileBanner
 
-from .dashboard import DashboardScreen, clock_time, settle_heap
-from .dashboard_actions import WRITING, Key
-from .everywhere import EVERYWHERE, EverywhereActions
-from .findings_view import FindingsScreen
-from .profile_config_view import ProfileConfigScreen
-from .profile_picker import CommandLine, ProfilePicker
-from .profile_rows import GroupCache, notes, split_view_key, view_key
-
 
 def root_host(node: Any) -> Any:
-    """The app as a root console (tui.root_app.RootApp): root, root_state, context, acting."""
+    """The app as a root console (tui.app.root_console.RootApp): root, root_state, context, acting."""
     return node.app
 
 
@@ -68,7 +67,7 @@ class SwitcherActions:
 
 
 class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
-    """DashboardScreen over a :class:`store.root_watch.RootState`."""
+    """DashboardScreen over a :class:`store.watch.root.RootState`."""
 
     BINDINGS = [
         Binding("P", "pick_profile", "Profile", id="profiles.pick",

@@ -1,6 +1,6 @@
 """``x``: the proxy panel, live traffic of the proxy running on this home.
 
-It reads only the proxy's status file (``tui.proxy_feed``), once a second while it is
+It reads only the proxy's status file (``tui.services.proxy_feed``), once a second while it is
 open: per credential the in-flight requests and requests per minute, per pool a
 sparkline of requests and one of 429s over the last 10 minutes, and the chain state
 (on primary, or on fallback since when and the next restore check). When no proxy is
@@ -20,9 +20,9 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from store.paths import Home
-from tui import proxy_feed as feed
-from tui.host import host
-from tui.shown import shown
+from tui.services import proxy_feed as feed
+from tui.services.host import host
+from tui.text.shown import shown
 
 POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
 PROXY_FIND_SECONDS = 5.0   # the dashboard's look for a proxy while none is live

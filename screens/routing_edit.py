@@ -17,12 +17,11 @@ from textual.containers import Vertical
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from store import config
-from store.config import DATA_COLLECTION, ROUTING_LISTS, ROUTING_SORTS
+from screens.form import FormScreen, field_message, form_footer
+from store.config import edit as config_edit
+from store.config.sections import DATA_COLLECTION, ROUTING_LISTS, ROUTING_SORTS
 from store.errors import BadInput
-from tui.host import host
-
-from .form import FormScreen, field_message, form_footer
+from tui.services.host import host
 
 CHOICES: dict[str, tuple[tuple[str, str], ...]] = {
     "sort": tuple((s, {"price": "cheapest sub-provider first",
@@ -95,12 +94,12 @@ class RoutingEditScreen(FormScreen):
 
     def save(self, text: str) -> None:
         try:
-            config.parse_routing_value(self.key, text)   # the store's own check, before any lock
+            config_edit.parse_routing_value(self.key, text)   # the store's own check, before any lock
         except BadInput as exc:
             self.show_error(field_message(exc.field, exc.problem))
             return
         app = host(self)
         home, timeout, key = app.home, app.lock_timeout, self.key
         self.submit_write(f"setting provider_routing.{key}",
-                          lambda: config.routing_set(home, key, text, lock_timeout=timeout),
+                          lambda: config_edit.routing_set(home, key, text, lock_timeout=timeout),
                           lock=home.config_lock)

@@ -13,10 +13,10 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from store import config
+from store.config import edit as config_edit
 from store.model import DEFAULT_STRATEGY, STRATEGIES
-from tui.host import Host
-from tui.texts import STRATEGY_HELP
+from tui.services.host import Host
+from tui.text.sentences import STRATEGY_HELP
 
 DEFAULT_CHOICE = "default"
 
@@ -84,7 +84,7 @@ def open_strategy_picker(app: Host, pool: str, current: str | None) -> None:
         home, timeout = app.home, app.lock_timeout
 
         def write() -> Any:
-            return config.set_strategy(home, pool, strategy, lock_timeout=timeout)
+            return config_edit.set_strategy(home, pool, strategy, lock_timeout=timeout)
 
         # The writer's toast says what changed (or that nothing needed to).
         app.writer.submit(f"setting the strategy of {pool}", write, lock=home.config_lock)

@@ -1,20 +1,15 @@
 """hermes-admin's store layer: the Hermes credential store, its lock and its rules.
 
-auth.json (``authfile``, ``lock``, ``transaction``), config.yaml (``config``: ``config_read``
-and ``config_edit``), ``.env``, the operator actions and their audit log, the one
-write-and-audit path (``write``), the views and the probe report every surface shows, the
-watcher, and what an agent does with a pool (``runtime``, ``probe``, ``refresh``).
+The auth.json core is flat here: ``errors``, ``paths``, ``model`` (row and document shapes),
+``shape`` (what we refuse to write over), ``safeio`` (opening files without trusting their
+names), ``authfile`` (strict reads, atomic writes), ``store_index`` (re-reading only the
+values whose bytes moved), ``lock`` (the Hermes flock) and ``transaction`` (lock, fresh read,
+apply, atomic write, release). The rest is grouped by role: ``ops``, ``pools``,
+``redaction``, ``config``, ``watch``, ``profiles``, ``agent``, ``proxy`` and ``fleet``.
 
-Shared by the CLI, the console and the agents' runtime. May import the standard library,
-filelock, PyYAML, ruamel.yaml and watchfiles; never Textual, ``tui`` or ``screens``
-(pyproject's import-linter contract, checked by tests/test_layers.py).
+Shared by the CLI, the console, the proxy, the fleet daemon and the agents' runtime. May
+import the standard library, filelock, PyYAML, ruamel.yaml, watchfiles, aiohttp (proxy)
+and redis-py (fleet); never Textual, ``tui`` or ``screens`` (pyproject's import-linter
+contract, checked by tests/project/test_layers.py). Import each name from the module that
+defines it: no package re-exports.
 """
-
-from .errors import BadInput, ConfigUnreadable, HermesAdminError, LockTimeout, StoreUnreadable
-from .paths import Home, resolve_home
-from .transaction import apply, skip_write, transaction
-
-__all__ = [
-    "BadInput", "ConfigUnreadable", "HermesAdminError", "Home", "LockTimeout",
-    "StoreUnreadable", "apply", "resolve_home", "skip_write", "transaction",
-]

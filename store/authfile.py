@@ -16,10 +16,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from . import safeio, shape
-from .errors import StoreUnreadable, WriteFailed
-from .model import Doc
-from .paths import TEMP_PREFIX, Home
+from store import safeio, shape
+from store.errors import StoreUnreadable, WriteFailed
+from store.model import Doc
+from store.paths import TEMP_PREFIX, Home
 
 STORE_VERSION = 1
 _BOM = b"\xef\xbb\xbf"

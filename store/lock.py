@@ -16,7 +16,7 @@ from typing import Iterator
 
 from filelock import FileLock, Timeout
 
-from .errors import LockTimeout, StoreUnreadable
+from store.errors import LockTimeout, StoreUnreadable
 
 DEFAULT_LOCK_TIMEOUT = 30.0
 POLL_INTERVAL = 0.01

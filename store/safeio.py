@@ -15,7 +15,7 @@ import os
 import stat
 from pathlib import Path
 
-from .errors import StoreUnreadable
+from store.errors import StoreUnreadable
 
 MIB = 1024 * 1024
 AUTH_CAP = 64 * MIB

@@ -18,7 +18,7 @@ import math
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import StoreUnreadable
+from store.errors import StoreUnreadable
 
 _Check = Callable[[Any], bool]
 

@@ -31,8 +31,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import authfile, safeio, shape
-from .paths import Home
+from store import authfile, safeio, shape
+from store.paths import Home
 
 # More changed values than this is a bulk edit: parse whole, it is no slower.
 MAX_CHANGED = 256

@@ -13,11 +13,11 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Callable, Iterator, TypeVar
 
-from . import authfile
-from .errors import StoreUnreadable
-from .lock import DEFAULT_LOCK_TIMEOUT, locked
-from .model import Doc
-from .paths import Home
+from store import authfile
+from store.errors import StoreUnreadable
+from store.lock import DEFAULT_LOCK_TIMEOUT, locked
+from store.model import Doc
+from store.paths import Home
 
 T = TypeVar("T")
 

@@ -35,8 +35,7 @@ from typing import Any, Iterator
 import pytest
 
 from store.paths import Home
-
-from .hermes_real import HermesPartner, HermesUnavailable, hermes_dir
+from tests.hermes_real import HermesPartner, HermesUnavailable, hermes_dir
 
 # pytest-xdist workers (`make test` runs -n 2) export COLUMNS=80 LINES=24; the CLI and
 # console children of a serial run see neither, and must see the same under xdist
@@ -169,7 +168,7 @@ def redis_server(tmp_path: Path) -> Iterator[Any]:
     """A real redis-server on a free loopback port in a temp dir (tests/fleet_helpers.py);
     skips with the reason when the binary is missing. Stopped after the test."""
     # Imported here: fleet_helpers imports this module's helpers (a top-level import would be a cycle).
-    from .fleet_helpers import RedisServer
+    from tests.fleet_helpers import RedisServer
 
     d = tmp_path / "redis"
     d.mkdir()

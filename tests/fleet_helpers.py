@@ -21,13 +21,14 @@ from typing import Any, Iterator
 import pytest
 import redis
 
-from store import actions, policy
-from store.fleet import FleetClient, SyncDaemon, connect
+from store.fleet.client import FleetClient, connect
+from store.fleet.sync import SyncDaemon
+from store.ops import actions
 from store.paths import Home
+from store.pools import policy
 from store.transaction import transaction
-
-from .conftest import make_row, make_store, read_doc, write_store
-from .hermes_real import wait_for
+from tests.conftest import make_row, make_store, read_doc, write_store
+from tests.hermes_real import wait_for
 
 SECRET = b"fleet-test-secret-0123456789abcdef"
 KEY_1 = "sk-or-v1-fleetKEY1AAAAAAAAAAAAAAAAAAAA01"

@@ -1,4 +1,4 @@
-"""Worker processes for the store reliability tests (tests/test_rel_*.py).
+"""Worker processes for the store reliability tests (tests/store/test_rel_*.py).
 
 Each worker is a plain function run in a fresh interpreter:
 
@@ -25,6 +25,10 @@ from typing import Any, Callable
 
 HERE = Path(__file__).resolve()
 ROOT = HERE.parent.parent
+if __name__ == "__main__":
+    # Run as a script, Python put tests/ first on sys.path; its test folders are named
+    # like Hermes's own packages (tests/agent, tests/cli), and would shadow them.
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE.parent]
 # A worker never outlives a forgotten test by more than this.
 MAX_WORKER_SECONDS = 60.0
 

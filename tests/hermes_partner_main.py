@@ -31,6 +31,11 @@ os.environ["HERMES_HOME"] = str(HOME)
 _OUT = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
 sys.stdout = sys.stderr
 
+# Python put this script's folder (tests/) first on sys.path; its test folders are named
+# like Hermes's own packages (tests/agent, tests/cli), and would shadow them.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
 from dataclasses import replace  # noqa: E402
 
 import agent.credential_pool as cp  # noqa: E402

@@ -1,4 +1,4 @@
-"""The project's own import graph, read from the source (not imported), for tests/test_layers.py.
+"""The project's own import graph, read from the source (not imported), for tests/project/test_layers.py.
 
 Every import statement counts, including those inside functions and under
 ``if TYPE_CHECKING``: a cycle hidden in a function body is still a cycle.

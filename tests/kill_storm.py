@@ -1,4 +1,4 @@
-"""The writer side of the SIGKILL storm (tests/test_hostile_kill.py), run as its own process:
+"""The writer side of the SIGKILL storm (tests/cli/test_hostile_kill.py), run as its own process:
 
     python tests/kill_storm.py HOME WRITES SEED MODE PEER_STOP     (with the repository on PYTHONPATH)
 

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from store.paths import Home
-from store.root import Root
+from store.profiles.root import Root
 from tests.conftest import make_row, make_store, write_store
 from tests.tui_sample import NOW
-from tui.clock import FakeClock
-from tui.root_app import RootApp
+from tui.app.root_console import RootApp
+from tui.services.clock import FakeClock
 from tui.widgets import CredentialTable
 
 SHARED = "sk-or-v1-SHAREDcanary0123456789abcdQ1"

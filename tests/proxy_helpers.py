@@ -14,9 +14,8 @@ from store.paths import Home
 from store.proxy.chain import Chain
 from store.proxy.inbound import Gate
 from store.proxy.server import ProxyServer
+from tests.conftest import make_row, make_store, write_store
 from tui.demo.fake_provider import FakeProvider
-
-from .conftest import make_row, make_store, write_store
 
 OR_KEYS = [f"sk-or-v1-proxytest-{i:030d}" for i in range(3)]
 NOUS_KEY = "sk-nous-proxytest-000000000000000000001"

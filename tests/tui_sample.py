@@ -9,8 +9,8 @@ from typing import Any
 
 from store.paths import Home
 from tests.conftest import make_row, make_store, read_doc, write_store
-from tui.app import HermesAdminApp
-from tui.clock import FakeClock
+from tui.app.console import HermesAdminApp
+from tui.services.clock import FakeClock
 from tui.widgets import CredentialTable
 
 NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC: fixed, so snapshots never move

@@ -1,8 +1,10 @@
-"""hermes-admin's front ends over ``store``.
+"""hermes-admin's front ends over ``store``, in layers (pyproject's import-linter contract).
 
-- ``app`` (+ ``app.tcss``, ``messages``): the Textual app shell; the only importer of ``screens``.
-- ``cli/``: the headless CLI and the console script; ``demo/``: ``hermes-admin demo``.
-- helpers the screens may use: ``widgets/``, ``writer`` (the console's write worker),
-  ``host`` (what screens may ask of the app), ``keymap``, ``clock``, ``format``, ``texts``,
-  ``timeparse``. These import ``store`` and Textual, never ``screens``, ``app``, ``cli`` or ``demo``.
+- ``app/``, ``cli/``, ``demo/``: entry points. The App shell (the console, the root console,
+  the screen registry, session end, the keymap, ``app.tcss``), the headless CLI with its
+  long-running verbs, and ``hermes-admin demo``. Only ``app`` imports ``screens``.
+- ``screens`` (a top-level package): one module per screen or modal.
+- ``widgets/`` and ``services/``: what screens use. Reusable widgets; the host protocol,
+  the writer, write feedback, the proxy/fleet/root feeds, messages and the clock.
+- ``text/``: words and forms shared by the CLI and the console.
 """

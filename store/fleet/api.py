@@ -9,14 +9,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from .. import authfile
-from ..actions import Change, Outcome
-from ..audit import record
-from ..envfile import read_env
-from ..paths import Home
-from .client import FleetClient
-from .keys import row_fleet_fp, short
-from .local import rows_by_pool
+from store import authfile
+from store.config.envfile import read_env
+from store.fleet.client import FleetClient
+from store.fleet.keys import row_fleet_fp, short
+from store.fleet.local import rows_by_pool
+from store.ops.actions import Change, Outcome
+from store.ops.audit import record
+from store.paths import Home
 
 
 @dataclass(frozen=True)

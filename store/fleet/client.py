@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping
 
 import redis
 
-from .model import DEAD, FleetSnapshot, FleetState, HostInfo, KeyInfo
+from store.fleet.model import DEAD, FleetSnapshot, FleetState, HostInfo, KeyInfo
 
 DEFAULT_NAMESPACE = "hermes-admin:fleet:"
 # Two observations of the same bench that differ by less than this (clock offsets are

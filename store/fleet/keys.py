@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
-from ..errors import BadInput, StoreUnreadable
-from ..model import Row
+from store.errors import BadInput, StoreUnreadable
+from store.model import Row
 
 SECRET_ENV = "HERMES_ADMIN_FLEET_SECRET"
 MIN_SECRET_BYTES = 16
@@ -59,7 +59,7 @@ def load_secret(secret_file: str | os.PathLike[str] | None,
 
 
 def fleet_fingerprint(secret: bytes, identity: str) -> str:
-    """HMAC-SHA256 of a key identity (``store.policy.secret_key``) under the fleet secret."""
+    """HMAC-SHA256 of a key identity (``store.pools.policy.secret_key``) under the fleet secret."""
     return hmac.new(secret, identity.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
@@ -88,7 +88,7 @@ def row_fleet_fp(secret: bytes, row: Row, env: Mapping[str, str] | None = None) 
     return fleet_fingerprint(secret, ident) if ident else None
 
 
-# REDACT-BOUNDARY: a local stand-in for store/redact.py (branch `hostile`); switch every
+# REDACT-BOUNDARY: a local stand-in for store/redaction/redact.py (branch `hostile`); switch every
 # caller of safe_url/scrub to the redactor when that branch is merged.
 def safe_url(url: str) -> str:
     """*url* with any password replaced by ``***`` (user names and hosts stay)."""

@@ -13,11 +13,11 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .. import policy
-from ..model import STATUS_DEAD, STATUS_EXHAUSTED, Doc, Row, as_int, parse_epoch, pools, row_secrets
-from ..secrets import redact
-from .keys import row_fleet_fp
-from .model import DEAD, EXHAUSTED, OK, FleetState
+from store.fleet.keys import row_fleet_fp
+from store.fleet.model import DEAD, EXHAUSTED, OK, FleetState
+from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Doc, Row, as_int, parse_epoch, pools, row_secrets
+from store.pools import policy
+from store.redaction.fingerprints import redact
 
 # A local cooldown within this of the fleet's counts as the same one (no rewrite).
 APPLY_EPS = 0.5

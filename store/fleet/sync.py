@@ -2,7 +2,7 @@
 
 Three threads, one process:
 
-- the **watcher** follows the home (store.watch) and, on every bench, reset or dead
+- the **watcher** follows the home (store.watch.home) and, on every bench, reset or dead
   transition the events diff reports, publishes the rows whose status story moved;
 - the **subscriber** receives other hosts' changes by pub/sub and applies them at once,
   each batch one ``store.transaction`` under the local auth.lock;
@@ -28,19 +28,20 @@ from typing import Any, Callable, Mapping
 
 import redis
 
-from .. import authfile, events, policy
-from ..actions import Change, Outcome
-from ..audit import record
-from ..envfile import read_env
-from ..errors import HermesAdminError
-from ..model import STATUS_DEAD, STATUS_EXHAUSTED, Doc
-from ..paths import Home
-from ..transaction import skip_write, transaction
-from ..watch import follow
-from .client import FleetClient, parse_event
-from .keys import safe_url
-from .local import LocalRow, apply_states, holders, local_rows, signature
-from .model import FleetState
+from store import authfile
+from store.config.envfile import read_env
+from store.errors import HermesAdminError
+from store.fleet.client import FleetClient, parse_event
+from store.fleet.keys import safe_url
+from store.fleet.local import LocalRow, apply_states, holders, local_rows, signature
+from store.fleet.model import FleetState
+from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Doc
+from store.ops.actions import Change, Outcome
+from store.ops.audit import record
+from store.paths import Home
+from store.pools import events, policy
+from store.transaction import skip_write, transaction
+from store.watch.home import follow
 
 STATE_FILE = "fleet-sync.json"
 RECONCILE_INTERVAL = 5.0

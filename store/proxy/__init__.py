@@ -1,8 +1,8 @@
 """The subscription proxy: any OpenAI-compatible app served from the home's pools.
 
 - :mod:`store.proxy.chain`: the primary pool and the fallback chain on an in-memory view
-  of the store (kept current by :mod:`store.watch`), outcomes through the agent's own
-  :class:`store.pool_client.PoolClient` rules, request counts written behind.
+  of the store (kept current by :mod:`store.watch.home`), outcomes through the agent's own
+  :class:`store.agent.pool_client.PoolClient` rules, request counts written behind.
 - :mod:`store.proxy.picks`: choosing a row from a kept list of usable rows, exactly as
   ``policy.select`` would, without re-deriving every row's status per request.
 - :mod:`store.proxy.inbound`: who may use the proxy (loopback rule, client-keys file).

@@ -1,17 +1,17 @@
 """The proxy's chain: the primary pool then the fallback chain, on an in-memory view.
 
 Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a
-request costs no file IO. The view is kept current by :mod:`store.watch` (``load_doc``).
+request costs no file IO. The view is kept current by :mod:`store.watch.home` (``load_doc``).
 What the proxy changes reaches the store two ways:
 
 - request counts are written behind (:meth:`Chain.flush`, at most once a second, one
   transaction for the whole batch);
 - a state change (bench, rotate, dead) is applied to the view at once, so no other
   request picks the row, then written at once through the agent's own
-  :class:`~store.pool_client.PoolClient` outcome code (spec section 6) in one
+  :class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one
   transaction. Until the store shows that write, an overlay keeps the bench in the view.
 
-The runtime's :class:`~store.runtime.AgentRuntime` owns the chain and the restore gate
+The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
 (turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the
 event loop. Blocking methods here (``outcome``, ``flush``, ``maybe_restore``) do file IO
 or network and run in a worker thread; the others are pure and fast.
@@ -28,18 +28,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import policy, probe
-from ..agent_config import Route
-from ..authfile import read_store
-from ..lock import DEFAULT_LOCK_TIMEOUT
-from ..model import Row, as_int, parse_epoch, pool_rows, pools
-from ..outcomes import Decision, Result, Selection, reset_time
-from ..paths import Home
-from ..pool_client import PoolClient
-from ..runtime import RESTORE_INTERVAL, AgentRuntime
-from ..transaction import skip_write, transaction
-from .direct import DirectBenches
-from .picks import Usable, pick, usable_rows
+from store.agent import probe
+from store.agent.outcomes import Decision, Result, Selection, reset_time
+from store.agent.pool_client import PoolClient
+from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
+from store.authfile import read_store
+from store.config.agent_view import Route
+from store.lock import DEFAULT_LOCK_TIMEOUT
+from store.model import Row, as_int, parse_epoch, pool_rows, pools
+from store.paths import Home
+from store.pools import policy
+from store.proxy.direct import DirectBenches
+from store.proxy.picks import Usable, pick, usable_rows
+from store.transaction import skip_write, transaction
 
 _STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
                   "last_error_message", "last_error_reset_at", "failure_reason")

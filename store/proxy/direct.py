@@ -1,8 +1,8 @@
 """Benches of keys the proxy takes from the home's ``.env`` (a fallback entry with
 ``key_env`` and no pool row): the agent's outcome rules, the bench kept in memory.
 
-Each such route gets a row-shaped record benched by :func:`store.policy.mark_exhausted`
-and read by :func:`store.policy.effective`, as a pool row is, so the chain can skip it
+Each such route gets a row-shaped record benched by :func:`store.pools.policy.mark_exhausted`
+and read by :func:`store.pools.policy.effective`, as a pool row is, so the chain can skip it
 until it reopens and count it in a 503's ``Retry-After``. Nothing is written: there is
 no row to write to, and a restarted proxy tries the key once more.
 """
@@ -12,9 +12,9 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from .. import policy
-from ..model import Row
-from ..outcomes import FAILED, OK, OUT, RETRY, Decision, Result, failure_reason, is_usage_limit, reset_time
+from store.agent.outcomes import FAILED, OK, OUT, RETRY, Decision, Result, failure_reason, is_usage_limit, reset_time
+from store.model import Row
+from store.pools import policy
 
 
 class DirectBenches:

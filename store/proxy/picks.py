@@ -6,7 +6,7 @@ changes of the view those answers change only when the clock reaches the end of 
 cooldown or a model bench, so :func:`usable_rows` works them out once, with the moment
 they stop holding, and :func:`pick` chooses from them exactly as ``policy.select``
 would (same row, same request count, same round-robin move). Pure functions on rows;
-the caller holds the view's lock. ``tests/test_proxy_select.py`` keeps them equal to
+the caller holds the view's lock. ``tests/proxy/test_proxy_select.py`` keeps them equal to
 ``policy.select``.
 """
 
@@ -17,8 +17,9 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .. import policy, probe
-from ..model import Row, as_int, priority_of, sorted_rows
+from store.agent import probe
+from store.model import Row, as_int, priority_of, sorted_rows
+from store.pools import policy
 
 
 @dataclass

@@ -7,7 +7,7 @@ may write the store or refresh a token) say retry, rotate or fall back. A 2xx is
 as it arrives: SSE chunk by chunk, never buffered. When nothing in the chain can serve,
 503 with ``Retry-After``.
 
-Background tasks: the store watcher (a thread, :func:`store.watch.watch_home`), the
+Background tasks: the store watcher (a thread, :func:`store.watch.home.watch_home`), the
 write-behind flush of request counts and the status file (every second), the restore
 gate (off the loop, at most one at a time). SIGTERM: stop accepting, drain in-flight
 requests up to a bound, flush, write a final status.
@@ -31,16 +31,15 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from .. import probe
-from ..errors import StoreUnreadable
-from ..outcomes import FAILED, OUT, RETRY, ROTATED, Result
-from ..paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
-from ..watch import watch_home
-from . import ALLOWED_PATHS, DRAIN_TIMEOUT
-from .chain import Attempt, Chain
-from .inbound import Gate
-from .stats import Stats, write_status
-from .wire import (
+from store.agent import probe
+from store.agent.outcomes import FAILED, OUT, RETRY, ROTATED, Result
+from store.errors import StoreUnreadable
+from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
+from store.proxy import ALLOWED_PATHS, DRAIN_TIMEOUT
+from store.proxy.chain import Attempt, Chain
+from store.proxy.inbound import Gate
+from store.proxy.stats import Stats, write_status
+from store.proxy.wire import (
     DEFAULT_BASES,
     DROP_REQUEST,
     DROP_RESPONSE,
@@ -53,6 +52,7 @@ from .wire import (
     result_of,
     with_model,
 )
+from store.watch.home import watch_home
 
 log = logging.getLogger("hermes_admin.proxy")
 

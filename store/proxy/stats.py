@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..authfile import atomic_write_bytes
-from ..paths import Home
-from . import STATUS_PREFIX
+from store.authfile import atomic_write_bytes
+from store.paths import Home
+from store.proxy import STATUS_PREFIX
 
 BUCKET_SECONDS = 10
 BUCKETS = 60          # 10 minutes

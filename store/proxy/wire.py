@@ -1,5 +1,5 @@
 """What goes over the wire: upstream base URLs, headers kept or dropped, error bodies,
-and reading a provider's error answer into the agent's :class:`~store.outcomes.Result`."""
+and reading a provider's error answer into the agent's :class:`~store.agent.outcomes.Result`."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 from yarl import URL
 
-from ..outcomes import Result
+from store.agent.outcomes import Result
 
 DEFAULT_BASES = {
     "openrouter": "https://openrouter.ai/api/v1",

@@ -2,6 +2,6 @@
 
 import sys
 
-from .entry import main
+from tui.cli.entry import main
 
 sys.exit(main())

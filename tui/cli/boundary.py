@@ -3,7 +3,7 @@
 :func:`install` runs before argparse parses anything, so argparse's own messages
 (an unknown ``--api-key=<key>``, a list of choices) pass it too. It registers every
 argument that holds a key (a value of a key-taking option, or any key-shaped token),
-builds one :class:`store.redact.Redactor` from the home's secrets (store, config,
+builds one :class:`store.redaction.redact.Redactor` from the home's secrets (store, config,
 ``.env``), and wraps ``sys.stdout``/``sys.stderr`` in :class:`RedactingStream`.
 
 The stream also renders text inert: control, bidi and zero-width characters from a
@@ -18,9 +18,11 @@ import os
 import sys
 from typing import Sequence, TextIO
 
-from store import redact, root, textcheck
 from store.errors import HermesAdminError
+from store.ops import textcheck
 from store.paths import resolve_home
+from store.profiles import root
+from store.redaction import redact
 
 # Options whose value is a key: registered whole, whatever its shape.
 SECRET_OPTIONS = ("--api-key", "--redis", "--secret")

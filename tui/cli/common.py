@@ -1,5 +1,5 @@
 """What every verb family shares: home resolution, argument helpers, warnings, confirmation,
-and the one way a verb writes (store.write.perform).
+and the one way a verb writes (store.ops.write.perform).
 """
 
 from __future__ import annotations
@@ -8,16 +8,17 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from store import bounds, config, envfile, write
-from store.actions import Outcome
+from store.config import envfile
+from store.config.read import read_config
 from store.errors import EXIT_BAD_INPUT, BadInput, ConfigUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Doc
+from store.ops import bounds, write
+from store.ops.actions import Outcome
 from store.paths import Home, resolve_home
-from store.policy import DEFAULT_TTLS, Ttls
-from store.secrets import fingerprint
-
-from ..format import NULL
+from store.pools.policy import DEFAULT_TTLS, Ttls
+from store.redaction.fingerprints import fingerprint
+from tui.text.format import NULL
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
@@ -59,7 +60,7 @@ def warn(message: str) -> None:
 def load_config(home: Home) -> tuple[Any | None, Ttls]:
     """The parsed config.yaml (None if it cannot be read, with a warning) and its TTLs."""
     try:
-        cfg = config.read_config(home)
+        cfg = read_config(home)
     except ConfigUnreadable as exc:
         warn(f"{exc}; using default strategies and TTLs")
         return None, DEFAULT_TTLS
@@ -95,7 +96,7 @@ def print_notes(outcomes: list[Outcome]) -> None:
 
 def change_store(args: argparse.Namespace, change: Callable[[Doc, float], Outcome], *,
                  create: bool = False) -> Outcome:
-    """One auth.json change through store.write, with a summary on stdout."""
+    """One auth.json change through store.ops.write, with a summary on stdout."""
     job = write.StoreChange(change, lock_timeout=args.lock_timeout, create=create)
     written = write.perform(home_of(args), job, via="cli")
     print_notes(written.outcomes)
@@ -104,7 +105,7 @@ def change_store(args: argparse.Namespace, change: Callable[[Doc, float], Outcom
 
 
 def edit(args: argparse.Namespace, fn: Callable[[], Any]) -> Any:
-    """One edit that takes its own lock (config.yaml, probe) through store.write."""
+    """One edit that takes its own lock (config.yaml, probe) through store.ops.write."""
     written = write.perform(home_of(args), fn, via="cli")
     for note in getattr(written.value, "notes", ()):
         print(f"note: {note}")

@@ -1,6 +1,6 @@
 """CLI verbs on config.yaml: strategy, fallback, routing.
 
-Edits go through store.config_edit (run by store.write), which keeps the operator's comments and unknown keys.
+Edits go through store.config.edit (run by store.ops.write), which keeps the operator's comments and unknown keys.
 """
 
 from __future__ import annotations
@@ -10,15 +10,16 @@ import json
 import sys
 from typing import Any, Callable
 
-from store import authfile, config, config_edit
-from store.actions import check_pool
+from store import authfile
+from store.config import edit as config_edit
+from store.config.read import read_config
 from store.errors import BadInput
 from store.model import STRATEGIES, pools
-from store.policy import known_strategy
-
-from ..format import NULL
-from ..texts import STRATEGY_HELP as STRATEGY_HELP
-from .common import AddCommon, edit, home_of, warn
+from store.ops.actions import check_pool
+from store.pools.policy import known_strategy
+from tui.cli.common import AddCommon, edit, home_of, warn
+from tui.text.format import NULL
+from tui.text.sentences import STRATEGY_HELP as STRATEGY_HELP
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -77,7 +78,7 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
 
 
 def _edit(args: argparse.Namespace, fn: Callable[[Any, float], Any], done: str) -> int:
-    """Run one locked config.yaml edit through store.write, say what happened."""
+    """Run one locked config.yaml edit through store.ops.write, say what happened."""
     edit(args, lambda: fn(home_of(args), args.lock_timeout))
     print(done)
     return 0
@@ -88,7 +89,7 @@ def _edit(args: argparse.Namespace, fn: Callable[[Any, float], Any], done: str) 
 def cmd_strategy(args: argparse.Namespace) -> int:
     home = home_of(args)
     if args.strategy is None:
-        cfg = config.read_config(home)
+        cfg = read_config(home)
         snap = authfile.read_store(home)
         names = sorted(set(pools(snap.doc or {})) | set(cfg.strategies))
         if args.pool:
@@ -117,7 +118,7 @@ def cmd_strategy(args: argparse.Namespace) -> int:
 # --- fallback ----------------------------------------------------------------------------------
 
 def cmd_fallback_list(args: argparse.Namespace) -> int:
-    cfg = config.read_config(home_of(args))
+    cfg = read_config(home_of(args))
     for w in cfg.warnings:
         warn(w)
     chain = cfg.fallback_chain
@@ -169,7 +170,7 @@ def cmd_fallback_clear(args: argparse.Namespace) -> int:
 # --- routing -----------------------------------------------------------------------------------
 
 def cmd_routing_show(args: argparse.Namespace) -> int:
-    cfg = config.read_config(home_of(args))
+    cfg = read_config(home_of(args))
     for w in cfg.warnings:
         warn(w)
     if args.json:

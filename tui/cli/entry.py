@@ -16,10 +16,9 @@ from typing import Callable, Sequence
 
 from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
-from store.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
-
-from . import boundary, config_verbs, fleet, guard, probe, profiles, proxy, store_verbs
-from .common import Parser, add_common
+from store.profiles.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
+from tui.cli import boundary, config_verbs, fleet, guard, probe, profiles, proxy, store_verbs
+from tui.cli.common import Parser, add_common
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,10 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _run_demo(args: argparse.Namespace) -> int:
     # Imported on use: `hermes-admin list` should not pay for the demo's modules.
     if args.fleet_demo:
-        from ..demo.fleet import run_fleet_demo
+        from tui.demo.fleet import run_fleet_demo
 
         return run_fleet_demo()
-    from ..demo.launch import run_demo
+    from tui.demo.launch import run_demo
 
     return run_demo(args.home)
 
@@ -70,13 +69,13 @@ def _run_dashboard(args: argparse.Namespace) -> int:
     root = resolve_root(args.console_root, args.home)
     if args.console_root or len(discover(root)) > 1:
         # Imported on use: Textual and the screens cost most of the CLI's start-up (see bench).
-        from ..root_app import run_root
+        from tui.app.root_console import run_root
 
         # A --home/$HERMES_HOME inside profiles/ opens narrowed to it; `P` widens it again.
         profile = None if args.console_root else home_profile(root, home)
         return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
                         read_only=args.read_only, lock_timeout=args.lock_timeout)
-    from ..app import run
+    from tui.app.console import run
 
     return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout,
                fleet=fleet.console_config(args))

@@ -1,7 +1,7 @@
 """``hermes-admin fleet sync|status|bench|reset``: share cooldowns across hosts via Redis/Valkey.
 
 ``fleet sync --redis URL [--name HOST] [--secret-file PATH]`` runs the per-host daemon
-(store.fleet.SyncDaemon) until SIGTERM/SIGINT; Redis being down is a state it waits out.
+(store.fleet.sync.SyncDaemon) until SIGTERM/SIGINT; Redis being down is a state it waits out.
 ``fleet status [--json]`` shows hosts (heartbeat, connected, lag) and every fleet key's
 state and holders; with Redis unreachable it says since when the local daemon lost it.
 ``fleet bench FP SECONDS`` / ``fleet reset FP`` act fleet-wide (published once, applied by
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from store.errors import EXIT_FAILURE, EXIT_OK, BadInput
 from store.paths import Home, resolve_home
-
-from ..format import NULL, countdown, local_time
+from tui.text.format import NULL, countdown, local_time
 
 # Imported in the commands, not here: redis-py and store.fleet add ~125 ms to every
 # hermes-admin start (python -X importtime), and only the fleet verbs need them.
 if TYPE_CHECKING:
-    from store import fleet
+    from store.fleet.client import FleetClient
+    from store.fleet.model import FleetSnapshot
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 REDIS_ENV = "HERMES_ADMIN_FLEET_REDIS"
@@ -88,21 +88,23 @@ def add_console_options(parser: argparse.ArgumentParser) -> None:
 
 
 def console_config(args: argparse.Namespace) -> Any:
-    """A ``tui.fleet_feed.FleetConfig`` from ``--fleet`` (None without it). Bad input: exit 2."""
+    """A ``tui.services.fleet_feed.FleetConfig`` from ``--fleet`` (None without it). Bad input: exit 2."""
     url = getattr(args, "fleet", None)
     if not url:
         return None
-    fleet = _fleet()
+    from store.fleet.client import connect
+    from store.fleet.keys import load_secret, safe_url, scrub
+
     # Imported on use, like store.fleet: the feed module loads Textual's messages.
-    from ..fleet_feed import FleetConfig
+    from tui.services.fleet_feed import FleetConfig
 
     try:
-        fleet.connect(url)
+        connect(url)
     except ValueError as exc:
-        raise BadInput("--fleet", fleet.scrub(f"{fleet.safe_url(url)}: {exc}", url)) from None
+        raise BadInput("--fleet", scrub(f"{safe_url(url)}: {exc}", url)) from None
     secret = None
     if args.fleet_secret_file or os.environ.get("HERMES_ADMIN_FLEET_SECRET"):
-        secret = fleet.load_secret(args.fleet_secret_file)
+        secret = load_secret(args.fleet_secret_file)
     name = args.fleet_name or socket.gethostname().split(".")[0]
     if not _HOST_RE.match(name):
         raise BadInput("--fleet-name", f"{name!r} is not a host name (letters, digits, . _ -; max 63)")
@@ -113,22 +115,17 @@ def home_of(args: argparse.Namespace) -> Home:
     return resolve_home(getattr(args, "home", None))
 
 
-def _fleet() -> Any:
-    from store import fleet  # lazy: see the note at the top
-
-    return fleet
-
-
-def _client(args: argparse.Namespace, host: str) -> fleet.FleetClient:
-    fleet = _fleet()
+def _client(args: argparse.Namespace, host: str) -> FleetClient:
+    from store.fleet.client import FleetClient, connect
+    from store.fleet.keys import safe_url, scrub
     url = args.redis
     if not url:
         raise BadInput("--redis", f"no Redis URL: give --redis URL or set {REDIS_ENV}")
     try:
-        r = fleet.connect(url)
+        r = connect(url)
     except ValueError as exc:
-        raise BadInput("--redis", fleet.scrub(f"{fleet.safe_url(url)}: {exc}", url)) from None
-    return fleet.FleetClient(r, host, namespace=args.namespace)
+        raise BadInput("--redis", scrub(f"{safe_url(url)}: {exc}", url)) from None
+    return FleetClient(r, host, namespace=args.namespace)
 
 
 def _host_name(args: argparse.Namespace) -> str:
@@ -148,9 +145,10 @@ def _log(quiet: bool) -> Callable[[str], None]:
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    fleet = _fleet()
+    from store.fleet.keys import load_secret, safe_url, scrub
+    from store.fleet.sync import SyncDaemon
     home = home_of(args)
-    secret = fleet.load_secret(args.secret_file)
+    secret = load_secret(args.secret_file)
     name = _host_name(args)
     client = _client(args, name)
     if args.interval <= 0:
@@ -158,55 +156,59 @@ def cmd_sync(args: argparse.Namespace) -> int:
     if not home.root.is_dir():
         raise BadInput("--home", f"{home.root}: no such Hermes home")
     log = _log(args.quiet)
-    daemon = fleet.SyncDaemon(home, client, secret, url=args.redis, interval=args.interval,
-                              lock_timeout=args.lock_timeout, log=lambda m: log(fleet.scrub(m, args.redis)))
+    daemon = SyncDaemon(home, client, secret, url=args.redis, interval=args.interval,
+                              lock_timeout=args.lock_timeout, log=lambda m: log(scrub(m, args.redis)))
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: daemon.close())
-    log(f"fleet sync: host {name}, home {home.root}, redis {fleet.safe_url(args.redis)}")
+    log(f"fleet sync: host {name}, home {home.root}, redis {safe_url(args.redis)}")
     daemon.run()
     log("fleet sync: stopped")
     return EXIT_OK
 
 
 def _disconnected(args: argparse.Namespace, exc: BaseException) -> int:
-    fleet = _fleet()
-    state = fleet.read_state_file(home_of(args))
+    from store.fleet.keys import safe_url, scrub
+    from store.fleet.sync import read_state_file
+    state = read_state_file(home_of(args))
     since = state.get("disconnected_since") if state else None
     if isinstance(since, (int, float)):
         line = f"fleet: disconnected since {datetime.fromtimestamp(since).strftime('%H:%M')}"
     else:
         line = "fleet: disconnected"
-    reason = fleet.scrub(str(exc), args.redis)
+    reason = scrub(str(exc), args.redis)
     if getattr(args, "json", False):  # only `fleet status` has --json
-        json.dump({"connected": False, "disconnected_since": since, "redis": fleet.safe_url(args.redis),
+        json.dump({"connected": False, "disconnected_since": since, "redis": safe_url(args.redis),
                    "error": reason}, sys.stdout)
         sys.stdout.write("\n")
     else:
-        print(f"{line} ({fleet.safe_url(args.redis)}: {reason})")
+        print(f"{line} ({safe_url(args.redis)}: {reason})")
     return EXIT_FAILURE
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    fleet = _fleet()
+    from redis import RedisError
+
+    from store.fleet.keys import safe_url
     client = _client(args, "status")
     try:
         snap = client.snapshot()
-    except fleet.RedisError as exc:
+    except RedisError as exc:
         return _disconnected(args, exc)
     if args.json:
         out = snap.to_json()
-        out.update(connected=True, redis=fleet.safe_url(args.redis))
+        out.update(connected=True, redis=safe_url(args.redis))
         json.dump(out, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return EXIT_OK
-    for line in render(snap, fleet.safe_url(args.redis)):
+    for line in render(snap, safe_url(args.redis)):
         print(line)
     return EXIT_OK
 
 
-def render(snap: fleet.FleetSnapshot, url: str) -> list[str]:
+def render(snap: FleetSnapshot, url: str) -> list[str]:
     """The text form of ``fleet status`` (times in this host's local time)."""
-    fleet = _fleet()
+    from store.fleet.keys import short
+    from store.fleet.model import DEAD, OK
     now = snap.server_time
     lines = [f"fleet: connected to {url} (version {snap.version}, {len(snap.hosts)} hosts, "
              f"{len(snap.keys)} keys)", "hosts:"]
@@ -218,7 +220,7 @@ def render(snap: fleet.FleetSnapshot, url: str) -> list[str]:
     lines.append("keys:")
     for k in snap.keys:
         s = k.state
-        if s.status == fleet.DEAD:
+        if s.status == DEAD:
             what = f"✖ dead since {local_time(s.since, now)} by {s.host}"
         elif s.benched_at(now):
             what = (f"◐ benched until {local_time(s.until, now)} ({countdown((s.until or now) - now)} left) "
@@ -227,18 +229,18 @@ def render(snap: fleet.FleetSnapshot, url: str) -> list[str]:
             what = "● ok"
             if s.cleared_at is not None:
                 what += f" (reset {local_time(s.cleared_at, now)} by {s.cleared_by})"
-        if s.status != fleet.OK and s.code is not None:
+        if s.status != OK and s.code is not None:
             what += f" {s.code}"
-        if s.status != fleet.OK and s.reason:
+        if s.status != OK and s.reason:
             what += f" {s.reason}"
         held = ", ".join(f"{h} ({n} req)" for h, n in k.holders.items()) or NULL
-        lines.append(f"  {fleet.short(s.fp)}  {what}  held by {held}")
+        lines.append(f"  {short(s.fp)}  {what}  held by {held}")
     return lines
 
 
-def _resolve_fp(client: fleet.FleetClient, text: str) -> str:
-    fleet = _fleet()
-    prefix = text.removeprefix(fleet.keys.FP_PREFIX).lower()
+def _resolve_fp(client: FleetClient, text: str) -> str:
+    from store.fleet.keys import FP_PREFIX
+    prefix = text.removeprefix(FP_PREFIX).lower()
     if not re.fullmatch(r"[0-9a-f]{6,64}", prefix):
         raise BadInput("FP", f"{text!r} is not a fleet fingerprint (fl: + at least 6 hex)")
     matches = [k.state.fp for k in client.snapshot().keys if k.state.fp.startswith(prefix)]
@@ -247,28 +249,30 @@ def _resolve_fp(client: fleet.FleetClient, text: str) -> str:
     return matches[0]
 
 
-def _act(args: argparse.Namespace, act: Callable[[fleet.FleetClient, str], Any]) -> int:
-    fleet = _fleet()
+def _act(args: argparse.Namespace, act: Callable[[FleetClient, str], Any]) -> int:
+    from redis import RedisError
+
+    from store.fleet.keys import short
     client = _client(args, _host_name(args))
     try:
         fp = _resolve_fp(client, args.fp)
         result, changed = act(client, fp)
-    except fleet.RedisError as exc:
+    except RedisError as exc:
         return _disconnected(args, exc)
-    print(f"{fleet.short(fp)}: {result}{'' if changed else ' (no change)'}")
+    print(f"{short(fp)}: {result}{'' if changed else ' (no change)'}")
     return EXIT_OK
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    fleet = _fleet()
+    from store.fleet.api import bench_fleet_wide
     if not args.seconds > 0:
         raise BadInput("SECONDS", "must be positive (inf benches the key as dead)")
-    return _act(args, lambda c, fp: fleet.bench_fleet_wide(c, fp, args.seconds, home=_home_or_none(args)))
+    return _act(args, lambda c, fp: bench_fleet_wide(c, fp, args.seconds, home=_home_or_none(args)))
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    fleet = _fleet()
-    return _act(args, lambda c, fp: fleet.reset_fleet_wide(c, fp, home=_home_or_none(args)))
+    from store.fleet.api import reset_fleet_wide
+    return _act(args, lambda c, fp: reset_fleet_wide(c, fp, home=_home_or_none(args)))
 
 
 def _home_or_none(args: argparse.Namespace) -> Any:

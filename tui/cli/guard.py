@@ -18,9 +18,12 @@ import argparse
 import sys
 from typing import Any
 
-from store import authfile, providers, redact, textcheck
+from store import authfile
+from store.config import providers
 from store.errors import BadInput, StoreUnreadable
+from store.ops import textcheck
 from store.paths import resolve_home
+from store.redaction import redact
 
 # Namespace attribute -> the argument's name in messages. Free text and names alike.
 TEXT_ARGS = {

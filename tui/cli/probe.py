@@ -4,7 +4,7 @@ reopened early, and lift only those.
 For each row of the pool (or only TARGET) it prints the verdict: ``reopened`` (its cooldown
 is lifted), ``still limited``, ``unknown (reason)``, or why it was not probed (not benched,
 dead). Cooldowns that have simply run out are cleared too, in the same transaction. The
-probes run before the lock is taken (store.probe.lift_reopened_cooldowns).
+probes run before the lock is taken (store.agent.probe.lift_reopened_cooldowns).
 
 Exit status: 0 when every probed row got a definite answer (reopened or still limited);
 5 (EXIT_PROBE) when any probe could not decide (unknown: endpoint error, no probe for
@@ -20,11 +20,10 @@ import sys
 import time
 from typing import Any
 
-from store import probe
+from store.agent import probe
 from store.errors import EXIT_OK, EXIT_PROBE
-from store.probe_report import run_probe
-
-from .common import AddCommon, edit, home_of, load_config, load_env
+from store.ops.probe_report import run_probe
+from tui.cli.common import AddCommon, edit, home_of, load_config, load_env
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:

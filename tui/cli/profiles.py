@@ -20,14 +20,14 @@ import sys
 import time
 from typing import Any, Callable
 
-from store import actions, findings, inventory
 from store.errors import BadInput, StoreUnreadable
-from store.root import Profile, Root, home_profile, resolve_root
-from store.root_actions import AllProfilesResult, act_everywhere
-
-from ..format import NULL, countdown
-from ..timeparse import parse_duration, parse_when
-from .common import home_of, warn
+from store.ops import actions
+from store.profiles import findings, inventory
+from store.profiles.everywhere import AllProfilesResult, act_everywhere
+from store.profiles.root import Profile, Root, home_profile, resolve_root
+from tui.cli.common import home_of, warn
+from tui.text.durations import parse_duration, parse_when
+from tui.text.format import NULL, countdown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 _ROOT_HELP = "root of profiles (default: derived from --home/$HERMES_HOME as Hermes does)"

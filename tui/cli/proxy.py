@@ -20,16 +20,16 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from store import refresh
+from store.agent import refresh
+from store.agent.runtime import RESTORE_INTERVAL
 from store.authfile import read_store
-from store.config import read_config
+from store.config.read import read_config
 from store.errors import EXIT_FAILURE, EXIT_OK, BadInput
 from store.model import pools
 from store.paths import resolve_home
 from store.proxy import CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT
 from store.proxy.inbound import gate_for
 from store.proxy.stats import is_live, read_statuses
-from store.runtime import RESTORE_INTERVAL
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 

@@ -8,14 +8,14 @@ import json
 import sys
 import time
 
-from store import actions, audit, authfile, bounds, redact, view
+from store import authfile
 from store.errors import BadInput, StoreUnreadable
 from store.lock import locked
-
-from ..format import NULL, countdown
-from ..timeparse import parse_duration, parse_when
-from . import guard
-from .common import (
+from store.ops import actions, audit, bounds
+from store.pools import view
+from store.redaction import redact
+from tui.cli import guard
+from tui.cli.common import (
     AddCommon,
     change_store,
     confirm,
@@ -26,6 +26,8 @@ from .common import (
     load_env,
     warn,
 )
+from tui.text.durations import parse_duration, parse_when
+from tui.text.format import NULL, countdown
 
 
 def _priority(text: str) -> int:

@@ -1,4 +1,4 @@
-"""A simulated Hermes agent: a separate process that uses ``store.runtime`` on a home.
+"""A simulated Hermes agent: a separate process that uses ``store.agent.runtime`` on a home.
 
 Each turn it asks the restore gate, selects a credential, sends one chat request to the
 (fake) provider, and reports the result, so rotations, cooldowns, fallbacks and restores
@@ -30,13 +30,15 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from store import policy, probe
+from store.agent import probe
+from store.agent.outcomes import RETRY, Result, Selection
+from store.agent.refresh import RefreshHook
+from store.agent.runtime import AgentRuntime
 from store.authfile import read_store
 from store.errors import HermesAdminError
 from store.model import pool_rows
 from store.paths import Home
-from store.refresh import RefreshHook
-from store.runtime import RETRY, AgentRuntime, Result, Selection
+from store.pools import policy
 
 CHAT_TIMEOUT = 5.0
 # Set by the demo to its own pid; children exit when their parent is no longer it.

@@ -42,7 +42,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .fake_script import (
+from tui.demo.fake_script import (
     ProviderScript,
     Quota,
     Reply,

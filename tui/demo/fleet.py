@@ -29,11 +29,10 @@ import redis
 from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.errors import HermesAdminError
 from store.paths import Home
-
-from ..app import HermesAdminApp
-from ..fleet_feed import FleetConfig
-from ..keymap import keymap_path
-from .launch import AGENT_INTERVAL, PIDFILE, START_TIMEOUT, _Children, _row, child_env, start_provider
+from tui.app.console import HermesAdminApp
+from tui.app.keymap import keymap_path
+from tui.demo.launch import AGENT_INTERVAL, PIDFILE, START_TIMEOUT, _Children, _row, child_env, start_provider
+from tui.services.fleet_feed import FleetConfig
 
 HOSTS = ("host-a", "host-b")
 KEYS = {

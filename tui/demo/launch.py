@@ -32,13 +32,12 @@ from typing import Any
 from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.errors import BadInput, HermesAdminError
 from store.paths import Home
+from store.profiles.root import Root
 from store.proxy.stats import read_statuses
-from store.root import Root
-
-from .. import session_end
-from ..root_app import run_root
-from .agent import PARENT_ENV
-from .profiles import seed_profiles
+from tui.app import session_end
+from tui.app.root_console import run_root
+from tui.demo.agent import PARENT_ENV
+from tui.demo.profiles import seed_profiles
 
 PIDFILE = "hermes-admin-demo.pids"
 AGENT_INTERVAL = 0.8

@@ -18,14 +18,13 @@ import sys
 import threading
 from pathlib import Path
 
-from store.config import read_config
+from store.agent.refresh import RefreshHook
+from store.config.read import read_config
 from store.paths import Home
 from store.proxy.chain import Chain
 from store.proxy.inbound import Gate
 from store.proxy.server import ProxyServer, serve
-from store.refresh import RefreshHook
-
-from .agent import expected_parent
+from tui.demo.agent import expected_parent
 
 PARENT_POLL = 0.5
 

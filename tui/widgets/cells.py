@@ -13,10 +13,9 @@ from typing import Any, Sequence
 from rich.text import Text
 
 from store.model import as_int
-from store.view import CredentialView, PoolView
-
-from ..format import NULL, STATUS_STYLE, ellipsize, local_time, status_word, time_left
-from ..shown import shown
+from store.pools.view import CredentialView, PoolView
+from tui.text.format import NULL, STATUS_STYLE, ellipsize, local_time, status_word, time_left
+from tui.text.shown import shown
 
 
 @dataclass(frozen=True)

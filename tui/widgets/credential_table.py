@@ -27,16 +27,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from store.view import CredentialView, PoolView
-
-from . import cells as C
-from .rows import Entry, ProfileBanner, entries, mark_key, patch_entries, split_key
-from .table_cells import GROWING, RowCells
-from .table_layout import PAD, distinct_fingerprints, widths
-from .table_nav import TableNavigation
-from .table_paint import RowPainting
-from .table_pools import PoolRows
-from .table_tick import CountdownTick
+from store.pools.view import CredentialView, PoolView
+from tui.widgets import cells as C
+from tui.widgets.rows import Entry, ProfileBanner, entries, mark_key, patch_entries, split_key
+from tui.widgets.table_cells import GROWING, RowCells
+from tui.widgets.table_layout import PAD, distinct_fingerprints, widths
+from tui.widgets.table_nav import TableNavigation
+from tui.widgets.table_paint import RowPainting
+from tui.widgets.table_pools import PoolRows
+from tui.widgets.table_tick import CountdownTick
 
 # Every column either layout can show, uncut: widths are applied when painting.
 ALL = tuple({s.key: C.ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW)}.values())

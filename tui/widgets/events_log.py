@@ -7,16 +7,15 @@ from typing import Callable, Iterable
 from rich.text import Text
 from textual.widgets import RichLog
 
-from store.events import CLEARED, DEAD, EXHAUSTED, NOTICE, READY, RECOVERED, Event
-
-from ..shown import shown
+from store.pools.events import CLEARED, DEAD, EXHAUSTED, NOTICE, READY, RECOVERED, Event
+from tui.text.shown import shown
 
 _STYLE = {EXHAUSTED: "yellow", DEAD: "bold red", CLEARED: "cyan", RECOVERED: "green",
           READY: "cyan", NOTICE: "magenta"}
 
 
 class EventsLog(RichLog):
-    """A bounded log of :class:`store.events.Event`, formatted with a local time."""
+    """A bounded log of :class:`store.pools.events.Event`, formatted with a local time."""
 
     def __init__(self, time_format: Callable[[float], str], **kwargs) -> None:
         super().__init__(max_lines=500, wrap=False, markup=False, auto_scroll=True, **kwargs)

@@ -7,7 +7,7 @@ from typing import Iterable, Sequence
 from rich.text import Text
 from textual.widgets import DataTable
 
-from ..shown import shown
+from tui.text.shown import shown
 
 
 def fill_plain(table: DataTable, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from store.model import as_int
-from store.view import CredentialView, PoolView
+from store.pools.view import CredentialView, PoolView
 
 SEP = "\x1f"  # cannot appear in a pool key, safe inside a row key
 HEADER_PREFIX = "pool" + SEP

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from ..shown import shown_lines
+from tui.text.shown import shown_lines
 
 
 class _Quiet(Static):

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from . import cells as C
-from .cells import ColumnSpec
-from .rows import Entry, mark_key
+from tui.widgets import cells as C
+from tui.widgets.cells import ColumnSpec
+from tui.widgets.rows import Entry, mark_key
 
 GROWING = ("label", "message", "error", "fingerprint", "reason", "source")
 # The # column alone, uncut: what a mark change re-renders.

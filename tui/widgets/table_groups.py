@@ -10,9 +10,9 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from . import cells as C
-from .rows import ProfileBanner
-from .table_layout import PAD
+from tui.widgets import cells as C
+from tui.widgets.rows import ProfileBanner
+from tui.widgets.table_layout import PAD
 
 
 def banner_strip(banner: ProfileBanner, base: Style, layout: tuple[int, ...], full: int) -> Strip:

@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable, Sequence
 
-from store.secrets import fingerprint
-from store.view import CredentialView
-
-from ..format import ellipsize
-from .cells import ColumnSpec
+from store.pools.view import CredentialView
+from store.redaction.fingerprints import fingerprint
+from tui.text.format import ellipsize
+from tui.widgets.cells import ColumnSpec
 
 PAD = 1  # blank cells on each side of a column
 # Which columns take spare width, in order, and how wide each may grow. Label and the

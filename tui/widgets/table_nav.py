@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from textual import events
 
-from .rows import header_key
+from tui.widgets.rows import header_key
 
 
 class TableNavigation:

@@ -15,10 +15,10 @@ from rich.style import Style
 from textual.geometry import Region
 from textual.strip import Strip
 
-from . import cells as C
-from .rows import ProfileBanner
-from .table_groups import banner_strip
-from .table_layout import PAD, cut_fingerprint
+from tui.widgets import cells as C
+from tui.widgets.rows import ProfileBanner
+from tui.widgets.table_groups import banner_strip
+from tui.widgets.table_layout import PAD, cut_fingerprint
 
 COLLAPSED_MARK = "▸"
 

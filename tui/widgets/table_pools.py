@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from .rows import Entry
-from .table_cells import estimate
+from tui.widgets.rows import Entry
+from tui.widgets.table_cells import estimate
 
 
 class PoolRows:

@@ -1,7 +1,7 @@
 """The countdown of CredentialTable: visible cooling rows only, or nothing.
 
 The table sleeps until the next moment a visible countdown's text changes (within a
-second under ten minutes; at a minute boundary for ``59m``; see tui.format) or any
+second under ten minutes; at a minute boundary for ``59m``; see tui.text.format) or any
 cooldown ends, whichever is first: one one-shot timer, no wake-up that changes nothing.
 With no cooling row on screen only the cooldown ends wake it, so header counts and the
 next-pick marker move.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from ..format import countdown, countdown_changes_in
+from tui.text.format import countdown, countdown_changes_in
 
 
 class CountdownTick:

@@ -1,0 +1,250 @@
+"""An agent's handle on one pool: select, lease, report (spec section 6).
+
+:class:`PoolClient`, one per (agent, pool): ``select()`` (strategy from config, counts the
+request, one transaction), ``lease()``/``release()`` (in memory, never blocking),
+``report(result)`` for a request's outcome. No network call happens under the lock: the
+refresh hook runs before the transaction that records its result.
+"""
+
+from __future__ import annotations
+
+import random as _random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from store.agent import probe, refresh
+from store.agent.outcomes import (
+    FAILED,
+    OK,
+    OUT,
+    RETRY,
+    ROTATED,
+    Decision,
+    Result,
+    Selection,
+    failure_reason,
+    is_usage_limit,
+    reset_time,
+)
+from store.authfile import read_store
+from store.config.agent_view import ConfigView
+from store.lock import DEFAULT_LOCK_TIMEOUT
+from store.model import AUTH_OAUTH, Row, ensure_pool, pool_rows, pools
+from store.paths import Home
+from store.pools import policy
+from store.transaction import skip_write, transaction
+
+LEASE_CAP = 1
+
+
+class PoolClient:
+    """An agent's handle on one pool: select, lease, report."""
+
+    def __init__(
+        self, home: Home, pool: str, *, clock: Callable[[], float] = time.time,
+        config: ConfigView | None = None, strategy: str | None = None,
+        ttls: policy.Ttls | None = None, env: Mapping[str, str] | None = None,
+        refresh_hook: Callable[[Home, str, str], Any] | None = None,
+        rng: _random.Random | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        lease_cap: int = LEASE_CAP, model: str | None = None,
+    ) -> None:
+        self.home = home
+        self.pool = pool
+        self.clock = clock
+        self.config = config or ConfigView(home)
+        self._strategy = strategy
+        self._ttls = ttls
+        self.env = dict(env) if env is not None else probe.home_env(home)
+        self.refresh_hook = refresh_hook
+        self.rng = rng or _random.Random()
+        self.lock_timeout = lock_timeout
+        self.lease_cap = lease_cap
+        self.model = model
+        self.current: Selection | None = None
+        self.has_retried_429 = False
+        self.selections = 0            # requests counted in the store by this client
+        self._leases: dict[str, int] = {}
+        self._lease_lock = threading.Lock()
+
+    @property
+    def strategy(self) -> str:
+        return self._strategy or self.config.strategy_for(self.pool)
+
+    @property
+    def ttls(self) -> policy.Ttls:
+        return self._ttls or self.config.ttls
+
+    # -- selection --
+
+    def _selection(self, row: Row) -> Selection:
+        return Selection(self.pool, str(row.get("id")), str(row.get("label") or ""),
+                         probe.row_secret(row, self.env) or "",
+                         row.get("inference_base_url") or row.get("base_url"), self.model)
+
+    def _choose(self, rows: list[Row], now: float) -> Row | None:
+        """policy.select among rows whose secret is live here. Mutates *rows*."""
+        return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng,
+                             eligible=lambda r: bool(probe.row_secret(r, self.env)))
+
+    def _pool_list(self, doc: dict) -> list[Row] | None:
+        if self.pool not in pools(doc):
+            return None
+        rows = ensure_pool(doc, self.pool)
+        if not all(isinstance(r, dict) for r in rows):
+            # Leave junk entries alone but out of the way of priority arithmetic.
+            junk = [r for r in rows if not isinstance(r, dict)]
+            rows[:] = [r for r in rows if isinstance(r, dict)] + junk
+        return rows
+
+    def _rows_only(self, rows: list[Row]) -> list[Row]:
+        return [r for r in rows if isinstance(r, dict)]
+
+    def select(self) -> Selection | None:
+        """Choose and count a row (one transaction); None when the pool has nothing usable."""
+        now = self.clock()
+        chosen: Selection | None = None
+        with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
+            rows = self._pool_list(doc)
+            row = None
+            if rows is not None:
+                dict_rows = self._rows_only(rows)
+                row = self._choose(dict_rows, now)
+                if row is not None:
+                    rows[:] = dict_rows + [r for r in rows if not isinstance(r, dict)]
+            if row is None:
+                skip_write()
+            chosen = self._selection(row)
+        if chosen is not None:
+            self.selections += 1
+            if self.current is None or self.current.row_id != chosen.row_id:
+                self.has_retried_429 = False
+            chosen = self._refresh_if_expiring(chosen, now)
+        self.current = chosen
+        return chosen
+
+    def _refresh_if_expiring(self, sel: Selection, now: float) -> Selection:
+        """Refresh an OAuth token about to expire (the provider's skew) before using it,
+        rather than waiting for a 401. Runs after the selection's transaction: no lock."""
+        if self.refresh_hook is None:
+            return sel
+        snap = read_store(self.home)
+        row = next((r for r in pool_rows(snap.doc or {}, self.pool)
+                    if str(r.get("id")) == sel.row_id), None)
+        if row is None or not refresh.needs_refresh(self.pool, row, now):
+            return sel
+        outcome = self.refresh_hook(self.home, self.pool, sel.row_id)
+        if getattr(outcome, "ok", False):
+            fresh = self._reload(sel.row_id)
+            if fresh is not None and fresh.token:
+                return fresh
+        return sel
+
+    # -- leases (in memory, per agent, as in Hermes) --
+
+    def lease(self) -> Selection | None:
+        """Lend a row to a subagent: fewest leases below the cap, never blocking; if every
+        row is at the cap, the least-leased one anyway. Reads the store; writes nothing."""
+        snap = read_store(self.home)
+        rows = pool_rows(snap.doc or {}, self.pool)
+        now = self.clock()
+        usable = [r for r in policy.available(rows, now, self.ttls) if probe.row_secret(r, self.env)]
+        if not usable:
+            return None
+        with self._lease_lock:
+            chosen = policy.pick(usable, self.strategy, now, self.ttls, rng=self.rng,
+                                 leases=self._leases, lease_cap=self.lease_cap)
+            if chosen is None:
+                return None
+            rid = str(chosen.get("id"))
+            self._leases[rid] = self._leases.get(rid, 0) + 1
+        return self._selection(chosen)
+
+    def release(self, row_id: str) -> None:
+        with self._lease_lock:
+            n = self._leases.get(row_id, 0)
+            if n <= 1:
+                self._leases.pop(row_id, None)
+            else:
+                self._leases[row_id] = n - 1
+
+    def leases(self) -> dict[str, int]:
+        with self._lease_lock:
+            return dict(self._leases)
+
+    # -- outcomes --
+
+    def report(self, result: Result) -> Decision:
+        """Record one request's result for the current selection and say what to do next."""
+        sel = self.current
+        if sel is None:
+            raise RuntimeError("report() called before select()")
+        code = result.status
+        if 200 <= code < 300:
+            self.has_retried_429 = False
+            return Decision(OK, sel)
+        if code == 429:
+            if is_usage_limit(result):
+                return self._bench_and_rotate(sel, result, "rate_limit", note="usage limit")
+            if not self.has_retried_429:
+                self.has_retried_429 = True
+                return Decision(RETRY, sel, "429: retrying the same key once")
+            return self._bench_and_rotate(sel, result, "rate_limit", note="second 429")
+        if code == 401:
+            return self._unauthorized(sel, result)
+        reason = failure_reason(code)
+        if reason is None:
+            return Decision(FAILED, sel, f"HTTP {code}: not a credential problem")
+        return self._bench_and_rotate(sel, result, reason)
+
+    def _unauthorized(self, sel: Selection, result: Result) -> Decision:
+        reason = result.reason
+        if self.refresh_hook is not None and not policy.terminal_auth_failure(401, reason):
+            snap = read_store(self.home)
+            row = next((r for r in pool_rows(snap.doc or {}, self.pool)
+                        if str(r.get("id")) == sel.row_id), None)
+            if row is not None and row.get("auth_type") == AUTH_OAUTH:
+                # Outside the lock: a token request can take many seconds.
+                outcome = self.refresh_hook(self.home, self.pool, sel.row_id)
+                if getattr(outcome, "ok", False):
+                    fresh = self._reload(sel.row_id)
+                    if fresh is not None and fresh.token and fresh.token != sel.token:
+                        self.current = fresh
+                        return Decision(RETRY, fresh, "token refreshed")
+                elif getattr(outcome, "terminal", False):
+                    reason = "invalid_grant"
+        return self._bench_and_rotate(sel, Result(401, result.headers, reason, result.message,
+                                                  result.reset_at), "auth")
+
+    def _reload(self, row_id: str) -> Selection | None:
+        snap = read_store(self.home)
+        row = next((r for r in pool_rows(snap.doc or {}, self.pool) if str(r.get("id")) == row_id), None)
+        return self._selection(row) if row is not None else None
+
+    def _bench_and_rotate(self, sel: Selection, result: Result, failure_reason: str,
+                          note: str | None = None) -> Decision:
+        """Bench the row (and rows sharing its secret) and choose the next, in one transaction."""
+        now = self.clock()
+        reset_at = reset_time(result, now)
+        chosen: Selection | None = None
+        with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
+            rows = self._pool_list(doc)
+            if rows is None:
+                skip_write()
+            dict_rows = self._rows_only(rows)
+            row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
+            if row is not None:
+                policy.mark_exhausted(dict_rows, row, now, code=result.status, reason=result.reason,
+                                      message=result.message, reset_at=reset_at,
+                                      failure_reason=failure_reason)
+            nxt = self._choose(dict_rows, now)
+            rows[:] = dict_rows + [r for r in rows if not isinstance(r, dict)]
+            chosen = self._selection(nxt) if nxt is not None else None
+        self.has_retried_429 = False
+        self.current = chosen
+        if chosen is None:
+            return Decision(OUT, None, note)
+        self.selections += 1
+        return Decision(ROTATED, chosen, note)
+

@@ -1,0 +1,217 @@
+"""Operator actions on a fresh document inside a transaction (spec section 5).
+
+Each function takes the document a transaction yielded, changes only the rows it
+concerns and returns an :class:`Outcome` for the audit log. Bad input raises
+BadInput before anything changes, so the transaction writes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from store.errors import BadInput
+from store.model import (
+    AUTH_API_KEY,
+    SOURCE_MANUAL,
+    STATUS_FIELDS,
+    Doc,
+    Row,
+    ensure_pool,
+    find_target,
+    is_manual_source,
+    new_id,
+    pools,
+    row_secrets,
+    sorted_rows,
+    validate_pool_key,
+)
+from store.pools import policy
+from store.redaction.fingerprints import fingerprint, redact
+
+
+@dataclass
+class Change:
+    """One row's before/after, with no secret in it."""
+
+    pool: str
+    id: str
+    label: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
+@dataclass
+class Outcome:
+    action: str
+    pool: str
+    changes: list[Change] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _status(row: Row | None) -> dict[str, Any]:
+    if row is None:
+        return {}
+    out = {f: row.get(f) for f in STATUS_FIELDS}
+    if isinstance(out.get("last_error_message"), str):
+        out["last_error_message"] = redact(out["last_error_message"], row_secrets(row))
+    for f in ("priority", "status_cleared_at", "failure_reason"):
+        if f in row:
+            out[f] = row.get(f)
+    return out
+
+
+def _change(pool: str, row: Row, before: dict[str, Any] | None, after_row: Row | None) -> Change:
+    return Change(pool, str(row.get("id")), str(row.get("label") or ""), before or {}, _status(after_row))
+
+
+def did_you_mean(name: str, known: Iterable[str], *, listed: int = 10) -> str:
+    """`` (did you mean openrouter? pools: a, b, ...)`` for a name not among *known*."""
+    names = sorted(str(k) for k in known)
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    shown = ", ".join(names[:listed]) + (f" and {len(names) - listed} more" if len(names) > listed else "")
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    return f" ({hint}pools: {shown or 'none'})"
+
+
+def check_pool(pool: str) -> str:
+    try:
+        return validate_pool_key(pool)
+    except ValueError as exc:
+        raise BadInput("POOL", str(exc)) from None
+
+
+def _existing_rows(doc: Doc, pool: str) -> list[Row]:
+    check_pool(pool)
+    if pool not in pools(doc):
+        raise BadInput("POOL", f"no pool {pool!r} in the store{did_you_mean(pool, pools(doc))}")
+    rows = ensure_pool(doc, pool)
+    return rows
+
+
+def resolve(doc: Doc, pool: str, target: str) -> Row:
+    """TARGET in POOL: id, then unique label (case-insensitive), then 1-based index."""
+    ordered = sorted_rows(r for r in _existing_rows(doc, pool) if isinstance(r, dict))
+    try:
+        return ordered[find_target(ordered, target)]
+    except ValueError as exc:
+        raise BadInput("TARGET", f"{pool}: {exc}") from None
+
+
+def add_key(
+    doc: Doc, pool: str, api_key: str, now: float, *, label: str | None = None,
+    priority: int | None = None, base_url: str | None = None,
+) -> Outcome:
+    """Add a `manual` api_key row; clear the pool's suppressed sources."""
+    check_pool(pool)
+    api_key = (api_key or "").strip()
+    if not api_key:
+        raise BadInput("--api-key", "the key is empty")
+    if any(c.isspace() for c in api_key):
+        raise BadInput("--api-key", "the key contains whitespace; paste it on one line")
+    if base_url is not None:
+        base_url = base_url.strip()
+        if not base_url.startswith(("http://", "https://")):
+            raise BadInput("--base-url", f"{base_url!r} is not an http(s) URL")
+    rows = ensure_pool(doc, pool)
+    dicts = [r for r in rows if isinstance(r, dict)]
+    if priority is not None and not (0 <= priority <= len(dicts)):
+        raise BadInput("--priority", f"must be between 0 and {len(dicts)} for pool {pool}")
+    if any(r.get("access_token") == api_key for r in dicts):
+        raise BadInput("--api-key", f"{fingerprint(api_key)} is already in pool {pool}")
+    n = len(dicts) + 1
+    taken_labels = {str(r.get("label") or "").lower() for r in dicts}
+    while f"api-key-{n}" in taken_labels:
+        n += 1
+    label = (label or "").strip() or f"api-key-{n}"
+    if label.lower() in taken_labels:
+        raise BadInput("--label", f"label {label!r} is already used in pool {pool}")
+    row: Row = {
+        "id": new_id(str(r.get("id")) for r in dicts),
+        "label": label,
+        "auth_type": AUTH_API_KEY,
+        "priority": max((int(r.get("priority") or 0) for r in dicts), default=-1) + 1,
+        "source": SOURCE_MANUAL,
+        "access_token": api_key,
+        "last_status": None,
+        "last_status_at": None,
+        "last_error_code": None,
+        "last_error_reason": None,
+        "last_error_message": None,
+        "last_error_reset_at": None,
+        "request_count": 0,
+    }
+    if base_url:
+        row["base_url"] = base_url
+    rows.append(row)
+    if priority is not None:
+        policy.move(rows, row, priority)
+    sup = doc.get("suppressed_sources")
+    if isinstance(sup, dict) and pool in sup:
+        del sup[pool]
+        if not sup:
+            del doc["suppressed_sources"]
+    out = Outcome("add", pool)
+    out.changes.append(_change(pool, row, None, row))
+    return out
+
+
+def remove(doc: Doc, pool: str, target: str) -> Outcome:
+    """Delete the row, renumber, and suppress a seeded source so seeding won't recreate it."""
+    row = resolve(doc, pool, target)
+    rows = ensure_pool(doc, pool)
+    before = _status(row)
+    rows.remove(row)
+    policy.renumber(rows)
+    out = Outcome("remove", pool)
+    out.changes.append(_change(pool, row, before, None))
+    source = str(row.get("source") or "")
+    if source and not is_manual_source(source):
+        sup = doc.setdefault("suppressed_sources", {})
+        lst = sup.setdefault(pool, [])
+        if source not in lst:
+            lst.append(source)
+        out.notes.append(f"source {source} suppressed so Hermes will not re-seed it")
+    out.notes.append("a running agent that still holds this row may write it back until it reloads")
+    return out
+
+
+def reset(doc: Doc, pool: str, target: str | None, now: float) -> Outcome:
+    """Clear status of one row (or the whole pool) and stamp status_cleared_at."""
+    rows = [resolve(doc, pool, target)] if target else [r for r in _existing_rows(doc, pool) if isinstance(r, dict)]
+    out = Outcome("reset", pool)
+    for row in rows:
+        before = _status(row)
+        policy.reset(row, now)
+        out.changes.append(_change(pool, row, before, row))
+    out.notes.append("a reset is local: it does not give the provider's quota back")
+    return out
+
+
+def cooldown(doc: Doc, pool: str, target: str, until_at: float, now: float, reason: str | None = None) -> Outcome:
+    """Bench a row by hand until *until_at*."""
+    if until_at <= now:
+        raise BadInput("--until", "the cooldown end is not in the future")
+    row = resolve(doc, pool, target)
+    if policy.is_dead(row):
+        raise BadInput("TARGET", f"{pool}: {row.get('label')!r} is dead; reset it or add a new key instead")
+    before = _status(row)
+    policy.manual_cooldown(row, until_at, now, reason)
+    out = Outcome("cooldown", pool)
+    out.changes.append(_change(pool, row, before, row))
+    return out
+
+
+def set_priority(doc: Doc, pool: str, target: str, new_priority: int) -> Outcome:
+    """Move a row to priority N (0 = tried first) and renumber the pool."""
+    row = resolve(doc, pool, target)
+    rows = ensure_pool(doc, pool)
+    n = len([r for r in rows if isinstance(r, dict)])
+    if not 0 <= new_priority < n:
+        raise BadInput("N", f"priority must be between 0 and {n - 1} for pool {pool}")
+    before = _status(row)
+    policy.move(rows, row, new_priority)
+    out = Outcome("priority", pool)
+    out.changes.append(_change(pool, row, before, row))
+    return out

@@ -1,0 +1,7 @@
+"""A root of Hermes homes: the profiles, acting on all of them, and what is found across them.
+
+``root`` (discovery and per-profile homes), ``everywhere`` (one key acted on in every
+profile that holds it), ``inventory`` (each profile read once) and ``findings`` (copied
+grants, shared keys, ...). Imports the store core, ``ops``, ``pools``, ``redaction``,
+``config`` and ``watch``.
+"""

@@ -1,0 +1,374 @@
+"""The one redaction boundary: text leaving hermes-admin shows keys only as fingerprints.
+
+A :class:`Redactor` replaces, in any text or JSON-like value:
+
+- every secret it was told about: the store's ``access_token``/``refresh_token``/
+  ``agent_key`` (and any other field whose name says token/key/secret), every
+  ``api_key``-like value anywhere in config.yaml (fallback, delegation, custom
+  providers, auxiliary), and the ``.env`` values rows or config borrow;
+- values registered at runtime with :func:`register` (an argument that was a key);
+- key-shaped strings, by provider prefix and minimum length (:data:`KEY_PATTERNS`),
+  so a key nobody told us about is still caught.
+
+Each is replaced by :func:`store.redaction.fingerprints.fingerprint` (``sk-or-…a1B2``), so the output
+is idempotent: a fingerprint holds ``…`` and is never key-shaped itself.
+
+What it leaves alone, on purpose: ordinary words and verb names (``restore-backup``,
+``round_robin``, ``openrouter``), paths, ISO times, 6-hex row ids, ``sha256:``
+fingerprints, and UUIDs and bare hex digests (hashes and ids look like that far more
+often than keys do; a bare-hex key the store or config holds is still caught by value).
+
+:func:`escape_controls` renders control, bidi and zero-width characters inert
+(``\\x1b``); :func:`looks_like_key` says whether text is key-shaped, for refusing keys
+where keys do not belong (labels, reasons, base URLs, pool names, targets).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+import yaml
+
+from store import safeio
+from store.config import yamlguard
+from store.config.envfile import read_env
+from store.errors import StoreUnreadable
+from store.paths import Home
+from store.redaction.fingerprints import ELLIPSIS, fingerprint
+
+# Known secrets shorter than this are not replaced by value: a 4-letter "secret" would
+# garble ordinary words everywhere. Key-shaped patterns below catch real keys anyway.
+MIN_SECRET_LEN = 8
+
+_B = r"(?<![A-Za-z0-9])"  # a key starts a token: "task-..." never matches "sk-..."
+KEY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+    _B + r"sk-[A-Za-z0-9_\-]{16,}",               # OpenAI, OpenRouter (sk-or-), Anthropic (sk-ant-)
+    _B + r"xai-[A-Za-z0-9_\-]{16,}",              # xAI
+    _B + r"gsk_[A-Za-z0-9]{16,}",                 # Groq
+    _B + r"AIza[0-9A-Za-z_\-]{30,}",              # Google API keys (AIza + 35)
+    _B + r"gh[pousr]_[A-Za-z0-9]{20,}",           # GitHub tokens
+    _B + r"github_pat_[A-Za-z0-9_]{20,}",
+    _B + r"hf_[A-Za-z0-9]{20,}",                  # Hugging Face
+    _B + r"(?:nvapi|pplx|fw)-[A-Za-z0-9_\-]{16,}",  # NVIDIA, Perplexity, Fireworks
+    _B + r"r8_[A-Za-z0-9]{20,}",                  # Replicate
+    _B + r"eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*){0,2}",  # JWT-ish (OAuth tokens)
+))
+# A single long token mixing letters and digits: key-like for *refusing input*, but not
+# redacted from output (UUIDs, hashes and long ids would be garbled).
+_LONG_TOKEN = re.compile(r"^[A-Za-z0-9_\-.+/=]{32,}$")
+
+# Field names (store rows, config at any depth) whose string values are secrets.
+_SECRET_NAME = re.compile(r"(?:^|_)(?:token|secret|password|api_?key|agent_key|access_key)$",
+                          re.IGNORECASE)
+_ENV_SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+
+_runtime: set[str] = set()
+
+
+def register(*values: str | None) -> None:
+    """Remember values known to be keys (an argument that held one) for every redactor."""
+    for v in values:
+        if isinstance(v, str):
+            _runtime.update(f for f in (v, v.strip()) if len(f) >= MIN_SECRET_LEN)
+
+
+def clear_registered() -> None:
+    """Forget runtime-registered values (tests)."""
+    _runtime.clear()
+
+
+def looks_like_key(text: Any) -> bool:
+    """True when *text* holds something key-shaped (a provider prefix, a JWT, or one long
+    token mixing letters and digits). Used to refuse keys outside ``--api-key``."""
+    if not isinstance(text, str) or not text:
+        return False
+    if any(p.search(text) for p in KEY_PATTERNS):
+        return True
+    s = text.strip()
+    return bool(_LONG_TOKEN.match(s)) and any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+def _fp(secret: str) -> str:
+    return fingerprint(secret) or ELLIPSIS
+
+
+# One pass finds whether any key shape is present at all (most text holds none).
+_ANY_KEY = re.compile("|".join(f"(?:{p.pattern})" for p in KEY_PATTERNS))
+
+
+class Redactor:
+    """Replace known secrets and key-shaped strings by fingerprints."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        self._secrets: set[str] = set()
+        self._order: tuple[tuple[str, ...], int, int] = ((), -1, -1)
+        self._index: dict[str, tuple[str, ...]] = {}
+        self.add(*secrets)
+
+    def _known(self) -> tuple[str, ...]:
+        # Longest first, so a secret containing another is replaced whole; re-sorted only
+        # when this redactor or the registered set grew.
+        order, n_own, n_run = self._order
+        if n_own != len(self._secrets) or n_run != len(_runtime):
+            order = tuple(sorted(self._secrets | _runtime, key=len, reverse=True))
+            self._order = (order, len(self._secrets), len(_runtime))
+            # Secrets by their last MIN_SECRET_LEN characters, so finding them costs a dict
+            # look-up per position of the text, not a scan per secret (a console over 10,000
+            # keys redacts each cell against 10,000 secrets). The tail, not the head: keys of one
+            # provider share their head (`sk-or-v1-`), their tails are random.
+            index: dict[str, list[str]] = {}
+            for secret in order:
+                index.setdefault(secret[-MIN_SECRET_LEN:], []).append(secret)
+            self._index = {k: tuple(v) for k, v in index.items()}
+        return order
+
+    def _present(self, text: str) -> list[str]:
+        """The known secrets that occur in *text*, longest first."""
+        self._known()
+        index, n, found = self._index, MIN_SECRET_LEN, set()
+        for end in range(n, len(text) + 1):
+            candidates = index.get(text[end - n:end])
+            if candidates:
+                found.update(c for c in candidates if text.endswith(c, 0, end))
+        return sorted(found, key=len, reverse=True)
+
+    def add(self, *values: str | None) -> None:
+        """Teach this redactor more secret values."""
+        for v in values:
+            if isinstance(v, str):
+                for form in (v, v.strip()):
+                    if len(form) >= MIN_SECRET_LEN:
+                        self._secrets.add(form)
+
+    def redact(self, text: Any) -> str:
+        """*text* (any value, as str) with every secret and key-shaped string fingerprinted."""
+        text = text if isinstance(text, str) else str(text)
+        if len(text) < MIN_SECRET_LEN:
+            return text  # no known secret and no key shape is this short
+        for s in self._present(text):
+            text = text.replace(s, _fp(s))
+        if _ANY_KEY.search(text):
+            for pattern in KEY_PATTERNS:
+                text = pattern.sub(lambda m: _fp(m.group(0)), text)
+        return text
+
+    __call__ = redact
+
+    def redact_obj(self, value: Any) -> Any:
+        """A copy of a JSON-like *value* with every string (keys too) redacted."""
+        if isinstance(value, str):
+            return self.redact(value)
+        if isinstance(value, dict):
+            return {self.redact_obj(k): self.redact_obj(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.redact_obj(v) for v in value]
+        return value
+
+
+def escape_controls(text: Any) -> str:
+    """*text* with control, bidi, zero-width and line/paragraph separator characters shown
+    as escapes (``\\x1b``, ``\\u202e``), so text from a store is never sent raw to a
+    terminal (no title changes, no cleared screen, no reordered line)."""
+    text = text if isinstance(text, str) else str(text)
+    out = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cf", "Zl", "Zp", "Cs"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                       else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+# --- collecting a home's secrets ------------------------------------------------------------
+
+_SECRET, _ENV_REF, _SOURCE, _OTHER = range(4)
+
+
+@functools.lru_cache(maxsize=4096)
+def _field_kind(name: str) -> int:
+    """What a string under field *name* is (field names repeat: one regex search each)."""
+    if _SECRET_NAME.search(name):
+        return _SECRET
+    if name in ("key_env", "api_key_env"):
+        return _ENV_REF
+    return _SOURCE if name == "source" else _OTHER
+
+
+def _walk_secrets(node: Any, out: set[str], env_refs: set[str], depth: int = 0) -> None:
+    if depth > 64:
+        return
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, str):
+                kind = _field_kind(k if isinstance(k, str) else str(k))
+                if kind == _SECRET:
+                    out.add(v)
+                elif kind == _ENV_REF:
+                    env_refs.add(v)
+                elif kind == _SOURCE and v.startswith("env:"):
+                    env_refs.add(v[4:])
+            elif isinstance(v, (dict, list)):
+                _walk_secrets(v, out, env_refs, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            if isinstance(v, (dict, list)):
+                _walk_secrets(v, out, env_refs, depth + 1)
+
+
+def _load(path: Path, cap: int, parse: Any) -> Any:
+    """Best-effort parse for collecting secrets: a file we cannot read holds none we can show."""
+    try:
+        got = safeio.read_checked(path, cap)
+        return None if got is None else parse(got[0])
+    except (StoreUnreadable, ValueError, RecursionError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+
+
+def _yaml(path: Path) -> Callable[[bytes], Any]:
+    def parse(raw: bytes) -> Any:
+        yamlguard.check(raw, path)
+        return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return parse
+
+
+def home_secrets(home: Home) -> set[str]:
+    """Every secret a home holds or borrows: store tokens, config keys, borrowed .env values."""
+    found: set[str] = set()
+    refs: set[str] = set()
+    _walk_secrets(_load(home.auth, safeio.AUTH_CAP, lambda b: json.loads(b.decode("utf-8-sig"))),
+                  found, refs)
+    _walk_secrets(_load(home.config, safeio.CONFIG_CAP, _yaml(home.config)), found, refs)
+    env = read_env(home)
+    for name, value in env.items():
+        if name in refs or _ENV_SECRET_NAME.search(name):
+            found.add(value)
+    return found
+
+
+def from_parts(doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
+    """A redactor from what a reader already holds (the console's last good state), so a
+    reload does not read the files a second time."""
+    found: set[str] = set()
+    refs: set[str] = set()
+    _walk_secrets(doc, found, refs)
+    _walk_secrets(config_data, found, refs)
+    found.update(v for k, v in env.items() if k in refs or _ENV_SECRET_NAME.search(k))
+    return Redactor(found)
+
+
+def _row_secrets(row: Any) -> tuple[Any, frozenset[str], frozenset[str]]:
+    """(row, its secrets, its env references), found at the depth a whole-document walk
+    meets a pool's row."""
+    f: set[str] = set()
+    r: set[str] = set()
+    _walk_secrets(row, f, r, 3)
+    return (row, frozenset(f), frozenset(r))
+
+
+class HomeSecrets:
+    """A home's secrets kept current from successive reads, at the cost of what changed.
+
+    The console re-reads a home on every write; walking 10,000 rows for their secrets and
+    rebuilding the redactor's index each time cost more than the write itself. Each part
+    (a pool's rows, a top-level value, the config, the environment) is walked again only
+    when it is a new object, and :meth:`redactor` returns the *same* Redactor while the
+    secrets are the same, so the text already shown through it stays valid.
+    """
+
+    def __init__(self) -> None:
+        # place -> (the object walked, its secrets, its env references[, per-row cache])
+        self._parts: dict[Any, tuple[Any, ...]] = {}
+        self._env: frozenset[str] = frozenset()
+        self._redactor = Redactor()
+        self._known: frozenset[str] = frozenset()
+
+    def _walked(self, place: Any, node: Any, parts: dict[Any, Any], name: str | None = None) -> None:
+        """Note the secrets of *node* (found under the field *name*, if any) at *place*."""
+        hit = self._parts.get(place)
+        if hit is not None and hit[0] is node:
+            parts[place] = hit
+            return
+        found: set[str] = set()
+        refs: set[str] = set()
+        _walk_secrets(node if name is None else {name: node}, found, refs)
+        parts[place] = (node, frozenset(found), frozenset(refs))
+
+    def _pool(self, pool: Any, rows: Any, parts: dict[Any, Any]) -> None:
+        """A pool's secrets, each row walked again only when it is a new object."""
+        place = ("pool", pool)
+        hit = self._parts.get(place)
+        if hit is not None and hit[0] is rows:
+            parts[place] = hit
+            return
+        if not isinstance(rows, list):
+            self._walked(place, rows, parts, name=str(pool))
+            return
+        seen: list[tuple[Any, frozenset[str], frozenset[str]]] | None = (
+            hit[3] if hit is not None and len(hit) > 3 else None)
+        if seen is not None and len(seen) == len(rows):
+            # Rows written in place: walk those; when each found what it held before,
+            # the pool's secrets are the same sets (no pass over the other rows).
+            per_row = list(seen)
+            same = True
+            for i, (row, old) in enumerate(zip(rows, seen, strict=True)):
+                if old[0] is not row:
+                    per_row[i] = got = _row_secrets(row)
+                    same = same and got[1] == old[1] and got[2] == old[2]
+            if same:
+                parts[place] = (rows, hit[1], hit[2], per_row)
+                return
+        else:
+            by_id = {id(got[0]): got for got in seen or ()}
+            per_row = [got if (got := by_id.get(id(row))) is not None and got[0] is row
+                       else _row_secrets(row) for row in rows]  # an id can be reused
+        parts[place] = (rows, frozenset().union(*(got[1] for got in per_row)),
+                        frozenset().union(*(got[2] for got in per_row)), per_row)
+
+    def redactor(self, doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
+        """The redactor for this read of the home (equal to :func:`from_parts`)."""
+        parts: dict[Any, tuple[Any, ...]] = {}
+        if isinstance(doc, dict):
+            for key, value in doc.items():
+                if key == "credential_pool" and isinstance(value, dict):
+                    for pool, rows in value.items():
+                        self._pool(pool, rows, parts)
+                else:  # under its name: a top-level string is a secret by its name
+                    self._walked(("top", key), value, parts, name=str(key))
+        self._walked("config", config_data, parts)
+        before = self._parts
+        self._parts = parts
+        refs = frozenset().union(*(p[2] for p in parts.values()))
+        env_found = frozenset(v for k, v in env.items() if k in refs or _ENV_SECRET_NAME.search(k))
+        # Same places, and every part walked again found the same secrets: same redactor.
+        if parts.keys() == before.keys() and env_found == self._env and all(
+                part[1] == before[k][1] for k, part in parts.items() if part is not before[k]):
+            return self._redactor
+        self._env = env_found
+        known = frozenset().union(env_found, *(p[1] for p in parts.values()))
+        if known != self._known:
+            self._known = known
+            self._redactor = Redactor(known)
+        return self._redactor
+
+
+def merged(parts: Iterable[Redactor]) -> Redactor:
+    """One redactor that knows every secret of *parts* (the console over several profiles)."""
+    out = Redactor()
+    for part in parts:
+        out.add(*part._secrets)
+    return out
+
+
+def for_home(home: Home, extra: Iterable[str | None] = ()) -> Redactor:
+    """A redactor that knows every secret of *home* (and *extra*)."""
+    r = Redactor(home_secrets(home))
+    r.add(*extra)
+    return r

@@ -1,0 +1,98 @@
+"""The package layers as a contract: import-linter's contracts (pyproject [tool.importlinter])
+and no import cycle, counting imports hidden inside functions. Each check has its negative
+control: a copy of the tree with one bad import added must fail it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.import_graph import cycles, local_imports
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+# Function-local imports that stay, each because it measurably helps start-up (the comment
+# at each says so): `hermes-admin list` does not load Textual, the screens or the demo.
+# entry: the dashboard and demo load only when their verb runs; fleet: redis-py (~125 ms) only for
+# fleet verbs; proxy: aiohttp (~1 s) only when the proxy runs; fleet_feed: redis-py only for a console
+# started with --fleet.
+ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/services/fleet_feed.py"}
+
+
+def _copy_tree(dest: Path) -> Path:
+    for top in ("store", "tui", "screens"):
+        shutil.copytree(ROOT / top, dest / top, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", dest / "pyproject.toml")
+    return dest
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(root))   # the copy shadows the installed tree
+    return subprocess.run([str(LINT_IMPORTS), "--config", str(root / "pyproject.toml"), "--no-cache"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
+
+
+needs_linter = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed (test extra)")
+
+
+@needs_linter
+def test_import_contracts_are_kept() -> None:
+    result = _lint(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 kept, 0 broken" in result.stdout
+
+
+@needs_linter
+@pytest.mark.parametrize("module, line, contract", [
+    ("store/_bad.py", "import tui.text.format\n", "store never imports"),
+    ("store/_bad.py", "from textual.widget import Widget\n", "store never imports"),
+    ("tui/widgets/_bad.py", "from screens.help import HelpScreen\n", "app shell, CLI and demo > screens"),
+    ("tui/cli/_bad.py", "def late():\n    import screens.help\n", "only the app shell imports screens"),
+])
+def test_a_violating_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
+    root = _copy_tree(tmp_path)
+    (root / module).write_text(line)
+    result = _lint(root)
+    assert result.returncode != 0
+    assert f"{contract}" in result.stdout and "BROKEN" in result.stdout
+
+
+def test_no_import_cycles_counting_function_local_imports() -> None:
+    assert cycles(ROOT) == []
+
+
+def test_a_cycle_hidden_in_a_function_is_found(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    (root / "store" / "_a.py").write_text("from . import _b\n")
+    (root / "store" / "_b.py").write_text("def later():\n    from . import _a\n    return _a\n")
+    assert cycles(root) == [["store._a", "store._b"]]
+
+
+def test_function_local_imports_only_where_they_help_start_up() -> None:
+    where = {hit.rpartition(":")[0] for hit in local_imports(ROOT)}
+    assert where <= ALLOWED_LOCAL, sorted(where - ALLOWED_LOCAL)
+
+
+def test_a_new_function_local_import_is_caught(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    (root / "store" / "_c.py").write_text("def f():\n    import json\n    return json\n")
+    assert "store/_c.py:2" in local_imports(root)
+
+
+TEST_IMPORT = re.compile(r"^\s*(from\s+(\.|tests\.(\w+\.)?)test_\w+\s+import|import\s+tests\.(\w+\.)?test_)", re.M)
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared fixtures live in conftest.py and helper modules, never in a test module."""
+    offenders = [str(p) for p in (ROOT / "tests").rglob("test_*.py") if TEST_IMPORT.search(p.read_text())]
+    assert offenders == []
+    # Negative control: the pattern sees the import this rule forbids.
+    assert TEST_IMPORT.search("from .test_fleet_sync import row\n")

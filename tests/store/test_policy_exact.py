@@ -1,0 +1,215 @@
+"""store/pools/policy.py's writes and choices, compared exactly (whole rows, exact times).
+
+Written from the mutants `make mutate` showed surviving: a field name misspelt, a value
+left out, a TTL table not passed through, a lease cap off by one. Each test pins one
+documented behaviour (spec sections 4-6).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from store.pools import policy
+from store.pools.policy import Ttls
+
+NOW = 1_800_000_000.0
+STATUS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
+          "last_error_message", "last_error_reset_at")
+
+
+def row(rid: str, priority: int = 0, **fields: object) -> dict:
+    r = {"id": rid, "label": rid, "priority": priority, "source": "manual",
+         "access_token": f"sk-or-v1-{rid}" + "0" * 24, "request_count": 0}
+    r.update({f: None for f in STATUS})
+    r.update(fields)
+    return r
+
+
+def cooling(rid: str, priority: int = 0, age: float = 100, code: int = 429, **fields: object) -> dict:
+    return row(rid, priority, last_status="exhausted", last_status_at=NOW - age, last_error_code=code, **fields)
+
+
+# --- mark_exhausted ----------------------------------------------------------------------------
+
+def test_mark_exhausted_writes_every_status_field() -> None:
+    a, b = row("a"), row("b", 1)
+    a["failure_reason"] = "old"
+    changed = policy.mark_exhausted([a, b], a, NOW, code=429, reason="rate_limit_exceeded",
+                                    message="slow down", reset_at="2027-01-15T08:00:00Z", failure_reason="rate_limit")
+    assert changed == [a]
+    assert {f: a[f] for f in STATUS} == {
+        "last_status": "exhausted", "last_status_at": NOW, "last_error_code": 429,
+        "last_error_reason": "rate_limit_exceeded", "last_error_message": "slow down",
+        "last_error_reset_at": 1800000000.0,
+    }
+    assert a["failure_reason"] == "rate_limit"
+    assert {f: b[f] for f in STATUS} == {f: None for f in STATUS}
+
+
+def test_mark_exhausted_without_failure_reason_drops_the_old_one() -> None:
+    a = row("a", failure_reason="billing")
+    policy.mark_exhausted([a], a, NOW, code=500)
+    assert "failure_reason" not in a and a["last_error_code"] == 500 and a["last_error_reset_at"] is None
+
+
+def test_mark_exhausted_benches_every_row_with_the_same_secret() -> None:
+    a, twin, other = row("a"), row("t", 1), row("o", 2)
+    twin["access_token"] = a["access_token"]
+    fa, fb, fc = row("fa", 3), row("fb", 4), row("fc", 5)
+    for r in (fa, fb, fc):
+        del r["access_token"]
+    fa["secret_fingerprint"] = fb["secret_fingerprint"] = "sha256:1111"
+    fc["secret_fingerprint"] = "sha256:2222"
+    rows = [a, twin, other, fa, fb, fc]
+    assert policy.mark_exhausted(rows, a, NOW, code=402) == [a, twin]
+    assert policy.mark_exhausted(rows, fa, NOW, code=429) == [fa, fb]
+    assert other["last_status"] is None and fc["last_status"] is None
+
+
+def test_secret_key_values() -> None:
+    assert policy.secret_key({"access_token": "tok"}) == "token:tok"
+    assert policy.secret_key({"access_token": "", "secret_fingerprint": "sha256:1"}) == "fp:sha256:1"
+    assert policy.secret_key({"access_token": 5, "secret_fingerprint": 7}) is None
+    assert policy.secret_key({"secret_fingerprint": ""}) is None
+    assert policy.secret_key({}) is None
+
+
+@pytest.mark.parametrize("reason, status", [("token_revoked", "dead"), ("  Invalid_Grant ", "dead"),
+                                            (None, "exhausted"), ("rate_limit", "exhausted")])
+def test_terminal_401_reasons_make_the_row_dead(reason, status) -> None:
+    a = row("a")
+    policy.mark_exhausted([a], a, NOW, code=401, reason=reason)
+    assert a["last_status"] == status
+
+
+# --- reset, manual cooldown, clear_elapsed -----------------------------------------------------
+
+def test_reset_is_exact() -> None:
+    a = cooling("a", failure_reason="billing", model_cooldowns={"m": NOW + 5},
+                model_cooldown_observed_at={"m": NOW}, request_count=7, x_unknown=1)
+    policy.reset(a, NOW)
+    assert a == {**row("a"), "request_count": 7, "x_unknown": 1, "status_cleared_at": NOW}
+
+
+@pytest.mark.parametrize("reason, stored", [(None, "manual_cooldown"), ("", "manual_cooldown"), ("why", "why")])
+def test_manual_cooldown_is_exact(reason, stored) -> None:
+    a = row("a")
+    policy.manual_cooldown(a, NOW + 600, NOW, reason)
+    assert {f: a[f] for f in STATUS} == {
+        "last_status": "exhausted", "last_status_at": NOW, "last_error_code": None,
+        "last_error_reason": stored, "last_error_message": "cooldown set by operator (hermes-admin)",
+        "last_error_reset_at": NOW + 600}
+
+
+def test_clear_elapsed_nulls_every_field_and_uses_the_given_ttls() -> None:
+    a, b = cooling("a", age=200), cooling("b", 1, age=200)
+    cleared = policy.clear_elapsed([a, b], NOW, Ttls(rate_limit_429=150))
+    assert cleared == [a, b]
+    for r in (a, b):
+        assert {f: r[f] for f in STATUS} == {**{f: None for f in STATUS}, "last_status": "ok"}
+    c, d = cooling("c", age=200), cooling("d", 1, age=200)
+    assert policy.clear_elapsed([c, d], NOW) == []          # default 3600 s: still cooling
+
+
+# --- ttl_for, effective ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("code, expected", [(401, 1.0), (429, 2.0), (500, 3.0), (None, 3.0), (402, 3.0)])
+def test_ttl_for_reads_its_own_line_of_the_table(code, expected) -> None:
+    ttls = Ttls(auth_401=1, rate_limit_429=2, default=3, only_row_cap=100, billing_unverified=100)
+    assert policy.ttl_for(row("a", last_error_code=code), False, ttls) == expected
+
+
+def test_is_billing() -> None:
+    assert policy.is_billing(row("a", last_error_code=402))
+    assert policy.is_billing(row("a", failure_reason="billing"))
+    assert not policy.is_billing(row("a", last_error_code=None))
+    assert not policy.is_billing(row("a", last_error_code="x"))
+
+
+def test_effective_carries_benches_and_data_errors_in_every_state() -> None:
+    bench = {"model_cooldowns": {"m": NOW + 50}, "last_error_reset_at": "junk"}
+    for r, status in ((row("a", **bench), "ok"), (row("a", last_status="dead", **bench), "dead"),
+                      (cooling("a", age=10, **bench), "cooling"), (cooling("a", age=5000, **bench), "ready")):
+        eff = policy.effective(r, [r, row("z", 9)], NOW)
+        assert eff.status == status and eff.model_benches == {"m": NOW + 50}
+        assert eff.data_error == "last_error_reset_at 'junk' is not a usable time; Hermes ignores it"
+
+
+def test_effective_times_are_exact_and_use_the_given_ttls() -> None:
+    r = cooling("a", age=100)
+    eff = policy.effective(r, [r, row("z", 9)], NOW, Ttls(rate_limit_429=1000))
+    assert (eff.status, eff.available_at, eff.seconds_left) == ("cooling", NOW + 900, 900)
+    ready = policy.effective(r, [r, row("z", 9)], NOW, Ttls(rate_limit_429=50))
+    assert (ready.status, ready.available_at, ready.seconds_left) == ("ready", NOW - 50, None)
+
+
+def test_model_benches_edges() -> None:
+    r = row("a", model_cooldowns={"gone": NOW - 1, "now": NOW, "bad": "x", "live": NOW + 1},
+            model_cooldown_observed_at={"live": NOW - 1})
+    assert policy.model_benches(r, NOW) == {"live": NOW + 1}
+
+
+def test_only_live_row() -> None:
+    a = cooling("a")
+    assert policy.is_only_live_row(a, [a, row("d", 1, last_status="dead")])
+    assert not policy.is_only_live_row(a, [row("b")])             # not in the pool
+    assert not policy.is_only_live_row(a, [a, row("b", 1)])
+
+
+def test_reset_at_problem_none_and_empty_are_fine() -> None:
+    assert policy.reset_at_problem(row("a", last_error_reset_at=None)) is None
+    assert policy.reset_at_problem(row("a", last_error_reset_at="")) is None
+    assert policy.reset_at_problem(row("a", last_error_reset_at=" ")) is not None
+
+
+def test_known_strategy() -> None:
+    assert policy.known_strategy(" Round_Robin ") == "round_robin"
+    assert policy.known_strategy("quota_aware") == "fill_first"
+    assert policy.known_strategy(None) == "fill_first"
+
+
+# --- pick / select -----------------------------------------------------------------------------
+
+def test_pick_with_leases_prefers_rows_below_the_cap() -> None:
+    rows = [row("a"), row("b", 1), row("c", 2)]
+    assert policy.pick(rows, "fill_first", NOW, leases={"a": 1}, lease_cap=1)["id"] == "b"
+    assert policy.pick(rows, "fill_first", NOW, leases={"a": 1, "b": 1, "c": 1}, lease_cap=1)["id"] == "a"
+    assert policy.pick(rows, "fill_first", NOW, leases={"a": 2, "b": 1, "c": 3}, lease_cap=1)["id"] == "b"
+    assert policy.pick(rows, "fill_first", NOW, leases={"a": 1, "b": 0, "c": 0}, lease_cap=2)["id"] == "b"
+    assert policy.pick(rows, "fill_first", NOW, leases={"a": 5}, lease_cap=None)["id"] == "a"
+    assert policy.pick(rows, "fill_first", NOW, leases=None, lease_cap=1)["id"] == "a"
+
+
+def test_pick_strategies() -> None:
+    rows = [row("a", request_count=5), row("b", 1, request_count=2), row("c", 2, request_count=2)]
+    assert policy.pick(rows, "least_used", NOW)["id"] == "b"
+    assert policy.pick(rows, "random", NOW) is None
+    assert policy.pick(rows, "random", NOW, rng=random.Random(1))["id"] in {"a", "b", "c"}
+    assert policy.pick([], "fill_first", NOW) is None
+
+
+def test_select_passes_its_arguments_through() -> None:
+    rows = [cooling("a", age=200), row("b", 1, request_count=9), row("c", 2, request_count=1)]
+    # With a 150 s TTL row a has elapsed: select clears it and least_used takes it (count 0).
+    chosen = policy.select(rows, "least_used", NOW, Ttls(rate_limit_429=150))
+    assert chosen["id"] == "a" and chosen["request_count"] == 1 and chosen["last_status"] == "ok"
+    rows = [row("a"), row("b", 1)]
+    assert policy.select(rows, "fill_first", NOW, eligible=lambda r: r["id"] == "b")["id"] == "b"
+    rows = [row("a", model_cooldowns={"m": NOW + 9}), row("b", 1)]
+    assert policy.select(rows, "fill_first", NOW, model="other")["id"] == "a"
+
+
+def test_round_robin_moves_the_pick_last_and_renumbers() -> None:
+    rows = [row("a", 5), row("b", 7), row("c", 9)]
+    assert policy.select(rows, "round_robin", NOW)["id"] == "a"
+    assert [(r["id"], r["priority"]) for r in rows] == [("b", 0), ("c", 1), ("a", 2)]
+
+
+def test_renumber_and_move() -> None:
+    rows = [row("a", 5), row("b", 2), row("c", 9)]
+    policy.renumber(rows)
+    assert [(r["id"], r["priority"]) for r in rows] == [("b", 0), ("a", 1), ("c", 2)]
+    policy.move(rows, rows[2], 0)
+    assert [(r["id"], r["priority"]) for r in rows] == [("c", 0), ("b", 1), ("a", 2)]

@@ -1,0 +1,53 @@
+"""The inotify watcher sleeps without a timeout step and still stops at once (store.watch.home.StopFlag)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from store.paths import Home
+from store.watch import home as w
+from store.watch import inotify
+
+pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux-only")
+
+
+def _run(home: Home, stop: threading.Event) -> threading.Thread:
+    def consume() -> None:
+        for _ in w.watch_home(home, stop):
+            pass
+    t = threading.Thread(target=consume, daemon=True)
+    t.start()
+    return t
+
+
+def test_a_stop_flag_ends_a_sleeping_watcher_at_once(tmp_path, monkeypatch) -> None:
+    monkeypatch.delenv("HERMES_ADMIN_WATCH", raising=False)
+    home = Home(tmp_path / "h")
+    home.root.mkdir()
+    stop = w.StopFlag()
+    t = _run(home, stop)
+    time.sleep(0.3)  # armed and asleep in poll(), whose timeout is 5 s
+    t0 = time.monotonic()
+    stop.set()
+    t.join(timeout=4)
+    assert not t.is_alive() and time.monotonic() - t0 < 1.0
+
+
+def test_negative_control_a_plain_event_waits_for_the_timeout(tmp_path, monkeypatch) -> None:
+    """With a plain Event only the poll timeout notices the stop: here set to 5 s."""
+    monkeypatch.delenv("HERMES_ADMIN_WATCH", raising=False)
+    monkeypatch.setattr(w, "STOP_CHECK_MS", 5000)
+    home = Home(tmp_path / "h")
+    home.root.mkdir()
+    stop = threading.Event()
+    t = _run(home, stop)
+    time.sleep(0.3)
+    stop.set()
+    t.join(timeout=1.0)
+    try:
+        assert t.is_alive()
+    finally:
+        t.join(timeout=10)

@@ -1,0 +1,204 @@
+"""The hermes-admin App: wires the watcher worker, the screens and the app-wide keys.
+
+Reading happens in one thread worker (watch the home directory, read, build the
+views, diff the events) that posts :class:`StoreLoaded`; the event loop only
+applies the newest state and publishes it on ``state_signal``. Writing happens only
+through :class:`tui.services.writer.Writer` (thread workers that post WriteWaiting / WriteDone back
+here); a change in the pending writes is published on ``writes_signal``. Screens see the
+app as a :class:`tui.services.host.Host` and subscribe to both signals on mount.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from pathlib import Path
+from typing import Any, ClassVar, Iterable
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+from textual.signal import Signal
+
+from screens import all_screens
+from screens.commands import ConsoleCommands
+from screens.dashboard import DashboardScreen
+from store.lock import DEFAULT_LOCK_TIMEOUT
+from store.paths import Home
+from store.pools import events as ev
+from store.redaction import redact
+from store.watch.home import HomeLoader, HomeState, StopFlag, follow
+from tui.app import session_end
+from tui.app.keymap import apply_keymap, keymap_path
+from tui.app.registry import ScreenActions
+from tui.app.session_end import SessionEnd
+from tui.services.clock import Clock, system_clock
+from tui.services.fleet_feed import FleetConfig, FleetLink
+from tui.services.messages import StoreLoaded, WatchFailed
+from tui.services.write_feedback import DISMISS_KEY
+from tui.services.writer import WriteDone, Writer, WriteWaiting
+from tui.text import shown
+from tui.widgets import CredentialTable
+
+
+class HermesAdminApp(ScreenActions, App):
+    """The operator console. ``read_only`` disables every writing action (issue 4)."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "hermes-admin"
+    COMMANDS: ClassVar = App.COMMANDS | {ConsoleCommands}
+    BINDINGS = [
+        # q quits from the dashboard only; on any other screen or modal it backs out (Esc).
+        Binding("q", "back_or_quit", "Quit", id="app.quit",
+                tooltip="Quit — leave hermes-admin (elsewhere: back, like Esc)"),
+        Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
+        Binding("question_mark", "help", "Help", key_display="?", id="app.help",
+                tooltip="Help: keys — every key binding"),
+        Binding(DISMISS_KEY, "dismiss_notifications", "Dismiss messages", show=False,
+                id="app.dismiss_notifications",
+                tooltip="Dismiss messages — clear every toast, failed writes included"),
+        Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
+                id="app.command_palette"),
+        Binding("F", "fleet", "Fleet", show=False, id="app.fleet",
+                tooltip="Fleet view — each shared key's state across hosts (needs --fleet URL)"),
+    ]
+
+    def __init__(
+        self, home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        clock: Clock = system_clock, watch: bool = True, tick: bool = True,
+        keymap_file: Path | None = None, fleet: FleetConfig | None = None,
+        freeze_heap: bool = False,
+    ) -> None:
+        super().__init__()
+        # The console's own run: once the first home is on screen, its long-lived objects
+        # leave the cyclic GC's walk (screens.dashboard.settle_heap). Off in tests, which
+        # run many apps in one process.
+        self.freeze_heap = freeze_heap
+        self._keymap_file = keymap_file
+        self.home = home
+        self.read_only = read_only
+        self.lock_timeout = lock_timeout
+        self.clock = clock
+        self.watch_enabled = watch
+        self.state: HomeState | None = None
+        self.events: deque[ev.Event] = deque(maxlen=1000)
+        self.loader = HomeLoader(home, clock)
+        self._stop = StopFlag()  # wakes the watcher's poll at once on quit
+        self._tick = tick
+        self._store_was_bad = False
+        self._secrets = redact.HomeSecrets()  # the home's secrets, walked again only where changed
+        self.state_signal: Signal[HomeState] = Signal(self, "state")
+        self.writes_signal: Signal[None] = Signal(self, "writes")
+        self.writer = Writer(self)
+        # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
+        self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
+        self.fleet = fleet
+        self._fleet_link: FleetLink | None = None
+
+    # ------------------------------------------------------------ lifecycle
+    def get_default_screen(self) -> DashboardScreen:
+        return DashboardScreen(self.clock, read_only=self.read_only, tick=self._tick)
+
+    def on_mount(self) -> None:
+        self.session_end.install()
+        if self._keymap_file is not None:
+            apply_keymap(self, self._keymap_file, [type(self), CredentialTable, *all_screens()])
+        if self.read_only:
+            self.sub_title = "READ-ONLY"
+        if self.watch_enabled:
+            self._watch()
+        else:
+            self.reload()
+        if self.fleet is not None:
+            self.action_fleet()
+
+    def on_unmount(self) -> None:
+        self._stop.set()
+        self.session_end.uninstall()
+
+    async def action_quit(self) -> None:
+        self._stop.set()
+        await super().action_quit()
+
+    def action_dismiss_notifications(self) -> None:
+        self.clear_notifications()
+
+    def reload(self) -> HomeState:
+        """Read the home now, on the event loop (tests, and the watcher-off mode)."""
+        state = self.loader.load(None)
+        self._accept(state, list(state.events))
+        return state
+
+    @work(thread=True, exclusive=True, group="watch", exit_on_error=False)
+    def _watch(self) -> None:
+        # One thread owns the loader: reads are serial, so generations only grow.
+        while not self._stop.is_set():
+            try:
+                for state in follow(self.home, self._stop, loader=self.loader):
+                    self.post_message(StoreLoaded(state))
+                return
+            except Exception as exc:  # the one place watcher failures surface
+                self.post_message(WatchFailed(f"{type(exc).__name__}: {exc}"))
+                self._stop.wait(1.0)
+
+    def on_watch_failed(self, message: WatchFailed) -> None:
+        text = f"live reload failed ({message.error}); retrying"
+        self.notify(text, severity="error", timeout=5)
+        self.log_events([ev.notice("watcher", text, self.clock())])
+
+    def on_store_loaded(self, message: StoreLoaded) -> None:
+        self._accept(message.state, message.events)
+
+    def _accept(self, state: HomeState, events: list[ev.Event]) -> None:
+        if self.state is not None and state.generation <= self.state.generation:
+            return  # an older read overtaken by a newer one: the last generation wins
+        bad = state.store_error is not None
+        if bad != self._store_was_bad:
+            events = list(events) + [ev.notice(
+                "auth.json",
+                f"unreadable: {state.store_error.reason}" if bad else "readable again",
+                state.read_at)]
+            self._store_was_bad = bad
+        self.state = state
+        # Every screen shows store text through tui.text.shown: teach it this generation's secrets.
+        shown.use(shown.secrets_of(state, self._secrets))
+        self.log_events(events)
+        self.state_signal.publish(state)
+
+    def notify(self, message: str, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        """Every toast passes the console's text funnel (redacted, controls escaped)."""
+        super().notify(shown.shown(message), *args, **kwargs)
+
+    # ------------------------------------------------------------ writes
+    def on_write_waiting(self, message: WriteWaiting) -> None:
+        self.writer.waiting(message.request)
+
+    def on_write_done(self, message: WriteDone) -> None:
+        if message.result.ok and not self.watch_enabled:
+            # No watcher to notice our own write: read it now, before callbacks look.
+            self.reload()
+        self.writer.finish(message.result)
+
+    def writes_changed(self) -> None:
+        """The writer's pending set changed: every screen that shows it redraws."""
+        self.writes_signal.publish(None)
+
+    def log_events(self, events: Iterable[ev.Event]) -> None:
+        events = list(events)
+        if not events:
+            return
+        self.events.extend(events)
+        if self.screen_stack:
+            self.dashboard.add_events(events)
+
+
+
+def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+        fleet: FleetConfig | None = None) -> int:
+    """Entry point for `hermes-admin` with no verb (``fleet``: open the fleet view too)."""
+    app = HermesAdminApp(home, read_only=read_only, lock_timeout=lock_timeout, keymap_file=keymap_path(),
+                         fleet=fleet, freeze_heap=True)
+    try:
+        app.run()
+    finally:
+        session_end.disarm()  # the ordinary exit worked: no forced one
+    return int(app.return_code or 0)

@@ -1,0 +1,100 @@
+"""What the console shows of a proxy running on the home, read from its status file only.
+
+The proxy (``store.proxy``) rewrites ``<home>/hermes-admin-proxy-<port>.json`` every
+second; the console never talks to the proxy, so it needs no network at all. A file
+whose proxy is gone (``store.proxy.stats.is_live`` false) shows nothing.
+
+Polled once a second by the dashboard's own tick (the one-line summary) and by the
+proxy panel while it is open. Cheaper than waking the store watcher: the watcher's wake
+re-reads and re-parses auth.json, config.yaml and .env, while a poll is one glob and
+one small JSON parse (``bench/bench_proxy_feed.py`` measures both).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from store.paths import Home
+from store.proxy.stats import is_live, read_statuses
+from tui.text.format import NULL
+
+
+def live_status(home: Home, now: float | None = None) -> dict[str, Any] | None:
+    """The most recently updated status of a proxy still running on *home*, else None."""
+    now = time.time() if now is None else now
+    for st in read_statuses(home):
+        if is_live(st, now):
+            return st
+    return None
+
+
+def hhmm(ts: Any) -> str:
+    """Local HH:MM:SS of an epoch, or ``—``."""
+    return time.strftime("%H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else NULL
+
+
+def text(value: Any) -> str:
+    """A cell: ``—`` for null or empty."""
+    return NULL if value is None or value == "" else str(value)
+
+
+def on_primary(st: dict[str, Any]) -> bool:
+    return st.get("active") == st.get("primary")
+
+
+def requests_per_minute(st: dict[str, Any]) -> int:
+    return sum(int(c.get("requests_per_minute") or 0) for c in st.get("credentials") or [])
+
+
+def summary(st: dict[str, Any] | None) -> str:
+    """The dashboard's one-line summary: ``proxy :8645 · 12 req/min · primary``; "" when none."""
+    if st is None:
+        return ""
+    where = "primary" if on_primary(st) else f"▶ fallback {text(st.get('active'))}"
+    return f"proxy :{text(st.get('port'))} · {requests_per_minute(st)} req/min · {where}"
+
+
+def chain_line(st: dict[str, Any]) -> str:
+    """The chain state in words: on primary, or on fallback since when, next restore check."""
+    if on_primary(st):
+        return f"● on primary {text(st.get('primary'))}"
+    # The primary is the first route of routes_line; this line stays within 80 columns.
+    return (f"▶ on fallback {text(st.get('active'))} since {hhmm(st.get('on_fallback_since'))}"
+            f" · next restore check {hhmm(st.get('next_restore_check'))}")
+
+
+def routes_line(st: dict[str, Any]) -> str:
+    """Each route of the chain with its usable/cooling/dead counts; ▶ marks the active one."""
+    parts = []
+    for r in st.get("chain") or []:
+        mark = "▶ " if r.get("active") else ""
+        parts.append(f"{mark}{text(r.get('name'))} {text(r.get('usable'))}/{text(r.get('rows'))} ok"
+                     f" {text(r.get('cooling'))} cooling {text(r.get('dead'))} dead")
+    return "chain: " + (" → ".join(parts) if parts else NULL)
+
+
+def header_line(st: dict[str, Any]) -> str:
+    auth = "client keys required" if st.get("inbound_auth") else "any bearer (loopback)"
+    return (f"Proxy {text(st.get('url'))} · {text(st.get('state'))} since {hhmm(st.get('started_at'))}"
+            f" · pid {text(st.get('pid'))} · in flight {text(st.get('in_flight'))}"
+            f" · {text(st.get('requests_total'))} requests · {text(st.get('errors_total'))} errors · {auth}")
+
+
+CREDENTIAL_COLUMNS = ("pool", "id", "label", "in flight", "req/min")
+
+
+def credential_rows(st: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Per credential: pool, id, label, in-flight requests, requests in the last minute."""
+    return [(text(c.get("pool")), text(c.get("id")), text(c.get("label")), text(c.get("in_flight")),
+             text(c.get("requests_per_minute"))) for c in st.get("credentials") or []]
+
+
+def pool_series(st: dict[str, Any]) -> list[tuple[str, list[int], list[int]]]:
+    """Per pool: (name, requests per 10 s bucket, 429s per bucket) over the last 10 minutes."""
+    out = []
+    for name, p in sorted((st.get("pools") or {}).items()):
+        if isinstance(p, dict):
+            out.append((str(name), [int(x) for x in p.get("requests") or []],
+                        [int(x) for x in p.get("rate_limited") or []]))
+    return out

@@ -1,0 +1,61 @@
+"""The console's text funnel: store, config and audit text is shown only through :func:`shown`.
+
+It passes the one redactor (the home's secrets, the keys this process was given, and
+key shapes) and then renders control, bidi and zero-width characters inert (``\\x1b``),
+before any cell, line or modal cuts or folds the text, so a key never shows even in
+part and a hostile label never reaches the terminal raw. The app installs the
+redactor for its home with :func:`use` (and again on every reload, as keys come and go).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from store.redaction import redact
+from store.redaction.redact import Redactor, escape_controls
+
+_state: dict[str, Any] = {"redactor": Redactor(), "cache": {}}
+# Cell texts repeat (statuses, sources, auth types); a bounded cache keeps a 10,000-row
+# first paint from redacting the same few words 100,000 times.
+_CACHE_MAX = 200_000
+
+
+def use(redactor: Redactor) -> None:
+    """Show text through *redactor* from now on (the same one again keeps what was shown)."""
+    if redactor is _state["redactor"]:
+        return
+    _state["redactor"] = redactor
+    _state["cache"] = {}
+
+
+def redactor() -> Redactor:
+    return _state["redactor"]
+
+
+def shown(value: Any) -> str:
+    """*value* as text that is safe to put on screen: redacted, then escaped."""
+    text = value if isinstance(value, str) else str(value)
+    cache: dict[str, str] = _state["cache"]
+    out = cache.get(text)
+    if out is None:
+        out = escape_controls(_state["redactor"].redact(text))
+        if len(cache) >= _CACHE_MAX:
+            cache.clear()
+        cache[text] = out
+    return out
+
+
+def shown_lines(value: Any) -> str:
+    """:func:`shown` for text of several lines we composed: the newlines stay."""
+    text = value if isinstance(value, str) else str(value)
+    return "\n".join(shown(line) for line in text.split("\n"))
+
+
+def secrets_of(state: Any, known: redact.HomeSecrets | None = None) -> Redactor:
+    """A redactor from what a loaded :class:`store.watch.home.HomeState` already holds (no second
+    read of the files). With *known* (one per home, kept across reloads) only the parts
+    that changed since the last state are walked, and an unchanged set of secrets gives
+    the same redactor back."""
+    known = known if known is not None else redact.HomeSecrets()
+    return known.redactor(state.store.doc if state.store else None,
+                          getattr(state.config, "data", None), state.env)
