@@ -104,14 +104,21 @@ def _target(path: Path) -> Path:
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True, mode: int = 0o600,
-                       owner: tuple[int, int] | None = None) -> None:
+                       owner: tuple[int, int] | None = None, follow_link: bool = True) -> None:
     """Write *data* to *path* by same-directory mkstemp + fsync + os.replace + fsync dir.
 
     The file gets *mode* (0600 for the store and anything holding secrets) and, when
-    given, *owner* (uid, gid). A symlink at *path* is followed (its target is replaced);
-    a symlink at the temp name cannot exist because mkstemp creates with O_EXCL.
+    given, *owner* (uid, gid). A symlink at the temp name cannot exist because mkstemp
+    creates with O_EXCL. A symlink at *path* is followed (its target is replaced, as
+    auth.json's must be) only with *follow_link*; without it (hermes-admin's own files:
+    status files, fleet state, the audit log), a symlink, directory, FIFO or device at
+    *path* is refused with :class:`WriteFailed` and nothing is written anywhere.
     """
-    target = _target(path)
+    if follow_link:
+        target = _target(path)
+    else:
+        refuse_special(path)
+        target = path
     directory = target.parent
     try:
         # The pid in the name lets the next writer tell a dead writer's temp from a live one.
@@ -146,6 +153,21 @@ def atomic_write_bytes(path: Path, data: bytes, *, sync: bool = True, mode: int 
     os.chmod(target, mode)
     if sync:
         _fsync_dir(directory)
+
+
+def refuse_special(path: Path) -> None:
+    """WriteFailed if anything but a regular file (or nothing) sits at *path*."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise WriteFailed(path, f"cannot be checked ({exc.strerror}); nothing was written") from None
+    if stat.S_ISLNK(st.st_mode):
+        raise WriteFailed(path, "is a symlink; hermes-admin does not write through one here, "
+                          "nothing was written")
+    if not stat.S_ISREG(st.st_mode):
+        raise WriteFailed(path, f"is {safeio.kind(st.st_mode)}, not a regular file; nothing was written")
 
 
 def keep_aside(directory: Path, stem: str, data: bytes) -> Path:

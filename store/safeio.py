@@ -34,7 +34,8 @@ _KINDS = (
 )
 
 
-def _kind(mode: int) -> str:
+def kind(mode: int) -> str:
+    """What a file of *mode* is, in words ("a FIFO (named pipe)", "a directory", ...)."""
     for test, name in _KINDS:
         if test(mode):
             return name
@@ -49,7 +50,7 @@ def check_regular(st: os.stat_result, path: Path, cap: int | None,
                   error: type[StoreUnreadable] = StoreUnreadable) -> None:
     """Raise *error* unless *st* is a regular file no larger than *cap* bytes."""
     if not stat.S_ISREG(st.st_mode):
-        raise error(path, f"is {_kind(st.st_mode)}, not a regular file; hermes-admin will not open it")
+        raise error(path, f"is {kind(st.st_mode)}, not a regular file; hermes-admin will not open it")
     if cap is not None and st.st_size > cap:
         raise error(path, f"is {st.st_size} bytes, over the {_fmt_cap(cap)} cap for this file")
 
