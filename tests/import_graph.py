@@ -111,3 +111,30 @@ def local_imports(root: Path) -> list[str]:
                     if isinstance(node, (ast.Import, ast.ImportFrom)):
                         hits.append(f"{f.relative_to(root)}:{node.lineno}")
     return sorted(set(hits))
+
+
+def private_uses(root: Path) -> list[str]:
+    """``file:line name`` for every use of another project module's private (``_x``) name:
+    ``from mod import _x``, or ``mod._x`` where ``mod`` was imported as a project module."""
+    mods = modules(root)
+    hits: list[str] = []
+    for name, f in mods.items():
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        bound: dict[str, str] = {}     # local name -> project module it was imported as
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for a, target in zip(node.names, _targets(mods, name, node)):
+                    if target in mods and target.endswith("." + a.name):
+                        bound[a.asname or a.name] = target           # a module imported by name
+                    elif a.name.startswith("_") and not a.name.startswith("__") and target != name:
+                        hits.append(f"{f.relative_to(root)}:{node.lineno} {a.name}")
+            elif isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.name in mods and a.asname:
+                        bound[a.asname] = a.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in bound and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and bound[node.value.id] != name):
+                hits.append(f"{f.relative_to(root)}:{node.lineno} {node.value.id}.{node.attr}")
+    return sorted(set(hits))

@@ -75,7 +75,10 @@ def _children_of(pid: int) -> list[int]:
 
 
 def _env(tmpdir: Path) -> dict[str, str]:
-    return dict(os.environ, TMPDIR=str(tmpdir), TERM="xterm-256color")
+    # A user's usual environment: buffered stdout (the suite's runner may export
+    # PYTHONUNBUFFERED, which hid the hang-up exit-status race of tui.cli.boundary.settle_streams).
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return dict(env, TMPDIR=str(tmpdir), TERM="xterm-256color")
 
 
 def _exe() -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.import_graph import cycles, local_imports
+from tests.import_graph import cycles, local_imports, modules
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
@@ -63,6 +63,49 @@ def test_a_violating_import_breaks_a_contract(tmp_path: Path, module: str, line:
     result = _lint(root)
     assert result.returncode != 0
     assert f"{contract}" in result.stdout and "BROKEN" in result.stdout
+
+
+SHELL = ("tui.app", "tui.cli", "tui.demo")
+
+
+def _layers() -> list[str]:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["id"] == "layers")
+    return [m.strip() for layer in layers for m in re.split(r"[:|]", layer) if m.strip()]
+
+
+def test_every_module_of_tui_is_in_a_layer() -> None:
+    layers = _layers()
+    loose = [m for m in modules(ROOT) if m.startswith("tui.") and m != "tui"
+             and not any(m == layer or m.startswith(layer + ".") for layer in layers)]
+    assert loose == []
+
+
+def _below_the_shell() -> list[str]:
+    return [m for m in modules(ROOT) if m.startswith("tui.") and m != "tui"
+            and not any(m == s or m.startswith(s + ".") for s in SHELL)]
+
+
+@needs_linter
+def test_a_screens_import_in_any_module_below_the_shell_breaks_the_layers(tmp_path: Path) -> None:
+    """One copy of the tree with ``import screens.help`` added to every module of tui/ that is
+    not the shell: import-linter must name each of them (a module outside every layer would
+    pass unseen, which is how five modules once escaped the contract)."""
+    root = _copy_tree(tmp_path)
+    below = _below_the_shell()
+    assert len(below) > 20          # the check itself: it looks at the whole tree
+    for m in below:
+        f = root / (m.replace(".", "/") + ".py")
+        if not f.exists():
+            f = root / m.replace(".", "/") / "__init__.py"
+        f.write_text(f.read_text() + "\nimport screens.help  # noqa\n")
+    result = _lint(root)
+    assert result.returncode != 0
+    report = result.stdout
+    missed = [m for m in below if f"{m} -> screens" not in report]
+    assert missed == [], report[-3000:]
 
 
 def test_no_import_cycles_counting_function_local_imports() -> None:

@@ -146,5 +146,29 @@ def install(argv: Sequence[str] | None) -> Boundary:
     return Boundary(list(sys.argv[1:] if argv is None else argv))
 
 
+def settle_streams() -> None:
+    """Flush stdout and stderr now, and point one whose terminal hung up at /dev/null.
+
+    Python flushes both at exit and, when that fails (a dropped SSH session, a closed tmux
+    pane: EIO), exits 120 whatever status the program returned. Which of the two happens
+    depends on whether anything was left in a buffer: a race. After this, the last flush
+    cannot fail, so a console ended by a hang-up exits 129 every time.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+            continue
+        except (OSError, ValueError):
+            pass
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, stream.fileno())
+            finally:
+                os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+
 def debug_enabled() -> bool:
     return bool(os.environ.get("HERMES_ADMIN_DEBUG"))

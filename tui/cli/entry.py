@@ -88,6 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv, edge)
     finally:
         edge.release()
+        boundary.settle_streams()
 
 
 def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:

@@ -31,7 +31,7 @@ from store.errors import HermesAdminError
 from store.paths import Home
 from tui.app.console import HermesAdminApp
 from tui.app.keymap import keymap_path
-from tui.demo.launch import AGENT_INTERVAL, PIDFILE, START_TIMEOUT, _Children, _row, child_env, start_provider
+from tui.demo.launch import AGENT_INTERVAL, PIDFILE, START_TIMEOUT, Children, child_env, demo_row, start_provider
 from tui.services.fleet_feed import FleetConfig
 
 HOSTS = ("host-a", "host-b")
@@ -58,7 +58,7 @@ hermes_admin:
 def host_doc(url: str, host: str) -> dict[str, Any]:
     """One host's auth.json: both shared keys; host A prefers shared-1, host B shared-2."""
     order = ["shared-1", "shared-2"] if host == HOSTS[0] else ["shared-2", "shared-1"]
-    rows = [_row(f"{label[-1]}{host[-1]}0000", label, i, KEYS[label], base_url=url + "/api/v1")
+    rows = [demo_row(f"{label[-1]}{host[-1]}0000", label, i, KEYS[label], base_url=url + "/api/v1")
             for i, label in enumerate(order)]
     return {"version": 1, "providers": {}, "credential_pool": {"openrouter": rows}}
 
@@ -75,7 +75,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_redis(children: _Children, tmp: Path, env: dict[str, str], logs: Path) -> str:
+def start_redis(children: Children, tmp: Path, env: dict[str, str], logs: Path) -> str:
     binary = shutil.which("redis-server")
     if binary is None:
         raise HermesAdminError("redis-server is not installed (apt-get install redis-server, or Valkey)")
@@ -98,7 +98,7 @@ def start_redis(children: _Children, tmp: Path, env: dict[str, str], logs: Path)
     raise HermesAdminError(f"redis-server did not answer within {START_TIMEOUT:g}s")
 
 
-def start(tmp: Path, children: _Children) -> tuple[Home, str, bytes]:
+def start(tmp: Path, children: Children) -> tuple[Home, str, bytes]:
     """Start everything; return host A's home, the Redis URL and the fleet secret."""
     children.pidfile = tmp / PIDFILE
     logs = tmp / "logs"
@@ -129,7 +129,7 @@ def start(tmp: Path, children: _Children) -> tuple[Home, str, bytes]:
 
 def run_fleet_demo(*, open_console: bool = True, duration: float | None = None) -> int:
     """Run the fleet demo; return the console's exit status. See the module docstring."""
-    children = _Children()
+    children = Children()
     tmp = Path(tempfile.mkdtemp(prefix="hermes-admin-fleet-demo-"))
     app: list[HermesAdminApp] = []
 

@@ -62,8 +62,8 @@ KEYS = {
 }
 
 
-def _row(rid: str, label: str, priority: int, token: str | None = None, *,
-         source: str = "manual", auth_type: str = "api_key", **fields: Any) -> dict[str, Any]:
+def demo_row(rid: str, label: str, priority: int, token: str | None = None, *,
+             source: str = "manual", auth_type: str = "api_key", **fields: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"id": rid, "label": label, "auth_type": auth_type,
                            "priority": priority, "source": source}
     if token is not None:
@@ -85,29 +85,29 @@ def seed_store(url: str, now: float) -> dict[str, Any]:
         "providers": {},
         "credential_pool": {
             "openrouter": [
-                _row("a1b2c3", "or-primary", 0, KEYS["or1"], base_url=url + "/api/v1"),
-                _row("d4e5f6", "or-backup", 1, KEYS["or2"], base_url=url + "/api/v1"),
-                _row("0e0e0e", "OPENROUTER_API_KEY", 2, source="env:OPENROUTER_API_KEY",
+                demo_row("a1b2c3", "or-primary", 0, KEYS["or1"], base_url=url + "/api/v1"),
+                demo_row("d4e5f6", "or-backup", 1, KEYS["or2"], base_url=url + "/api/v1"),
+                demo_row("0e0e0e", "OPENROUTER_API_KEY", 2, source="env:OPENROUTER_API_KEY",
                      secret_fingerprint="sha256:5d1c0ffee0ddba11", base_url=url + "/api/v1"),
-                _row("b111ed", "or-billing", 3, KEYS["or_bill"], base_url=url + "/api/v1"),
+                demo_row("b111ed", "or-billing", 3, KEYS["or_bill"], base_url=url + "/api/v1"),
             ],
             "anthropic": [
-                _row("c1a0de", "claude-oauth", 0, KEYS["ant_oauth"], source="hermes_pkce",
+                demo_row("c1a0de", "claude-oauth", 0, KEYS["ant_oauth"], source="hermes_pkce",
                      auth_type="oauth", refresh_token=KEYS["ant_rt"], base_url=url,
                      expires_at_ms=int((now - 30) * 1000), last_status="exhausted",
                      last_status_at=now - 5, last_error_code=401,
                      last_error_reason="token_expired"),
-                _row("a7a7a7", "ant-key-1", 1, KEYS["ant1"], base_url=url,
+                demo_row("a7a7a7", "ant-key-1", 1, KEYS["ant1"], base_url=url,
                      last_status="exhausted", last_status_at=now - 10, last_error_code=429,
                      last_error_reason="rate_limit_exceeded", last_error_reset_at=iso),
-                _row("dead01", "ant-key-old", 2, KEYS["ant2"], base_url=url,
+                demo_row("dead01", "ant-key-old", 2, KEYS["ant2"], base_url=url,
                      last_status="dead", last_status_at=now - 3600, last_error_code=401,
                      last_error_reason="token_revoked"),
             ],
             "openai-codex": [
-                _row("cdx001", "codex-device", 0, KEYS["cdx1"], source="device_code",
+                demo_row("cdx001", "codex-device", 0, KEYS["cdx1"], source="device_code",
                      auth_type="oauth", base_url=url + "/backend-api"),
-                _row("cdx002", "codex-second", 1, KEYS["cdx2"], source="device_code",
+                demo_row("cdx002", "codex-second", 1, KEYS["cdx2"], source="device_code",
                      auth_type="oauth", base_url=url + "/backend-api",
                      last_status="exhausted", last_status_at=now - 20, last_error_code=429,
                      last_error_reason="usage_limit_reached",
@@ -115,8 +115,8 @@ def seed_store(url: str, now: float) -> dict[str, Any]:
                      last_error_reset_at=int((now + 120) * 1000)),
             ],
             "custom:together.ai": [
-                _row("t0g001", "together-1", 0, KEYS["tg1"], base_url=url + "/v1"),
-                _row("t0g002", "together-2", 1, KEYS["tg2"], base_url=url + "/v1",
+                demo_row("t0g001", "together-1", 0, KEYS["tg1"], base_url=url + "/v1"),
+                demo_row("t0g002", "together-2", 1, KEYS["tg2"], base_url=url + "/v1",
                      last_status="exhausted", last_status_at=now - 5, last_error_code=503,
                      failure_reason="server_error", last_error_reset_at=now + 40),
             ],
@@ -189,7 +189,7 @@ def provider_script() -> dict[str, Any]:
     }
 
 
-class _Children:
+class Children:
     """The processes the demo started; each in its own process group."""
 
     def __init__(self) -> None:
@@ -264,7 +264,7 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def start_provider(children: _Children, env: dict[str, str], logs: Path, script: dict[str, Any]) -> str:
+def start_provider(children: Children, env: dict[str, str], logs: Path, script: dict[str, Any]) -> str:
     """Start the fake provider with *script* on a free loopback port; return its URL."""
     path = logs / "provider-script.json"
     path.write_text(json.dumps(script, indent=2))
@@ -275,7 +275,7 @@ def start_provider(children: _Children, env: dict[str, str], logs: Path, script:
     return f"http://127.0.0.1:{_wait_for_port(port_file, provider, START_TIMEOUT)}"
 
 
-def start_proxy(home: Home, children: _Children, env: dict[str, str], logs: Path, token_url: str,
+def start_proxy(home: Home, children: Children, env: dict[str, str], logs: Path, token_url: str,
                 timeout: float = START_TIMEOUT) -> str:
     """Start the proxy on *home* (any free loopback port); its ``/v1`` URL once it serves."""
     proc = children.spawn([sys.executable, "-m", "tui.demo.proxy_child", "--home", str(home.root),
@@ -305,7 +305,7 @@ def prepare_home(home: Path | str | None) -> tuple[Home, Path | None]:
     return Home(root), None
 
 
-def start(home: Home, children: _Children) -> str:
+def start(home: Home, children: Children) -> str:
     """Seed *home*, start the fake provider and the agents; return the provider URL."""
     ensure_home(home)
     children.pidfile = home.root / PIDFILE
@@ -338,7 +338,7 @@ def _open_console(home: Home) -> int:
 def run_demo(home: Path | str | None = None, *, open_dashboard: bool = True,
              duration: float | None = None) -> int:
     """Run the demo; return the dashboard's exit status. See the module docstring."""
-    children = _Children()
+    children = Children()
     prepared: list[Path | None] = [None]
 
     def cleanup() -> None:

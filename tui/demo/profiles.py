@@ -26,7 +26,7 @@ PROFILE_KEYS = {
 }
 
 
-def _row(rid: str, label: str, priority: int, token: str, **fields: Any) -> dict[str, Any]:
+def demo_row(rid: str, label: str, priority: int, token: str, **fields: Any) -> dict[str, Any]:
     row: dict[str, Any] = {"id": rid, "label": label, "auth_type": "api_key", "priority": priority,
                            "source": "manual", "access_token": token, "last_status": None,
                            "last_status_at": None, "last_error_code": None, "last_error_reason": None,
@@ -36,16 +36,16 @@ def _row(rid: str, label: str, priority: int, token: str, **fields: Any) -> dict
 
 
 def _oauth(rid: str) -> dict[str, Any]:
-    return _row(rid, "claude-team-grant", 0, PROFILE_KEYS["oauth_at"], auth_type="oauth",
+    return demo_row(rid, "claude-team-grant", 0, PROFILE_KEYS["oauth_at"], auth_type="oauth",
                 source="claude_code", refresh_token=PROFILE_KEYS["oauth_rt"])
 
 
 def profiles(now: float) -> dict[str, tuple[dict[str, Any], str]]:
     """name -> (auth.json document, config.yaml text)."""
-    shared = _row("sh0001", "shared-or", 0, PROFILE_KEYS["shared_or"])
+    shared = demo_row("sh0001", "shared-or", 0, PROFILE_KEYS["shared_or"])
     return {
         "team-cheap": ({"version": 1, "providers": {}, "credential_pool": {
-            "openrouter": [dict(shared), _row("ch0002", "cheap-or", 1, PROFILE_KEYS["cheap_or"])]}},
+            "openrouter": [dict(shared), demo_row("ch0002", "cheap-or", 1, PROFILE_KEYS["cheap_or"])]}},
             "model:\n  provider: openrouter\n  default: deepseek/deepseek-chat-v3\n"
             "fallback_providers:\n  - provider: openrouter\n    model: qwen/qwen3-32b\n"),
         "team-premium": ({"version": 1, "providers": {}, "credential_pool": {
@@ -55,7 +55,7 @@ def profiles(now: float) -> dict[str, tuple[dict[str, Any], str]]:
             "fallback_providers:\n  - provider: openrouter\n    model: anthropic/claude-sonnet-4\n"
             "delegation:\n  provider: openrouter\n  model: anthropic/claude-sonnet-4\n"),
         "team-local": ({"version": 1, "providers": {}, "credential_pool": {
-            "custom:lab-gpu": [_row("lab001", "lab-gpu", 0, PROFILE_KEYS["lab"])],
+            "custom:lab-gpu": [demo_row("lab001", "lab-gpu", 0, PROFILE_KEYS["lab"])],
             "anthropic": [_oauth("lo0001")]}},
             "model:\n  provider: custom:lab-gpu\n  default: llama-3.3-70b\n"
             "  base_url: http://127.0.0.1:8080/v1\n"
