@@ -123,7 +123,7 @@ def private_uses(root: Path) -> list[str]:
         bound: dict[str, str] = {}     # local name -> project module it was imported as
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom):
-                for a, target in zip(node.names, _targets(mods, name, node)):
+                for a, target in zip(node.names, _targets(mods, name, node), strict=True):
                     if target in mods and target.endswith("." + a.name):
                         bound[a.asname or a.name] = target           # a module imported by name
                     elif a.name.startswith("_") and not a.name.startswith("__") and target != name:
