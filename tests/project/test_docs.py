@@ -30,6 +30,8 @@ from screens.dashboard import DashboardScreen
 from screens.profiles_view import ProfilesDashboard
 from tui.app.console import HermesAdminApp
 from tui.app.root_console import RootApp
+from tui.demo.launch import KEYS
+from tui.demo.profiles import PROFILE_KEYS
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -260,9 +262,6 @@ def test_negative_control_broken_links_are_found() -> None:
 
 
 def test_the_screenshot_shows_no_key_in_clear() -> None:
-    from tui.demo.launch import KEYS
-    from tui.demo.profiles import PROFILE_KEYS
-
     svg = (ROOT / "docs" / "screenshot.svg").read_text(encoding="utf-8")
     assert "hermes-admin" in svg and "sk-or-" in svg            # the console, with fingerprints
     assert [name for name, key in {**KEYS, **PROFILE_KEYS}.items() if key in svg] == []
