@@ -57,6 +57,11 @@ mutate: $(STAMP)
 	$(BIN)/mutmut run
 	$(BIN)/mutmut results
 
+# docs/screenshot.svg, the README's picture: the demo's console through Textual's SVG export.
+.PHONY: screenshot
+screenshot: $(STAMP)
+	$(BIN)/python docs/make_screenshot.py
+
 lint: $(STAMP)
 	$(BIN)/ruff check store tui screens tests bench
 	$(BIN)/lint-imports
