@@ -1,0 +1,183 @@
+"""Headroom: each key's rate-limit readings, kept per row and written behind to a sidecar.
+
+The proxy and the agent runtime record the readings of every response against the row
+that served it (:meth:`Headroom.record`). Readings live in memory, keyed by pool and row
+id and bound to the row's secret by its display fingerprint (a re-keyed row starts
+afresh). At most once a second they are written behind, merged with what other
+processes on the home wrote, to ``<home>/hermes-admin-headroom.json``: atomic, 0600, no
+link followed, never a secret. Never to auth.json: Hermes agents must not see churn for
+readings. The console and every proxy on the home read the sidecar with :func:`load`,
+which checks every value like any outside input.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from store import safeio
+from store.agent.ratelimits import Reading, blocked_until
+from store.authfile import atomic_write_bytes
+from store.errors import HermesAdminError, StoreUnreadable
+from store.lock import locked
+from store.paths import Home
+
+SIDECAR = "hermes-admin-headroom.json"
+SIDECAR_LOCK = ".hermes-admin-headroom.lock"
+SIDECAR_CAP = 8 * 1024 * 1024
+FLUSH_INTERVAL = 1.0
+# A reading older than this is dropped from the file, stale or not.
+KEEP_FOR = 8 * 86400.0
+MAX_WINDOWS = 16
+
+RowKey = tuple[str, str]        # (pool, row id)
+
+
+@dataclass
+class RowReadings:
+    """What is known of one row's windows: the secret's fingerprint and the newest reading per window."""
+
+    fp: str | None
+    windows: dict[str, Reading] = field(default_factory=dict)
+
+    def merge(self, readings: Iterable[Reading]) -> bool:
+        changed = False
+        for r in readings:
+            old = self.windows.get(r.window)
+            if old is None or r.read_at >= old.read_at:
+                if old != r:
+                    changed = True
+                self.windows[r.window] = r
+        if len(self.windows) > MAX_WINDOWS:
+            keep = sorted(self.windows.values(), key=lambda x: x.read_at)[-MAX_WINDOWS:]
+            self.windows = {r.window: r for r in keep}
+        return changed
+
+    def newest(self) -> float:
+        return max((r.read_at for r in self.windows.values()), default=0.0)
+
+
+def sidecar_path(home: Home) -> Path:
+    return home.root / SIDECAR
+
+
+class Headroom:
+    """One process's readings for one home, and their write-behind."""
+
+    def __init__(self, home: Home, clock: Callable[[], float] = time.time,
+                 interval: float = FLUSH_INTERVAL) -> None:
+        self.home = home
+        self.clock = clock
+        self.interval = interval
+        self.rows: dict[RowKey, RowReadings] = {}
+        self._dirty = False
+        self._last_flush = 0.0
+        self._lock = threading.Lock()
+        self.notices: list[str] = []
+
+    def record(self, pool: str, row_id: str, fp: str | None, readings: Iterable[Reading]) -> None:
+        """Readings of one response, against the row that served it (in memory only)."""
+        readings = list(readings)
+        if not readings:
+            return
+        with self._lock:
+            entry = self.rows.get((pool, row_id))
+            if entry is None or entry.fp != fp:
+                entry = self.rows[(pool, row_id)] = RowReadings(fp)
+            if entry.merge(readings):
+                self._dirty = True
+
+    def readings(self, pool: str, row_id: str, fp: str | None) -> list[Reading]:
+        with self._lock:
+            entry = self.rows.get((pool, row_id))
+            return list(entry.windows.values()) if entry is not None and entry.fp == fp else []
+
+    def blocked_until(self, pool: str, row_id: str, fp: str | None, now: float,
+                      threshold: float = 0.0) -> float | None:
+        """When this row may be picked again by its readings (None: it may be now)."""
+        return blocked_until(self.readings(pool, row_id, fp), now, threshold)
+
+    def absorb(self, other: dict[RowKey, RowReadings]) -> None:
+        """Take in what another process on the home read (from :func:`load`)."""
+        with self._lock:
+            for key, theirs in other.items():
+                mine = self.rows.get(key)
+                if mine is not None and mine.fp == theirs.fp:
+                    mine.merge(theirs.windows.values())
+                elif mine is None or theirs.newest() > mine.newest():   # re-keyed: the newer secret's
+                    self.rows[key] = RowReadings(theirs.fp, dict(theirs.windows))
+
+    def flush(self, force: bool = False) -> bool:
+        """Write behind, at most once per interval: merge with the file and replace it.
+
+        Takes the sidecar's own lock (never auth.lock), and skips this round if another
+        process holds it; the next round writes. Never raises: a failure is a notice.
+        """
+        now = self.clock()
+        with self._lock:
+            if not self._dirty or (not force and now - self._last_flush < self.interval):
+                return False
+            self._last_flush = now
+        try:
+            with locked(self.home.root / SIDECAR_LOCK, timeout=0.0 if not force else 1.0):
+                self.absorb(load(self.home, now))
+                with self._lock:
+                    data = dump(self.rows, now)
+                    self._dirty = False
+                atomic_write_bytes(sidecar_path(self.home), data, sync=False, follow_link=False)
+            return True
+        except HermesAdminError as exc:
+            with self._lock:
+                self._dirty = True
+            self.notices.append(f"headroom not written: {exc}")
+            del self.notices[:-20]
+            return False
+
+
+def dump(rows: dict[RowKey, RowReadings], now: float) -> bytes:
+    out = []
+    for (pool, rid), entry in sorted(rows.items()):
+        windows = [r.as_json() for r in entry.windows.values() if now - r.read_at <= KEEP_FOR]
+        if windows:
+            out.append({"pool": pool, "id": rid, "fp": entry.fp, "readings": windows})
+    return json.dumps({"version": 1, "written_at": now, "rows": out}, allow_nan=False).encode()
+
+
+def load(home: Home, now: float) -> dict[RowKey, RowReadings]:
+    """The sidecar's readings, each checked; {} when there is none. A file that cannot be
+    used (special file, oversize, not JSON) raises StoreUnreadable naming it."""
+    path = sidecar_path(home)
+    got = safeio.read_checked(path, SIDECAR_CAP)
+    if got is None:
+        return {}
+    try:
+        doc = json.loads(got[0], parse_constant=_refuse)
+    except (ValueError, RecursionError):
+        raise StoreUnreadable(path, "is not valid JSON") from None
+    rows: dict[RowKey, RowReadings] = {}
+    entries = doc.get("rows") if isinstance(doc, dict) else None
+    for e in entries if isinstance(entries, list) else []:
+        if not isinstance(e, dict):
+            continue
+        pool, rid, fp, readings = e.get("pool"), e.get("id"), e.get("fp"), e.get("readings")
+        if not (_short_text(pool) and _short_text(rid) and (fp is None or _short_text(fp))
+                and isinstance(readings, list)):
+            continue
+        checked = [r for r in (Reading.from_json(x, now) for x in readings[:MAX_WINDOWS]) if r is not None]
+        if checked and now - max(r.read_at for r in checked) <= KEEP_FOR:
+            rows[(pool, rid)] = RowReadings(fp, {r.window: r for r in checked})
+    return rows
+
+
+def _refuse(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _short_text(v: Any) -> bool:
+    return isinstance(v, str) and 0 < len(v) <= 200 and v.isprintable()
+
