@@ -19,11 +19,12 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from screens.confirm import ConfirmScreen
-from screens.explain import ExplainsDisabled
+from screens.explain import Refusals
 from screens.fallback_edit import FallbackAddScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import open_strategy_picker
 from store.config import edit as cfg
+from store.config.read import Config
 from store.config.sections import ROUTING_KEYS
 from store.model import STRATEGIES
 from store.watch.home import HomeState
@@ -38,12 +39,6 @@ TABS = {
     "routing": "Routing",
     "auxiliary": "Auxiliary",
 }
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
 
 
 def _s(value: Any) -> str:
@@ -76,55 +71,55 @@ def strategy_rows(state: HomeState | None) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def fallback_rows(config: Any) -> list[tuple[str, ...]]:
+def fallback_rows(config: Config | None) -> list[tuple[str, ...]]:
     """The effective chain, merged and de-duplicated by store.config, in order."""
     rows = []
-    for i, entry in enumerate(_get(config, "fallback_chain", None) or [], start=1):
-        key_env = _get(entry, "key_env")
-        if key_env:
-            key = f"${key_env}"
-        elif _get(entry, "has_api_key"):
+    for i, entry in enumerate(config.fallback_chain if config is not None else [], start=1):
+        if entry.key_env:
+            key = f"${entry.key_env}"
+        elif entry.has_api_key:
             key = "api_key in config"
         else:
             key = NULL
-        origin = _get(entry, "origin")
-        idx = _get(entry, "origin_index")
+        origin, idx = entry.origin, entry.origin_index
         where = f"{origin}[{idx}]" if origin and idx is not None else _s(origin)
-        rows.append((str(i), _s(_get(entry, "provider")), _s(_get(entry, "model")),
-                     _s(_get(entry, "base_url")), key, where))
+        rows.append((str(i), _s(entry.provider), _s(entry.model), _s(entry.base_url), key, where))
     return rows
 
 
-def routing_rows(config: Any) -> list[tuple[str, str]]:
+def routing_rows(config: Config | None) -> list[tuple[str, str]]:
     """Every setting Hermes knows (``—`` when unset, so it can be edited), then unknown ones."""
-    routing = _get(config, "routing", None) or {}
+    routing = config.routing if config is not None else {}
     rows = [(k, _s(routing.get(k))) for k in ROUTING_KEYS]
     rows += [(str(k), _s(v)) for k, v in routing.items() if k not in ROUTING_KEYS]
     return rows
 
 
-def auxiliary_rows(config: Any) -> list[tuple[str, str, str, str, str]]:
+def auxiliary_rows(config: Config | None) -> list[tuple[str, str, str, str, str]]:
     """(task, step, provider, model, timeout): the task's own choice, then its chain."""
     rows = []
-    chains = _get(config, "auxiliary_chains", None) or {}
+    chains = config.auxiliary_chains if config is not None else {}
     for task in sorted(chains):
         spec = chains[task] or {}
-        rows.append((task, "primary", _s(_get(spec, "provider")), _s(_get(spec, "model")), NULL))
-        for i, entry in enumerate(_get(spec, "fallback_chain", None) or [], start=1):
-            rows.append(("", f"fallback {i}", _s(_get(entry, "provider")),
-                         _s(_get(entry, "model")), _s(_get(entry, "timeout"))))
+        rows.append((task, "primary", _s(spec.get("provider")), _s(spec.get("model")), NULL))
+        for i, entry in enumerate(spec.get("fallback_chain") or [], start=1):
+            rows.append(("", f"fallback {i}", _s(entry.get("provider")),
+                         _s(entry.get("model")), _s(entry.get("timeout"))))
     return rows
 
 
 def _fill(table: DataTable, columns: Iterable[str], rows: list[tuple[str, ...]],
-          cursor: int | None = None) -> bool:
-    """Show *rows*; True when they changed. The cursor stays at its height (or goes to *cursor*)."""
+          shown_rows: dict[str, list[tuple[str, ...]]], cursor: int | None = None) -> bool:
+    """Show *rows*; True when they changed. The cursor stays at its height (or goes to *cursor*).
+
+    *shown_rows* holds what each table (by id) shows now; the screen owns it.
+    """
     if not table.columns:
         for c in columns:
             table.add_column(c, key=c)
-    if getattr(table, "_shown_rows", None) == rows:
+    if shown_rows.get(table.id or "") == rows:
         return False  # an auth.json change: keep these small tables (and their cursor) as they are
-    table._shown_rows = rows  # type: ignore[attr-defined]
+    shown_rows[table.id or ""] = rows
     at = table.cursor_row if cursor is None else cursor
     table.clear()
     for row in rows:
@@ -144,7 +139,7 @@ EDITS: dict[str, tuple[str, ...]] = {
 }
 
 
-class ConfigScreen(ExplainsDisabled, Screen):
+class ConfigScreen(Screen):
     """Four tabs over config.yaml, three of them editable; follows the file live."""
 
     BINDINGS = [
@@ -163,8 +158,12 @@ class ConfigScreen(ExplainsDisabled, Screen):
     def __init__(self, tab: str = "strategies") -> None:
         super().__init__(id="config")
         self.initial = tab if tab in TABS else "strategies"
-        self.config: Any = None
+        self.config: Config | None = None
+        self.home_state: HomeState | None = None
+        self.note_lines: list[str] = []
+        self.shown_rows: dict[str, list[tuple[str, ...]]] = {}   # table id -> the rows it shows
         self._cursor_to: dict[str, int] = {}   # table id -> row the cursor goes to on refill
+        self.refusals = Refusals(self, self.disabled_reason)
 
     def compose(self) -> ComposeResult:
         yield Static(id="config-note")
@@ -199,22 +198,23 @@ class ConfigScreen(ExplainsDisabled, Screen):
                 lines.append(f"{path} (read-only: started with --read-only)")
             else:
                 lines.append(f"{path} · edits keep your comments")
-            lines += [f"⚠ {w}" for w in (getattr(config, "warnings", None) or [])]
+            lines += [f"⚠ {w}" for w in (config.warnings if config is not None else [])]
         self.note_lines = lines
         self._show_note()
+        shown_rows = self.shown_rows
         _fill(self.query_one("#strategies-table", DataTable),
-              ("pool", "configured", "Hermes uses", "note"), strategy_rows(state))
+              ("pool", "configured", "Hermes uses", "note"), strategy_rows(state), shown_rows)
         if _fill(self.query_one("#fallback-table", DataTable),
                  ("#", "provider", "model", "base_url", "key", "from"), fallback_rows(config),
-                 cursor=self._cursor_to.get("fallback")):
+                 shown_rows, cursor=self._cursor_to.get("fallback")):
             self._cursor_to.pop("fallback", None)
         _fill(self.query_one("#routing-table", DataTable), ("setting", "value"),
-              routing_rows(config))
+              routing_rows(config), shown_rows)
         _fill(self.query_one("#auxiliary-table", DataTable),
-              ("task", "step", "provider", "model", "timeout s"), auxiliary_rows(config))
+              ("task", "step", "provider", "model", "timeout s"), auxiliary_rows(config), shown_rows)
 
     def _show_note(self) -> None:
-        lines = list(getattr(self, "note_lines", []))
+        lines = list(self.note_lines)
         busy = host(self).writer.status_text()
         if busy:
             lines.insert(0, f"⟳ {busy}")
@@ -241,7 +241,7 @@ class ConfigScreen(ExplainsDisabled, Screen):
 
     def _row(self) -> tuple[str, ...] | None:
         table = self._table()
-        rows = getattr(table, "_shown_rows", None) or []
+        rows = self.shown_rows.get(table.id or "", [])
         return rows[table.cursor_row] if 0 <= table.cursor_row < len(rows) else None
 
     def edit_reason(self, action: str, step: int = 0) -> str | None:
@@ -267,11 +267,11 @@ class ConfigScreen(ExplainsDisabled, Screen):
             return True
         if not self.is_mounted or self.active_tab not in EDITS[action]:
             return False   # not this tab's key: hidden from the footer
-        return self.availability(action, parameters)
+        return self.refusals.availability(action, parameters)
 
     def on_key(self, event: events.Key) -> None:
         """A key bound to an unavailable edit says why, instead of nothing at all."""
-        self.explain_disabled_key(event)
+        self.refusals.explain_key(event)
 
     def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
         if action not in EDITS:
@@ -302,12 +302,12 @@ class ConfigScreen(ExplainsDisabled, Screen):
             return
         if self.active_tab == "strategies":
             pool = row[0]
-            state = getattr(self, "home_state", None)
+            state = self.home_state
             configured = state.strategies.get(pool) if state is not None else None
-            open_strategy_picker(self.app, pool, configured)
+            open_strategy_picker(host(self), pool, configured)
         elif self.active_tab == "routing":
             key = row[0]
-            current = (_get(self.config, "routing", None) or {}).get(key)
+            current = self.config.routing.get(key) if self.config is not None else None
             self.app.push_screen(RoutingEditScreen(key, current))
 
     def action_fallback_add(self) -> None:

@@ -3,14 +3,15 @@
 It shows what the app hands it (:meth:`DashboardScreen.show_state`) and keeps
 the countdowns honest with a one-second tick. It never reads the store itself
 (the app's watcher worker does) and never writes it directly: its operator
-actions (screens.dashboard_actions) hand functions to the app's writer.
+actions (a screens.dashboard_actions.Operator it owns) hand functions to the app's writer.
+It also owns the proxy's status-bar summary (screens.proxy_view.ProxyWatch) and the one
+answer to why a key is disabled (screens.explain.Refusals).
 """
 
 from __future__ import annotations
 
 import gc
 import math
-from datetime import datetime
 from typing import Any, Callable
 
 from textual import events
@@ -20,46 +21,17 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from screens.config_view import ConfigScreen
-from screens.dashboard_actions import WRITING, Key, OperatorActions
+from screens.dashboard_actions import WRITING, Operator
+from screens.dashboard_chrome import clock_time, empty_message, problems
 from screens.detail import DetailScreen
-from screens.proxy_view import ProxySummary
+from screens.explain import Refusals
+from screens.proxy_view import ProxyWatch
 from store.pools import events as ev
 from store.pools.view import PoolView, build_pools
 from store.watch.home import HomeState
 from tui.services.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.rows import SORT_ORDER, SORTS
-
-
-def clock_time(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch).strftime("%H:%M:%S")
-
-
-def add_key_hint(root: str) -> str:
-    return (f"Add a key:  hermes-admin --home {root} add openrouter --api-key -\n"
-            "       or:  hermes auth add openrouter --api-key <key>   (Hermes's own CLI)")
-
-
-def empty_message(state: HomeState | None, filter_text: str, shown_rows: int) -> str | None:
-    """Why the table is empty, with where we looked and what to do; None if it is not."""
-    if state is None:
-        return "Loading…"
-    home = state.home
-    if not state.home_exists:
-        return (f"No Hermes home at {home.root}\n"
-                "hermes-admin looks at --home, then $HERMES_HOME, then ~/.hermes.\n"
-                f"{add_key_hint(str(home.root))}\n"
-                "This screen fills in by itself when the home appears.")
-    if state.store is None or not state.store.exists:
-        if state.store_error is not None:
-            return f"Nothing to show: {home.auth} cannot be read (see the banner above)."
-        return (f"No credential store yet: {home.auth} does not exist.\n"
-                f"{add_key_hint(str(home.root))}")
-    if not state.pools:
-        return f"{home.auth} has no credential pools yet.\n{add_key_hint(str(home.root))}"
-    if filter_text and shown_rows == 0:
-        return f"No credential matches “{filter_text}”. Escape clears the filter."
-    return None
 
 
 def settle_heap() -> None:
@@ -72,30 +44,7 @@ def settle_heap() -> None:
     gc.freeze()
 
 
-def problems(state: HomeState | None) -> list[tuple[str, str]]:
-    """The banner lines for *state*: unreadable store (error), config and permission warnings."""
-    if state is None:
-        return []
-    out: list[tuple[str, str]] = []
-    err = state.store_error
-    if err is not None:
-        msg = f"{err.path}: {err.reason}. Nothing will be written until it is fixed."
-        if state.stale:
-            msg += f" Showing the last good view from {clock_time(state.store_read_at)} (STALE)."
-        if err.hint:
-            msg += f" {err.hint}."
-        out.append(("error", msg))
-    cerr = state.config_error
-    if cerr is not None:
-        keep = ("keeping the last good config" if state.config is not None
-                else "using Hermes defaults")
-        out.append(("warning", f"{cerr.path}: {cerr.reason}; {keep} until it parses."))
-    for w in state.warnings:
-        out.append(("warning", str(w)))
-    return out
-
-
-class DashboardScreen(ProxySummary, OperatorActions, Screen):
+class DashboardScreen(Screen):
     """The live table, its status lines, the events log and the filter box."""
 
     BINDINGS = [
@@ -157,9 +106,12 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
         self._tick_enabled = tick
         self._ready = False                      # children composed and mounted
         self._pending_events: list[Any] = []
-        self.tags: set[Key] = set()              # (pool, id) rows tagged for bulk actions
-        self.pending_cursor: Key | None = None   # a row just added: the cursor goes there
-        self.proxy_summary = ""                  # "proxy :8645 · 12 req/min · primary", "" if none
+        self.refusals = Refusals(self, self.disabled_reason)
+        self.operator = self.make_operator()     # the tags, the row just added, every write
+        self.proxy = ProxyWatch(self, self._refresh_chrome)   # the status bar's proxy summary
+
+    def make_operator(self) -> Operator:
+        return Operator(self)
 
     # ------------------------------------------------------------ layout
     def compose(self) -> ComposeResult:
@@ -193,8 +145,8 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
             self.table.start_ticking(self.tick, clock=self.clock)
             # The proxy's status file is not watched (a reload each second costs 3.5x a stat:
             # bench/bench_proxy_feed.py); a slow poll finds a proxy, then follows it each second.
-            self._pace_proxy_poll()
-        self.poll_proxy()
+            self.proxy.pace_poll()
+        self.proxy.poll()
         if self.latest is not None:
             self._apply(self.latest)
         else:
@@ -216,13 +168,13 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
     def _apply(self, state: HomeState) -> None:
         self.state = state
         self.pools = list(state.pools)
-        if self.tags:
+        if self.operator.tags:
             # A tag follows its credential; a credential that left the store takes it along.
-            self.tags &= {cv.key for pv in self.pools for cv in pv.credentials}
+            self.operator.tags &= {cv.key for pv in self.pools for cv in pv.credentials}
         self._refresh_table()
-        self.follow_pending_cursor()
-        app = self.app
-        if state.pools and getattr(app, "freeze_heap", False):
+        self.operator.follow_pending_cursor()
+        app = host(self)
+        if state.pools and app.freeze_heap:
             app.freeze_heap = False
             # Once the first screen is written (the writer thread needs the GIL too).
             self.set_timer(1.0, settle_heap, name="settle-heap")
@@ -230,7 +182,7 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
     def _refresh_table(self) -> None:
         now = self.clock()
         table = self.table
-        table.set_marks(self.marks())
+        table.set_marks(self.operator.marks())
         table.reconcile(self.pools, now, filter_text=self.filter_text, sort=self.sort)
         self._refresh_chrome()
 
@@ -241,7 +193,7 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
         """Tags or in-flight writes changed: redraw the marks, the status bar and the footer."""
         if not self._ready:
             return
-        self.table.set_marks(self.marks())
+        self.table.set_marks(self.operator.marks())
         self._refresh_chrome()
         self.refresh_bindings()
 
@@ -265,8 +217,8 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
             sort=self.sort, filter_text=self.filter_text,
             generation=state.generation if state else 0,
             updated=clock_time(state.read_at) if state else "",
-            held=held, busy=self.app.writer.status_text(), tagged=len(self.tags),
-            proxy=self.proxy_summary,
+            held=held, busy=host(self).writer.status_text(), tagged=len(self.operator.tags),
+            proxy=self.proxy.summary,
         )
 
     # ------------------------------------------------------------ the tick
@@ -303,7 +255,7 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in WRITING:
             # None: shown dimmed in the footer; pressing it says why (on_key below).
-            return self.availability(action, parameters) if self._ready else None
+            return self.refusals.availability(action, parameters) if self._ready else None
         if action == "detail":
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
@@ -314,13 +266,54 @@ class DashboardScreen(ProxySummary, OperatorActions, Screen):
 
     def on_key(self, event: events.Key) -> None:
         """A key bound to an unavailable writing action says why, instead of nothing at all."""
-        self.explain_disabled_key(event)
+        self.refusals.explain_key(event)
+
+    def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
+        """The one reason behind check_action and the refusal notice: only writes are refused."""
+        return self.operator.write_reason(action) if action in WRITING else None
 
     def attempt(self, action: str) -> None:
         """Run *action* if it is available now, else say why (command palette)."""
-        if action in WRITING and self.refuse(action):
+        if action in WRITING and self.refusals.refuse(action):
             return
         self.call_later(self.run_action, action)
+
+    # The operator's actions, each one call to the Operator (the bindings see them here).
+    def action_add(self) -> None:
+        self.operator.add()
+
+    def action_reset(self) -> None:
+        self.operator.reset()
+
+    def action_cooldown(self) -> None:
+        self.operator.cooldown()
+
+    def action_remove(self) -> None:
+        self.operator.remove()
+
+    def action_move_up(self) -> None:
+        self.operator.move(-1)
+
+    def action_move_down(self) -> None:
+        self.operator.move(+1)
+
+    def action_strategy(self) -> None:
+        self.operator.strategy()
+
+    def action_probe(self) -> None:
+        self.operator.probe()
+
+    def action_tag(self) -> None:
+        self.operator.tag()
+
+    def action_clear_tags(self) -> None:
+        self.operator.clear_tags()
+
+    def action_audit(self) -> None:
+        self.operator.audit()
+
+    def action_proxy(self) -> None:
+        self.proxy.open_panel()
 
     def action_detail(self) -> None:
         cv = self.table.cursor_credential

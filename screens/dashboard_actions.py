@@ -8,17 +8,22 @@ from the watcher like after any other change.
 
 Bulk actions (reset, cooldown) apply to the tagged rows when any are tagged, else to the
 row under the cursor; their confirmation lists which.
+
+The dashboard owns one :class:`Operator`, which holds the actions' own state (the tags,
+the row just added) and sees the dashboard only through :class:`Board`. The dashboard's
+``action_*`` methods, which the bindings, the footer, ``?`` help and the palette see,
+each call one method here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Protocol
 
 from screens.add_key import AddKeyScreen
 from screens.audit_view import AuditScreen
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
-from screens.explain import ExplainsDisabled
+from screens.explain import Refusals
 from screens.probe_result import ProbeResultScreen
 from screens.strategy import open_strategy_picker
 from store.errors import BadInput
@@ -27,8 +32,8 @@ from store.ops import actions, audit
 from store.ops.actions import Outcome
 from store.ops.probe_report import run_probe
 from store.ops.write import StoreChange
-from store.pools.view import CredentialView
-from tui.services.host import host
+from store.pools.view import CredentialView, PoolView
+from tui.services.host import HasApp, Host, host
 from tui.services.writer import WriteResult
 from tui.text.format import NULL, status_word
 from tui.text.sentences import READ_ONLY, REMOVE_SEEDED, REMOVE_WARNING, RESET_LIVE_HERMES, RESET_WARNING
@@ -95,23 +100,43 @@ def count(n: int, what: str = "credential") -> str:
     return f"{n} {what}{'s' if n != 1 else ''}"
 
 
-class OperatorActions(ExplainsDisabled):
-    """Mixed into DashboardScreen, which provides the table, the pools and the app."""
+class Board(HasApp, Protocol):
+    """What the operator's actions need of the dashboard they act on."""
 
-    table: CredentialTable      # DashboardScreen's property
-    pools: list
     read_only: bool
-    tags: set[Key]
-    pending_cursor: Key | None
+    pools: list[PoolView]      # the pools the actions see (a root: the acting profile's)
+    refusals: Refusals
+
+    @property
+    def table(self) -> CredentialTable: ...
 
     def writes_changed(self) -> None:
-        """Redraw what shows tags and pending writes (DashboardScreen's)."""
-        raise NotImplementedError
+        """Redraw what shows tags and pending writes."""
+
+
+class Operator:
+    """The operator's writes from one dashboard, and the tags they apply to."""
+
+    def __init__(self, board: Board) -> None:
+        self.board = board
+        self.tags: set[Key] = set()              # (pool, id) rows tagged for bulk actions
+        self.pending_cursor: Key | None = None   # a row just added: the cursor goes there
+
+    @property
+    def host(self) -> Host:
+        return host(self.board)
+
+    @property
+    def table(self) -> CredentialTable:
+        return self.board.table
+
+    def refuse(self, action: str) -> bool:
+        return self.board.refusals.refuse(action)
 
     # ------------------------------------------------------------ selection
     @property
     def credential_views(self) -> list[CredentialView]:
-        return [cv for pv in self.pools for cv in pv.credentials]
+        return [cv for pv in self.board.pools for cv in pv.credentials]
 
     def tagged(self) -> list[CredentialView]:
         if not self.tags:
@@ -131,14 +156,14 @@ class OperatorActions(ExplainsDisabled):
         return entry.pool.key if entry is not None else None
 
     def pool_size(self, pool: str) -> int:
-        return next((len(pv.credentials) for pv in self.pools if pv.key == pool), 0)
+        return next((len(pv.credentials) for pv in self.board.pools if pv.key == pool), 0)
 
     # ------------------------------------------------------------ availability
     def write_reason(self, action: str) -> str | None:
         """Why *action* cannot run now (None: it can). Drives check_action and the refusal notice."""
         if action not in WRITING:
             return None
-        if self.read_only:
+        if self.board.read_only:
             return READ_ONLY
         if action == "add":
             return None
@@ -156,18 +181,14 @@ class OperatorActions(ExplainsDisabled):
         pool = self.cursor_pool()
         if pool is None:
             return "move the cursor to a pool or a credential first"
-        if action == "probe" and any(r.what == f"probing {pool}" for r in host(self).writer.pending.values()):
+        if action == "probe" and any(r.what == f"probing {pool}" for r in self.host.writer.pending.values()):
             return f"a probe of {pool} is already running"
         return None
-
-    def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
-        """The reason for ExplainsDisabled: only the writing actions are ever refused."""
-        return self.write_reason(action) if action in WRITING else None
 
     # ------------------------------------------------------------ writing
     def _write(self, what: str, change: Callable[[dict, float], Any], rows: Iterable[Key] = (),
                on_done: Callable[[WriteResult], bool | None] | None = None) -> None:
-        app = host(self)
+        app = self.host
         write = StoreChange(change, lock_timeout=app.lock_timeout)
         app.writer.submit(what, write, rows=rows, on_done=on_done)
 
@@ -176,18 +197,18 @@ class OperatorActions(ExplainsDisabled):
         # only `u` clears them. Kept as a hook: the marks redraw when the write lands.
         def done(result: WriteResult) -> bool:
             if result.ok:
-                self.writes_changed()
+                self.board.writes_changed()
             return False
         return done
 
     # ------------------------------------------------------------ add
-    def action_add(self) -> None:
+    def add(self) -> None:
         if self.refuse("add"):
             return
-        state = host(self).state
+        state = self.host.state
         doc = state.doc if state is not None else None
-        pools = [pv.key for pv in self.pools]
-        self.app.push_screen(AddKeyScreen(pools, pool=self.cursor_pool(), doc=doc), self._added)
+        pools = [pv.key for pv in self.board.pools]
+        self.host.push_screen(AddKeyScreen(pools, pool=self.cursor_pool(), doc=doc), self._added)
 
     def _added(self, key: Key | None) -> None:
         if key is None:
@@ -209,7 +230,7 @@ class OperatorActions(ExplainsDisabled):
                 return
 
     # ------------------------------------------------------------ reset
-    def action_reset(self) -> None:
+    def reset(self) -> None:
         if self.refuse("reset"):
             return
         cvs = self.targets()
@@ -226,18 +247,18 @@ class OperatorActions(ExplainsDisabled):
                         lambda doc, now: reset_rows(doc, ordered, now), rows=keys,
                         on_done=self._clear_tags_on_success(keys))
 
-        self.app.push_screen(ConfirmScreen(title, lines, [RESET_WARNING, RESET_LIVE_HERMES]), answered)
+        self.host.push_screen(ConfirmScreen(title, lines, [RESET_WARNING, RESET_LIVE_HERMES]), answered)
 
     # ------------------------------------------------------------ cooldown
-    def action_cooldown(self) -> None:
+    def cooldown(self) -> None:
         if self.refuse("cooldown"):
             return
         cvs = self.targets()
         live = [cv for cv in cvs if cv.effective.status != "dead"]
         dead = [cv for cv in cvs if cv.effective.status == "dead"]
         if not live:
-            self.app.notify("a dead credential cannot be benched: reset it or add a new key",
-                            severity="warning", timeout=5, markup=False)
+            self.host.notify("a dead credential cannot be benched: reset it or add a new key",
+                             severity="warning", timeout=5, markup=False)
             return
         notes = []
         if dead:
@@ -255,10 +276,10 @@ class OperatorActions(ExplainsDisabled):
                         lambda doc, now: cooldown_rows(doc, ordered, until, now, reason), rows=keys,
                         on_done=self._clear_tags_on_success(keys))
 
-        self.app.push_screen(CooldownScreen(host(self).clock, lines, notes), chosen)
+        self.host.push_screen(CooldownScreen(self.host.clock, lines, notes), chosen)
 
     # ------------------------------------------------------------ remove
-    def action_remove(self) -> None:
+    def remove(self) -> None:
         if self.refuse("remove"):
             return
         cv = self.table.cursor_credential
@@ -274,44 +295,39 @@ class OperatorActions(ExplainsDisabled):
                 self._write(f"removing {cv.label or cv.id} from {cv.pool}",
                             lambda doc, now: actions.remove(doc, cv.pool, cv.id), rows={cv.key})
 
-        self.app.push_screen(ConfirmScreen(f"Remove {cv.pool} #{cv.index} {cv.label or cv.id}?",
-                                           lines, notes), answered)
+        self.host.push_screen(ConfirmScreen(f"Remove {cv.pool} #{cv.index} {cv.label or cv.id}?",
+                                            lines, notes), answered)
 
     # ------------------------------------------------------------ priority
-    def _move(self, delta: int) -> None:
+    def move(self, delta: int) -> None:
+        """Move the cursor's row one place up (-1) or down (+1), unless that is refused."""
+        if self.refuse("move_up" if delta < 0 else "move_down"):
+            return
         cv = self.table.cursor_credential
         where = "up" if delta < 0 else "down"
         self._write(f"moving {cv.label or cv.id} {where} in {cv.pool}",
                     lambda doc, now: move_row(doc, cv.pool, cv.id, delta), rows={cv.key})
 
-    def action_move_up(self) -> None:
-        if not self.refuse("move_up"):
-            self._move(-1)
-
-    def action_move_down(self) -> None:
-        if not self.refuse("move_down"):
-            self._move(+1)
-
     # ------------------------------------------------------------ strategy
-    def action_strategy(self) -> None:
+    def strategy(self) -> None:
         if self.refuse("strategy"):
             return
         pool = self.cursor_pool()
-        state = host(self).state
+        state = self.host.state
         current = state.strategies.get(pool) if state is not None else None
-        open_strategy_picker(host(self), pool, current)
+        open_strategy_picker(self.host, pool, current)
 
     # ------------------------------------------------------------ probe
-    def action_probe(self) -> None:
+    def probe(self) -> None:
         if self.refuse("probe"):
             return
-        app = host(self)
+        app = self.host
         pool = self.cursor_pool()
         state = app.state
         ttls = state.ttls if state is not None else None
         env = dict(state.env) if state is not None else {}
         home, timeout, now = app.home, app.lock_timeout, app.clock()
-        cooling = {cv.key for pv in self.pools if pv.key == pool for cv in pv.credentials
+        cooling = {cv.key for pv in self.board.pools if pv.key == pool for cv in pv.credentials
                    if cv.effective.status == "cooling"}
 
         def probe() -> Any:
@@ -327,27 +343,32 @@ class OperatorActions(ExplainsDisabled):
         app.writer.submit(f"probing {pool}", probe, rows=cooling, on_done=done)
 
     # ------------------------------------------------------------ tags and the log
-    def action_tag(self) -> None:
+    def tag_key(self) -> Key | None:
+        """The key a tag of the cursor's row is kept under; None off a credential row."""
         cv = self.table.cursor_credential
-        if cv is None:
-            self.app.notify("tags are for credential rows; move the cursor to one", timeout=3,
-                            markup=False)
+        return cv.key if cv is not None else None
+
+    def tag(self) -> None:
+        key = self.tag_key()
+        if key is None:
+            self.host.notify("tags are for credential rows; move the cursor to one", timeout=3,
+                             markup=False)
             return
-        self.tags ^= {cv.key}
-        self.writes_changed()
+        self.tags ^= {key}
+        self.board.writes_changed()
         self.table.action_cursor_down()  # htop: tag, then move to the next row
 
-    def action_clear_tags(self) -> None:
+    def clear_tags(self) -> None:
         self.tags.clear()
-        self.writes_changed()
+        self.board.writes_changed()
 
-    def action_audit(self) -> None:
-        home = host(self).home
-        self.app.push_screen(AuditScreen(str(home.audit), audit.tail(home, 200)))
+    def audit(self) -> None:
+        home = self.host.home
+        self.host.push_screen(AuditScreen(str(home.audit), audit.tail(home, 200)))
 
     # ------------------------------------------------------------ marks
     def marks(self) -> dict[Key, str]:
         marks = {key: TAG_MARK for key in self.tags}
-        for key in host(self).writer.pending_rows():
+        for key in self.host.writer.pending_rows():
             marks[key] = PENDING_MARK
         return marks

@@ -2,24 +2,39 @@
 
 Runs :func:`store.profiles.everywhere.act_everywhere` on a thread worker: each profile is
 changed in its own transaction under its own lock, and the toast names the profiles
-changed and those NOT changed (with why). Mixed into the profiles dashboard.
+changed and those NOT changed (with why). The profiles dashboard owns one
+:class:`Everywhere` and binds ``R`` and ``C`` (:data:`EVERYWHERE_BINDINGS`) to it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Protocol
 
 from textual.binding import Binding
 
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
+from screens.explain import Refusals
 from store.errors import HermesAdminError
 from store.ops import actions
+from store.pools.view import CredentialView
 from store.profiles.everywhere import AllProfilesResult, act_everywhere
 from store.profiles.findings import SHARED_KEY
+from store.watch.root import RootState
+from tui.services.host import HasApp, RootHost, root_host
 from tui.text.sentences import READ_ONLY
+from tui.widgets import CredentialTable
 
 EVERYWHERE = frozenset({"reset_everywhere", "bench_everywhere"})
+
+EVERYWHERE_BINDINGS = [
+    Binding("R", "reset_everywhere", "Reset everywhere", show=False,
+            id="profiles.reset_everywhere",
+            tooltip="Reset everywhere — this key, in every profile that holds it"),
+    Binding("C", "bench_everywhere", "Bench everywhere", show=False,
+            id="profiles.bench_everywhere",
+            tooltip="Bench everywhere — cool this key down in every profile that holds it"),
+]
 
 
 def result_text(verb: str, result: AllProfilesResult) -> tuple[str, str]:
@@ -37,57 +52,68 @@ def result_text(verb: str, result: AllProfilesResult) -> tuple[str, str]:
     return "; ".join(parts), "error" if bad else "information"
 
 
-class EverywhereActions:
+class EverywhereBoard(HasApp, Protocol):
+    """What acting everywhere needs of the profiles dashboard."""
+
+    read_only: bool
+    root_state: RootState | None     # the root on screen
+    refusals: Refusals
+
+    @property
+    def table(self) -> CredentialTable: ...
+
+    def run_worker(self, work: Callable[[], None], *, name: str, group: str, thread: bool,
+                   exit_on_error: bool) -> object: ...
+
+
+class Everywhere:
     """`R` / `C` on a credential row: reset / bench its key in every profile holding it."""
 
-    EVERYWHERE_BINDINGS = [
-        Binding("R", "reset_everywhere", "Reset everywhere", show=False,
-                id="profiles.reset_everywhere",
-                tooltip="Reset everywhere — this key, in every profile that holds it"),
-        Binding("C", "bench_everywhere", "Bench everywhere", show=False,
-                id="profiles.bench_everywhere",
-                tooltip="Bench everywhere — cool this key down in every profile that holds it"),
-    ]
-    everywhere_results: list[AllProfilesResult]
+    def __init__(self, board: EverywhereBoard) -> None:
+        self.board = board
+        self.results: list[AllProfilesResult] = []   # every run that finished, newest last
 
-    def everywhere_reason(self, action: str) -> str | None:
-        self_: Any = self
-        if self_.read_only:
+    @property
+    def host(self) -> RootHost:
+        return root_host(self.board)
+
+    def reason(self) -> str | None:
+        """Why acting everywhere cannot run now (None: it can)."""
+        if self.board.read_only:
             return READ_ONLY
-        if self_.table.cursor_credential is None:
+        if self.board.table.cursor_credential is None:
             return "move the cursor to a credential row first"
         return None
 
-    def _holders(self, pool: str, rid: str) -> list[str]:
-        self_: Any = self
-        acting = self_.app.acting
-        for f in getattr(self_.root_state, "findings", []):
+    def holders(self, pool: str, rid: str) -> list[str]:
+        """The profiles that hold the key of the acting profile's row (*pool*, *rid*)."""
+        acting = self.host.acting
+        rs = self.board.root_state
+        for f in rs.findings if rs is not None else []:
             if f.kind == SHARED_KEY and (acting, pool, rid) in f.rows:
                 return list(f.profiles)
         return [acting]
 
-    def action_reset_everywhere(self) -> None:
-        self_: Any = self
-        if self_.refuse("reset_everywhere"):
+    def reset(self) -> None:
+        if self.board.refusals.refuse("reset_everywhere"):
             return
-        cv = self_.table.cursor_credential
-        holders = self._holders(cv.pool, cv.id)
+        cv = self.board.table.cursor_credential
+        holders = self.holders(cv.pool, cv.id)
         lines = [f"Reset key {cv.fingerprint or '—'} ({cv.pool} {cv.label or cv.id})",
                  f"in every profile that holds it: {', '.join(holders)}"]
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._run_everywhere("reset", cv, lambda doc, pool, rid, now: actions.reset(doc, pool, rid, now))
+                self._run("reset", cv, lambda doc, pool, rid, now: actions.reset(doc, pool, rid, now))
 
-        self_.app.push_screen(ConfirmScreen("Reset in every profile?", lines,
+        self.host.push_screen(ConfirmScreen("Reset in every profile?", lines,
                                             ["Each profile is changed under its own lock."]), answered)
 
-    def action_bench_everywhere(self) -> None:
-        self_: Any = self
-        if self_.refuse("bench_everywhere"):
+    def bench(self) -> None:
+        if self.board.refusals.refuse("bench_everywhere"):
             return
-        cv = self_.table.cursor_credential
-        holders = self._holders(cv.pool, cv.id)
+        cv = self.board.table.cursor_credential
+        holders = self.holders(cv.pool, cv.id)
         lines = [f"Bench key {cv.fingerprint or '—'} ({cv.pool} {cv.label or cv.id})",
                  f"in every profile that holds it: {', '.join(holders)}"]
 
@@ -95,15 +121,14 @@ class EverywhereActions:
             if value is None:
                 return
             until, reason = value
-            self._run_everywhere("bench", cv, lambda doc, pool, rid, now:
-                                 actions.cooldown(doc, pool, rid, until, now, reason))
+            self._run("bench", cv, lambda doc, pool, rid, now:
+                      actions.cooldown(doc, pool, rid, until, now, reason))
 
-        self_.app.push_screen(CooldownScreen(self_.app.clock, lines,
+        self.host.push_screen(CooldownScreen(self.host.clock, lines,
                                              ["Each profile is changed under its own lock."]), chosen)
 
-    def _run_everywhere(self, verb: str, cv: Any, change: Any) -> None:
-        self_: Any = self
-        app = self_.app
+    def _run(self, verb: str, cv: CredentialView, change: Any) -> None:
+        app = self.host
         origin = app.root.profile(app.acting)
         root, clock, timeout = app.root, app.clock, app.lock_timeout
 
@@ -115,17 +140,15 @@ class EverywhereActions:
                 app.call_from_thread(app.notify, f"{verb} everywhere failed: {exc}. Nothing was written.",
                                      severity="error", timeout=10, markup=False)
                 return
-            app.call_from_thread(self._everywhere_done, verb, result)
+            app.call_from_thread(self._done, verb, result)
 
-        self_.run_worker(work, name=f"{verb}-everywhere", group="everywhere", thread=True,
-                         exit_on_error=False)
+        self.board.run_worker(work, name=f"{verb}-everywhere", group="everywhere", thread=True,
+                              exit_on_error=False)
 
-    def _everywhere_done(self, verb: str, result: AllProfilesResult) -> None:
-        self_: Any = self
-        if not hasattr(self, "everywhere_results"):
-            self.everywhere_results = []
-        self.everywhere_results.append(result)
+    def _done(self, verb: str, result: AllProfilesResult) -> None:
+        self.results.append(result)
         text, severity = result_text(verb, result)
-        self_.app.notify(text, severity=severity, timeout=12, markup=False)
-        if not self_.app.watch_enabled:
-            self_.app.reload()
+        app = self.host
+        app.notify(text, severity=severity, timeout=12, markup=False)
+        if not app.watch_enabled:
+            app.reload()

@@ -1,16 +1,21 @@
 """Why a key is disabled, from one place.
 
-A screen mixing in :class:`ExplainsDisabled` answers :meth:`~ExplainsDisabled.disabled_reason`
-once; that answer both dims the key in the footer (``check_action`` returns None) and, when
-the dimmed key is pressed anyway, tells the operator why instead of doing nothing at all.
+A screen owns a :class:`Refusals` built on its one reason function (``reason(action,
+parameters)``: why the action cannot run now, None when it can). That answer both dims the
+key in the footer (``check_action`` returns None) and, when the dimmed key is pressed
+anyway, tells the operator why instead of doing nothing at all.
 """
 
 from __future__ import annotations
 
-from textual import events
-from textual.binding import ActiveBinding
+from typing import Callable
 
-from tui.services.host import host
+from textual import events
+from textual.screen import Screen
+
+from tui.services.host import disabled_reason, host
+
+Reason = Callable[[str, tuple[object, ...]], "str | None"]
 
 
 def split_action(action: str) -> tuple[str, tuple[int, ...]]:
@@ -21,29 +26,27 @@ def split_action(action: str) -> tuple[str, tuple[int, ...]]:
     return name, (int(rest.rstrip(")")),)
 
 
-class ExplainsDisabled:
-    """Mixed into a Screen: ``check_action`` and the refusal notice share one reason."""
+class Refusals:
+    """One screen's ``check_action`` answer and refusal notice, from one reason."""
 
-    active_bindings: dict[str, ActiveBinding]
+    def __init__(self, screen: Screen, reason: Reason) -> None:
+        self.screen = screen
+        self.reason = reason
 
-    def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:
-        """Why *action* cannot run now; None when it can (or is not one this screen explains)."""
-        return None
-
-    def availability(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def availability(self, action: str, parameters: tuple[object, ...] = ()) -> bool | None:
         """``check_action``'s answer: None (dimmed, pressing says why) when there is a reason."""
-        return None if self.disabled_reason(action, parameters) else True
+        return disabled_reason(self.reason(action, parameters))
 
     def refuse(self, action: str, parameters: tuple[object, ...] = ()) -> bool:
         """Say why *action* is unavailable; True when it was."""
-        reason = self.disabled_reason(action, parameters)
+        reason = self.reason(action, parameters)
         if reason:
-            host(self).notify(reason, severity="warning", timeout=4, markup=False)  # type: ignore[arg-type]
+            host(self.screen).notify(reason, severity="warning", timeout=4, markup=False)
         return bool(reason)
 
-    def explain_disabled_key(self, event: events.Key) -> None:
+    def explain_key(self, event: events.Key) -> None:
         """On a key bound to a disabled action: say why and swallow the key."""
-        active = self.active_bindings.get(event.key)
+        active = self.screen.active_bindings.get(event.key)
         if active is None or active.enabled:
             return
         action, params = split_action(active.binding.action)

@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
-from screens.explain import ExplainsDisabled
+from screens.explain import Refusals
 from tui.services.fleet_feed import FleetActionDone, FleetDown, FleetLink, FleetUpdate
 from tui.services.host import host
 from tui.text.format import NULL, countdown, ellipsize, local_time
@@ -109,7 +109,7 @@ def hhmm(epoch: float) -> str:
     return datetime.fromtimestamp(epoch).strftime("%H:%M")
 
 
-class FleetScreen(ExplainsDisabled, Screen):
+class FleetScreen(Screen):
     """The fleet view (pushed over the dashboard). Esc or q backs out."""
 
     BINDINGS = [
@@ -132,6 +132,7 @@ class FleetScreen(ExplainsDisabled, Screen):
         self._cells: dict[str, dict[str, str]] = {}
         self._stop = threading.Event()
         self._tick = tick
+        self.refusals = Refusals(self, self.disabled_reason)
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"fleet: connecting to {self.link.safe_url}…"), id="fleet-status")
@@ -264,10 +265,10 @@ class FleetScreen(ExplainsDisabled, Screen):
         return None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return self.availability(action, parameters) if action in ACTIONS else True
+        return self.refusals.availability(action, parameters) if action in ACTIONS else True
 
     def on_key(self, event: events.Key) -> None:
-        self.explain_disabled_key(event)
+        self.refusals.explain_key(event)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._render_detail()
@@ -281,7 +282,7 @@ class FleetScreen(ExplainsDisabled, Screen):
 
     def action_bench(self) -> None:
         fp = self.selected_fp()
-        if self.refuse("bench") or fp is None:
+        if self.refusals.refuse("bench") or fp is None:
             return
         clock = host(self).clock
         lines = [f"Fleet-wide: {self._describe(fp)} on every host.",
@@ -302,7 +303,7 @@ class FleetScreen(ExplainsDisabled, Screen):
 
     def action_reset(self) -> None:
         fp = self.selected_fp()
-        if self.refuse("reset") or fp is None:
+        if self.refusals.refuse("reset") or fp is None:
             return
         lines = [f"Reset {self._describe(fp)} on every host?",
                  "Each host's sync daemon clears its rows holding this key, as of the server's now."]

@@ -7,7 +7,7 @@ left out as noise: every binding of ours has an id.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -17,9 +17,11 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
 
-def binding_rows(app: App, scopes: Iterable[tuple[str, type]]) -> list[tuple[str, str, str, str]]:
-    """(where, key, description, id) for each binding of each scope class, keymap applied."""
-    keymap = dict(getattr(app, "_keymap", {}) or {})
+def binding_rows(app: App, scopes: Iterable[tuple[str, type]],
+                 keymap: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
+    """(where, key, description, id) for each binding of each scope class, *keymap* applied
+    (the operator's, binding id -> keys, as the app set it); keys shown as *app* shows them."""
+    keymap = dict(keymap or {})
     rows: list[tuple[str, str, str, str]] = []
     for where, cls in scopes:
         bindings = BindingsMap(_own_bindings(cls))

@@ -6,68 +6,113 @@ every inherited action (reset, cooldown, remove, move, add, strategy, probe, det
 config) reads and writes the row's own profile through the one writer. A profile whose
 auth.json cannot be read is a banner with its path and reason, and every writing action
 is refused while the cursor is on it. Findings mark their rows (``⚑ shared``).
+
+The screen owns a :class:`ProfileOperator` (the dashboard's operator actions, with tags
+named by profile) and a :class:`screens.everywhere.Everywhere` (``R``/``C``), and asks the
+app as a :class:`tui.services.host.RootHost`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from textual.binding import Binding
 
-from screens.dashboard import DashboardScreen, clock_time, settle_heap
-from screens.dashboard_actions import WRITING, Key
-from screens.everywhere import EVERYWHERE, EverywhereActions
+from screens.dashboard import DashboardScreen, settle_heap
+from screens.dashboard_actions import WRITING, Board, Key, Operator
+from screens.dashboard_chrome import clock_time
+from screens.everywhere import EVERYWHERE, EVERYWHERE_BINDINGS, Everywhere
 from screens.findings_view import FindingsScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import CommandLine, ProfilePicker
 from screens.profile_rows import GroupCache, notes, split_view_key, view_key
-from store.pools.view import build_pools
+from store.pools.view import CredentialView, build_pools
+from store.profiles.inventory import ProfileInventory
 from store.profiles.root import DEFAULT_PROFILE
 from store.watch.root import RootState
+from tui.services.host import root_host
 from tui.widgets import Banner, EmptyState, StatusBar
 from tui.widgets.cells import PENDING_MARK, TAG_MARK
 from tui.widgets.rows import ProfileBanner
 
 
-def root_host(node: Any) -> Any:
-    """The app as a root console (tui.app.root_console.RootApp): root, root_state, context, acting."""
-    return node.app
+class ProfileBoard(Board, Protocol):
+    """What the operator's actions need of the profiles dashboard, besides a dashboard's."""
+
+    root_state: RootState | None
+
+    def acting_inventory(self) -> ProfileInventory | None: ...
 
 
-class SwitcherActions:
-    """P, :, ! and V of the profiles dashboard (screens pushed; the app narrows the view)."""
+class ProfileOperator(Operator):
+    """The operator's actions on a root: a tag names its row's profile; every write goes to
+    the acting profile, and a profile whose auth.json cannot be read refuses them."""
 
-    def _profiles(self) -> list:
-        rs = getattr(self, "root_state", None)
-        return list(rs.profiles) if rs is not None else []
+    board: ProfileBoard
 
-    def _switch(self, context: str | None) -> None:
-        if context is None:
-            return
-        app = root_host(self)
-        app.set_context(context or None)
-        table = self.table
-        table.move_cursor(row=0, animate=False)
-        self.sync_acting()
+    def cursor_pool(self) -> str | None:
+        entry = self.table.cursor_entry
+        if entry is None or isinstance(entry.pool, ProfileBanner):
+            return None
+        return split_view_key(entry.pool.key)[1]
 
-    def action_pick_profile(self) -> None:
-        root_host(self).push_screen(ProfilePicker(self._profiles(), root_host(self).context), self._switch)
+    def unreadable(self) -> str | None:
+        """Why nothing is written to the acting profile (its auth.json cannot be read); else None."""
+        inv = self.board.acting_inventory()
+        if inv is not None and inv.error is not None and not self.board.read_only:
+            return (f"profile {inv.name}: {inv.error.path} cannot be read ({inv.error.reason}); "
+                    "nothing is written to it")
+        return None
 
-    def action_command_line(self) -> None:
-        root_host(self).push_screen(CommandLine([p.name for p in self._profiles()]), self._switch)
+    def write_reason(self, action: str) -> str | None:
+        if action in WRITING:
+            reason = self.unreadable()
+            if reason:
+                return reason
+        if action in ("reset", "cooldown") and self.tags and not self.board.read_only:
+            reason = self._tags_elsewhere()
+            if reason:
+                return reason
+        return super().write_reason(action)
 
-    def action_findings(self) -> None:
-        rs = getattr(self, "root_state", None)
-        root_host(self).push_screen(FindingsScreen(rs.findings if rs is not None else []))
+    def _tags_elsewhere(self) -> str | None:
+        """Refuse a bulk action whose tags are (also) in a profile other than the cursor's:
+        the write goes to one profile, and acting on the cursor's row instead of the tagged
+        ones, or on only part of them, is what an operator would not expect."""
+        acting = root_host(self.board).acting
+        others = sorted({split_view_key(key)[0] for key, _ in self.tags} - {acting})
+        if not others:
+            return None
+        return (f"tagged rows are in profile {', '.join(others)}; a bulk action acts on one "
+                f"profile, the cursor's ({acting}): move the cursor to a tagged row's profile, "
+                "or clear the tags with u")
 
-    def action_profile_config(self) -> None:
-        inv = self.acting_inventory()
-        if inv is not None:
-            root_host(self).push_screen(ProfileConfigScreen(inv))
+    def tagged(self) -> list[CredentialView]:
+        if not self.tags:
+            return []
+        acting = root_host(self.board).acting
+        return [cv for pv in self.board.pools for cv in pv.credentials
+                if (view_key(acting, cv.pool), cv.id) in self.tags]
+
+    def tag_key(self) -> Key | None:
+        entry = self.table.cursor_entry
+        if entry is None or entry.cred is None:
+            return None
+        return (entry.pool.key, entry.cred.id)
+
+    def marks(self) -> dict[Key, str]:
+        out = {key: TAG_MARK for key in self.tags}
+        app = root_host(self.board)
+        acting = app.acting
+        for pool, rid in app.writer.pending_rows():
+            out[(view_key(acting, pool), rid)] = PENDING_MARK
+        return out
 
 
-class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
+class ProfilesDashboard(DashboardScreen):
     """DashboardScreen over a :class:`store.watch.root.RootState`."""
+
+    operator: ProfileOperator
 
     BINDINGS = [
         Binding("P", "pick_profile", "Profile", id="profiles.pick",
@@ -78,7 +123,7 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
                 tooltip="Findings — shared keys, copied OAuth grants, unusable primaries"),
         Binding("V", "profile_config", "Profile config", show=False, id="profiles.config",
                 tooltip="Profile config — delegation, cron overrides, gateway, auxiliary"),
-        *EverywhereActions.EVERYWHERE_BINDINGS,
+        *EVERYWHERE_BINDINGS,
     ]
 
     def __init__(self, clock: Callable[[], float], **kwargs: Any) -> None:
@@ -87,6 +132,10 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
         self.view_pools: list[Any] = []
         self.row_notes: dict[Key, str] = {}
         self.groups = GroupCache()
+        self.everywhere = Everywhere(self)
+
+    def make_operator(self) -> ProfileOperator:
+        return ProfileOperator(self)
 
     def on_mount(self) -> None:
         app = root_host(self)
@@ -107,18 +156,18 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
         shown = [p for p in state.profiles if context is None or p.name == context]
         self.view_pools = self.groups.pools(shown)
         self.row_notes = notes(state.findings)
-        if self.tags:
-            self.tags &= {(pv.key, cv.id) for pv in self.view_pools for cv in pv.credentials}
+        if self.operator.tags:
+            self.operator.tags &= {(pv.key, cv.id) for pv in self.view_pools for cv in pv.credentials}
         self._refresh_table()
-        self.follow_pending_cursor()
-        app = self.app
-        if self.view_pools and getattr(app, "freeze_heap", False):
+        self.operator.follow_pending_cursor()
+        app = root_host(self)
+        if self.view_pools and app.freeze_heap:
             app.freeze_heap = False  # as the single-home dashboard does, once the first root shows
             self.set_timer(1.0, settle_heap, name="settle-heap")
 
     def _refresh_table(self) -> None:
         table = self.table
-        table.set_marks(self.marks())
+        table.set_marks(self.operator.marks())
         table.set_notes(self.row_notes)
         table.reconcile(self.view_pools, self.clock(), filter_text=self.filter_text, sort=self.sort)
         self.sync_acting()
@@ -139,7 +188,7 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
         inv = self.root_state.profile(name) if self.root_state is not None else None
         self.pools = list(inv.pools) if inv is not None else []
 
-    def acting_inventory(self) -> Any:
+    def acting_inventory(self) -> ProfileInventory | None:
         rs = self.root_state
         return rs.profile(root_host(self).acting) if rs is not None else None
 
@@ -147,70 +196,49 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
         self.sync_acting()
         super().on_credential_table_row_highlighted(event)
 
-    def cursor_pool(self) -> str | None:
-        entry = self.table.cursor_entry
-        if entry is None or isinstance(entry.pool, ProfileBanner):
-            return None
-        return split_view_key(entry.pool.key)[1]
-
-    def write_reason(self, action: str) -> str | None:
-        if action in WRITING or action in EVERYWHERE:
-            inv = self.acting_inventory()
-            if inv is not None and inv.error is not None and not self.read_only:
-                return (f"profile {inv.name}: {inv.error.path} cannot be read ({inv.error.reason}); "
-                        "nothing is written to it")
-        if action in EVERYWHERE:
-            return self.everywhere_reason(action)
-        if action in ("reset", "cooldown") and self.tags and not self.read_only:
-            reason = self._tags_elsewhere()
-            if reason:
-                return reason
-        return super().write_reason(action)
-
-    def _tags_elsewhere(self) -> str | None:
-        """Refuse a bulk action whose tags are (also) in a profile other than the cursor's:
-        the write goes to one profile, and acting on the cursor's row instead of the tagged
-        ones, or on only part of them, is what an operator would not expect."""
-        acting = root_host(self).acting
-        others = sorted({split_view_key(key)[0] for key, _ in self.tags} - {acting})
-        if not others:
-            return None
-        return (f"tagged rows are in profile {', '.join(others)}; a bulk action acts on one "
-                f"profile, the cursor's ({acting}): move the cursor to a tagged row's profile, "
-                "or clear the tags with u")
-
     def disabled_reason(self, action: str, parameters: tuple[object, ...] = ()) -> str | None:
-        return self.write_reason(action) if action in WRITING or action in EVERYWHERE else None
+        if action in EVERYWHERE:
+            return self.operator.unreadable() or self.everywhere.reason()
+        return self.operator.write_reason(action) if action in WRITING else None
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in EVERYWHERE:
-            return (None if self.write_reason(action) else True) if self._ready else None
+            return self.refusals.availability(action, parameters) if self._ready else None
         return super().check_action(action, parameters)
 
-    # ------------------------------------------------------------ tags and marks
-    def tagged(self) -> list:
-        if not self.tags:
-            return []
-        acting = root_host(self).acting
-        return [cv for pv in self.pools for cv in pv.credentials
-                if (view_key(acting, cv.pool), cv.id) in self.tags]
+    # ------------------------------------------------------------ switching and acting everywhere
+    def _profiles(self) -> list[ProfileInventory]:
+        rs = self.root_state
+        return list(rs.profiles) if rs is not None else []
 
-    def action_tag(self) -> None:
-        entry = self.table.cursor_entry
-        if entry is None or entry.cred is None:
-            self.app.notify("tags are for credential rows; move the cursor to one", timeout=3,
-                            markup=False)
+    def _switch(self, context: str | None) -> None:
+        if context is None:
             return
-        self.tags ^= {(entry.pool.key, entry.cred.id)}
-        self.writes_changed()
-        self.table.action_cursor_down()
+        root_host(self).set_context(context or None)
+        self.table.move_cursor(row=0, animate=False)
+        self.sync_acting()
 
-    def marks(self) -> dict[Key, str]:
-        out = {key: TAG_MARK for key in self.tags}
-        acting = root_host(self).acting
-        for pool, rid in root_host(self).writer.pending_rows():
-            out[(view_key(acting, pool), rid)] = PENDING_MARK
-        return out
+    def action_pick_profile(self) -> None:
+        app = root_host(self)
+        app.push_screen(ProfilePicker(self._profiles(), app.context), self._switch)
+
+    def action_command_line(self) -> None:
+        root_host(self).push_screen(CommandLine([p.name for p in self._profiles()]), self._switch)
+
+    def action_findings(self) -> None:
+        rs = self.root_state
+        root_host(self).push_screen(FindingsScreen(rs.findings if rs is not None else []))
+
+    def action_profile_config(self) -> None:
+        inv = self.acting_inventory()
+        if inv is not None:
+            root_host(self).push_screen(ProfileConfigScreen(inv))
+
+    def action_reset_everywhere(self) -> None:
+        self.everywhere.reset()
+
+    def action_bench_everywhere(self) -> None:
+        self.everywhere.bench()
 
     # ------------------------------------------------------------ the tick
     def tick(self) -> None:
@@ -230,7 +258,7 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
             for pv in build_pools(st.doc, strategies=st.strategies, now=now, ttls=st.ttls,
                                   env=st.env, only=pool):
                 fresh[key] = self.groups.replace(key, pv)
-        self.view_pools = [fresh.get(getattr(pv, "key", ""), pv) for pv in self.view_pools]
+        self.view_pools = [fresh.get(pv.key, pv) for pv in self.view_pools]
         self._refresh_table()
 
     # ------------------------------------------------------------ chrome
@@ -260,7 +288,7 @@ class ProfilesDashboard(SwitcherActions, EverywhereActions, DashboardScreen):
             read_only=self.read_only, stale=False, sort=self.sort, filter_text=self.filter_text,
             generation=rs.generation if rs else 0,
             updated=clock_time(rs.read_at) if rs else "",
-            held=held, busy=app.writer.status_text(), tagged=len(self.tags),
+            held=held, busy=app.writer.status_text(), tagged=len(self.operator.tags),
         )
 
     def root_problems(self) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ live (never started, stopped, or a stale file) it says so and shows no figures.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -151,41 +151,45 @@ class ProxyScreen(Screen[None]):
         self.dismiss()
 
 
-class ProxySummary:
-    """Dashboard mixin: the status-bar summary of a proxy live on this home, and `x`.
+class ProxyWatch:
+    """The status-bar summary of a proxy live on the screen's home, and `x` to open its panel.
 
-    The proxy's status file is not watched (a reload each second costs 3.5x a stat:
-    bench/bench_feed.py); a slow poll (every PROXY_FIND_SECONDS) finds a proxy, then
-    follows it each second while it stays live.
+    Owned by the dashboard. The proxy's status file is not watched (a reload each second
+    costs 3.5x a stat: bench/bench_feed.py); a slow poll (every PROXY_FIND_SECONDS) finds a
+    proxy, then follows it each second while it stays live.
     """
 
-    proxy_summary: str
-    _proxy_timer: Timer | None = None
-    _proxy_pace = 0.0
+    def __init__(self, screen: Screen, changed: Callable[[], None]) -> None:
+        self.screen = screen
+        self.changed = changed          # the summary changed: the screen redraws its status bar
+        self.summary = ""               # "proxy :8645 · 12 req/min · primary", "" if none
+        self.timer: Timer | None = None
+        self.pace = 0.0
 
-    def _pace_proxy_poll(self) -> None:
+    def pace_poll(self) -> None:
+        """Start (or re-pace) the poll: each second while a proxy is live, else slowly."""
         # With no proxy live a console wakes for it only every PROXY_FIND_SECONDS: idle stays idle.
-        pace = POLL_SECONDS if self.proxy_summary else PROXY_FIND_SECONDS
-        if self._proxy_timer is not None:
-            if pace == self._proxy_pace:
+        pace = POLL_SECONDS if self.summary else PROXY_FIND_SECONDS
+        if self.timer is not None:
+            if pace == self.pace:
                 return
-            self._proxy_timer.stop()
-        self._proxy_pace = pace
-        self._proxy_timer = self.set_interval(pace, self.poll_proxy, name="proxy-status")
+            self.timer.stop()
+        self.pace = pace
+        self.timer = self.screen.set_interval(pace, self.poll, name="proxy-status")
 
-    def poll_proxy(self) -> None:
+    def poll(self) -> None:
         """The status-bar summary of a proxy live on this home (its status file only)."""
-        line = feed.summary(feed.live_status(host(self).home))
-        if line != self.proxy_summary:
-            self.proxy_summary = line
-            self._refresh_chrome()
-        if self._proxy_timer is not None:
-            self._pace_proxy_poll()
+        line = feed.summary(feed.live_status(host(self.screen).home))
+        if line != self.summary:
+            self.summary = line
+            self.changed()
+        if self.timer is not None:
+            self.pace_poll()
 
-    def action_proxy(self) -> None:
-        home = host(self).home
+    def open_panel(self) -> None:
+        home = host(self.screen).home
         if feed.live_status(home) is None:
-            self.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
-                        timeout=4)
+            self.screen.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
+                               timeout=4)
             return
-        self.app.push_screen(ProxyScreen(home))
+        host(self.screen).push_screen(ProxyScreen(home))

@@ -182,7 +182,7 @@ async def test_a_stale_status_file_shows_no_proxy(seeded: Home) -> None:
         assert any("No proxy is running" in n.message for n in app._notifications)
         # It comes alive: the summary appears on the next poll, and the panel opens.
         write_status(seeded, status())
-        app.dashboard.poll_proxy()
+        app.dashboard.proxy.poll()
         await pilot.pause()
         assert "proxy :8645 · 13 req/min · ▶ fallback nous (x)" in app.dashboard.query_one(StatusBar).text
         await pilot.press("x")
@@ -223,15 +223,15 @@ async def test_the_dashboard_looks_for_a_proxy_slowly_and_follows_a_live_one_eac
         await pilot.pause()
         dash = app.dashboard
         # No proxy: one look every few seconds, so an idle console stays idle.
-        assert dash._proxy_pace == PROXY_FIND_SECONDS > POLL_SECONDS
-        first = dash._proxy_timer
+        assert dash.proxy.pace == PROXY_FIND_SECONDS > POLL_SECONDS
+        first = dash.proxy.timer
         write_status(seeded, status())
-        dash.poll_proxy()
+        dash.proxy.poll()
         await pilot.pause()
         # Found: followed each second (the proxy rewrites its file each second).
-        assert dash._proxy_pace == POLL_SECONDS and dash._proxy_timer is not first
+        assert dash.proxy.pace == POLL_SECONDS and dash.proxy.timer is not first
         write_status(seeded, status(updated_at=time.time() - 60))
-        dash.poll_proxy()
+        dash.proxy.poll()
         await pilot.pause()
-        assert dash._proxy_pace == PROXY_FIND_SECONDS
+        assert dash.proxy.pace == PROXY_FIND_SECONDS
         assert "proxy :" not in dash.query_one(StatusBar).text

@@ -112,11 +112,11 @@ async def test_bulk_reset_applies_to_tagged_rows_only(tmp_home: Home) -> None:
         assert read_doc(tmp_home)["credential_pool"]["anthropic"] == before["credential_pool"]["anthropic"]
         # Done: both rows ok, and the tags stay (k9s keeps marks) until `u` clears them.
         assert table.cell_text(key("openrouter", "0f0f0f"), "status") == "● ok"
-        assert app.dashboard.tags == {("openrouter", "d4e5f6"), ("openrouter", "0f0f0f")}
+        assert app.dashboard.operator.tags == {("openrouter", "d4e5f6"), ("openrouter", "0f0f0f")}
         assert table.cell_text(key("openrouter", "d4e5f6"), "pos").startswith("✓")
         await pilot.press("u")
         await pilot.pause()
-        assert app.dashboard.tags == set()
+        assert app.dashboard.operator.tags == set()
         assert not table.cell_text(key("openrouter", "d4e5f6"), "pos").startswith("✓")
     (entry,) = audit_lines(tmp_home)
     assert sorted(c["id"] for c in entry["changes"]) == ["0f0f0f", "d4e5f6"]
@@ -131,7 +131,7 @@ async def test_untag_all_and_tags_follow_removed_rows(tmp_home: Home) -> None:
         await on_row(app, pilot, "openrouter", "a1b2c3")
         await pilot.press("space", "u")
         await pilot.pause()
-        assert app.dashboard.tags == set()
+        assert app.dashboard.operator.tags == set()
         await on_row(app, pilot, "openrouter", "a1b2c3")  # space moved the cursor down
         await pilot.press("space")
         from store.transaction import transaction
@@ -140,7 +140,7 @@ async def test_untag_all_and_tags_follow_removed_rows(tmp_home: Home) -> None:
             doc["credential_pool"]["openrouter"] = doc["credential_pool"]["openrouter"][1:]
         app.reload()
         await pilot.pause()
-        assert app.dashboard.tags == set()
+        assert app.dashboard.operator.tags == set()
 
 
 # ---------------------------------------------------------------- cooldown

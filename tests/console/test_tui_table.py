@@ -323,7 +323,7 @@ async def test_space_tags_and_moves_down(tmp_home: Home) -> None:
         assert table.move_to_key(key("openrouter", "a1b2c3"))
         await pilot.press("space", "space")
         await pilot.pause()
-        assert app.dashboard.tags == {("openrouter", "a1b2c3"), ("openrouter", "d4e5f6")}
+        assert app.dashboard.operator.tags == {("openrouter", "a1b2c3"), ("openrouter", "d4e5f6")}
         assert table.cursor_key == key("openrouter", "0f0f0f")
         assert table.cell_text(key("openrouter", "d4e5f6"), "pos").startswith("✓")
 

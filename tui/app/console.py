@@ -5,7 +5,8 @@ views, diff the events) that posts :class:`StoreLoaded`; the event loop only
 applies the newest state and publishes it on ``state_signal``. Writing happens only
 through :class:`tui.services.writer.Writer` (thread workers that post WriteWaiting / WriteDone back
 here); a change in the pending writes is published on ``writes_signal``. Screens see the
-app as a :class:`tui.services.host.Host` and subscribe to both signals on mount.
+app as a :class:`tui.services.host.Host` and subscribe to both signals on mount. The views
+it opens, and how `q` leaves them, are its :class:`tui.app.registry.Views`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
-from textual import work
+from textual import events, work
 from textual.app import App
-from textual.binding import Binding
+from textual.binding import Binding, Keymap
 from textual.signal import Signal
 
 from screens import all_screens
@@ -28,11 +29,11 @@ from store.pools import events as ev
 from store.redaction import redact
 from store.watch.home import HomeLoader, HomeState, StopFlag, follow
 from tui.app import session_end
-from tui.app.keymap import apply_keymap, keymap_path
-from tui.app.registry import ScreenActions
+from tui.app.keymap import apply_keymap, keymap_path, long_keymap
+from tui.app.registry import Views
 from tui.app.session_end import SessionEnd
 from tui.services.clock import Clock, system_clock
-from tui.services.fleet_feed import FleetConfig, FleetLink
+from tui.services.fleet_feed import FleetConfig
 from tui.services.messages import StoreLoaded, WatchFailed
 from tui.services.write_feedback import DISMISS_KEY
 from tui.services.writer import WriteDone, Writer, WriteWaiting
@@ -40,7 +41,7 @@ from tui.text import shown
 from tui.widgets import CredentialTable
 
 
-class HermesAdminApp(ScreenActions, App):
+class HermesAdminApp(App):
     """The operator console. ``read_only`` disables every writing action (issue 4)."""
 
     CSS_PATH = "app.tcss"
@@ -74,6 +75,7 @@ class HermesAdminApp(ScreenActions, App):
         # run many apps in one process.
         self.freeze_heap = freeze_heap
         self._keymap_file = keymap_file
+        self.keymap: dict[str, str] = {}    # binding id -> keys, as set (`?` help applies it)
         self.home = home
         self.read_only = read_only
         self.lock_timeout = lock_timeout
@@ -91,8 +93,7 @@ class HermesAdminApp(ScreenActions, App):
         self.writer = Writer(self)
         # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
         self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
-        self.fleet = fleet
-        self._fleet_link: FleetLink | None = None
+        self.views = Views(self, fleet=fleet, tick=tick)
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
@@ -108,7 +109,7 @@ class HermesAdminApp(ScreenActions, App):
             self._watch()
         else:
             self.reload()
-        if self.fleet is not None:
+        if self.views.fleet is not None:
             self.action_fleet()
 
     def on_unmount(self) -> None:
@@ -121,6 +122,47 @@ class HermesAdminApp(ScreenActions, App):
 
     def action_dismiss_notifications(self) -> None:
         self.clear_notifications()
+
+    def set_keymap(self, keymap: Keymap) -> None:
+        """Textual's, keeping the keymap where `?` help reads it (in Textual's key names)."""
+        self.keymap = long_keymap(keymap)
+        super().set_keymap(keymap)
+
+    def update_keymap(self, keymap: Keymap) -> None:
+        self.keymap = {**self.keymap, **long_keymap(keymap)}
+        super().update_keymap(keymap)
+
+    # ------------------------------------------------------------ views (tui.app.registry)
+    @property
+    def dashboard(self) -> DashboardScreen:
+        return self.views.dashboard
+
+    async def action_back_or_quit(self) -> None:
+        await self.views.back_or_quit()
+
+    async def on_key(self, event: events.Key) -> None:
+        # A modal's binding chain leaves out the app's keys, so its unhandled `q` lands here
+        # (a focused text field has already taken it as a letter): back out, as Esc does.
+        if event.is_forwarded and self.screen.is_modal and any(
+                b.action == "back_or_quit" for b in self._bindings.key_to_bindings.get(event.key, ())):
+            event.stop()
+            event.prevent_default()      # or the app's own binding would run next, on the dashboard
+            await self.action_back_or_quit()
+
+    def action_help(self) -> None:
+        self.views.help(self.keymap)
+
+    def action_show_dashboard(self) -> None:
+        self.views.show_dashboard()
+
+    def action_show_config(self, tab: str = "strategies") -> None:
+        self.views.show_config(tab)
+
+    def action_fleet(self) -> None:
+        self.views.show_fleet(self.home)
+
+    def dashboard_action(self, action: str) -> None:
+        self.views.dashboard_action(action)
 
     def reload(self) -> HomeState:
         """Read the home now, on the event loop (tests, and the watcher-off mode)."""

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import yaml
+from textual.app import App
 from textual.binding import Binding
 
 ENV_VAR = "HERMES_ADMIN_KEYMAP"
@@ -53,7 +54,7 @@ def load_keymap(path: Path, known_ids: set[str]) -> tuple[dict[str, str], list[s
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
+        mark = exc.problem_mark if isinstance(exc, yaml.MarkedYAMLError) else None
         where = f" at line {mark.line + 1}" if mark is not None else ""
         return {}, [f"{path}: not valid YAML{where}"]
     if data is None:
@@ -72,7 +73,19 @@ def load_keymap(path: Path, known_ids: set[str]) -> tuple[dict[str, str], list[s
     return keymap, problems
 
 
-def apply_keymap(app: Any, path: Path, classes: Iterable[type]) -> None:
+def long_keys(keys: str) -> str:
+    """*keys* as Textual's bindings name them ("?" -> "question_mark"), as ``App.set_keymap``
+    keeps them: `?` help applies the same keymap to the bindings it lists."""
+    return ",".join(k and next(iter(Binding.make_bindings([(k, "")]))).key
+                    for k in (key.strip() for key in keys.split(",")))
+
+
+def long_keymap(keymap: Mapping[str, str]) -> dict[str, str]:
+    """*keymap* (binding id -> keys) with :func:`long_keys`."""
+    return {bid: long_keys(keys) for bid, keys in keymap.items()}
+
+
+def apply_keymap(app: App, path: Path, classes: Iterable[type]) -> None:
     """Load *path* against the binding ids of *classes* into *app*; say what was ignored."""
     keymap, problems = load_keymap(path, binding_ids(classes))
     if keymap:

@@ -1,23 +1,27 @@
 """What a screen may ask of the app: a typed protocol instead of ``Any`` and ``getattr``.
 
-The app shell (``tui.app.console.HermesAdminApp``) implements :class:`Host`. Screens reach it
-with :func:`host` and never import the app module (the layers contract in pyproject
-forbids it). Changes reach screens as Textual signals they subscribe to on mount:
+The app shell (``tui.app.console.HermesAdminApp``) implements :class:`Host`; the console on a
+root of profiles (``tui.app.root_console.RootApp``) implements :class:`RootHost` too.
+Screens reach them with :func:`host` and :func:`root_host` and never import the app
+modules (the layers contract in pyproject forbids it). Changes reach screens as Textual
+signals they subscribe to on mount:
 
 - ``state_signal``: a new :class:`store.watch.home.HomeState` (auth.json, config.yaml, .env);
-- ``writes_signal``: the writer's set of pending or waiting writes changed.
+- ``writes_signal``: the writer's set of pending or waiting writes changed;
+- ``root_signal`` (a root only): a new :class:`store.watch.root.RootState`.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable, Protocol
 
-from textual.dom import DOMNode
 from textual.signal import Signal
 
 from store.paths import Home
 from store.pools import events as ev
+from store.profiles.root import Root
 from store.watch.home import HomeState
+from store.watch.root import RootState
 from tui.services.clock import Clock
 from tui.services.writer import Writer
 
@@ -33,11 +37,17 @@ class Host(Protocol):
     writer: Writer
     state_signal: Signal[HomeState]
     writes_signal: Signal[None]
+    watch_enabled: bool     # False: no watcher, so a screen that wrote outside the writer reloads
+    freeze_heap: bool       # True until the first home is on screen (screens.dashboard.settle_heap)
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information",
                timeout: float | None = None, markup: bool = True) -> None: ...
 
     def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+
+    def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
+
+    def reload(self) -> HomeState | None: ...
 
     def log_events(self, events: Iterable[ev.Event]) -> None: ...
 
@@ -46,8 +56,35 @@ class Host(Protocol):
     def dashboard_action(self, action: str) -> None: ...
 
 
-def host(node: DOMNode) -> Host:
+class RootHost(Host, Protocol):
+    """The console on a root of profiles: ``home`` and ``state`` are the *acting* profile's."""
+
+    root: Root
+    root_state: RootState | None
+    context: str | None     # the profile the view is narrowed to; None: every profile
+    acting: str             # the profile whose files actions read and write
+    root_signal: Signal[RootState]
+
+    def set_context(self, name: str | None) -> None: ...
+
+    def use_profile(self, name: str) -> None: ...
+
+
+class HasApp(Protocol):
+    """A node of the running app (a screen, a widget), or an object that stands for one."""
+
+    @property
+    def app(self) -> Any: ...
+
+
+def host(node: HasApp) -> Host:
     """The running app of *node*, as a :class:`Host`."""
+    app: Any = node.app
+    return app
+
+
+def root_host(node: HasApp) -> RootHost:
+    """The running app of *node*, as a :class:`RootHost` (only the profiles screens ask)."""
     app: Any = node.app
     return app
 

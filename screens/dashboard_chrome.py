@@ -1,0 +1,62 @@
+"""What the dashboard says around its table: the time of a read, why the table is empty,
+and the banner's problems (pure functions of a :class:`store.watch.home.HomeState`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from store.watch.home import HomeState
+
+
+def clock_time(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch).strftime("%H:%M:%S")
+
+
+def add_key_hint(root: str) -> str:
+    return (f"Add a key:  hermes-admin --home {root} add openrouter --api-key -\n"
+            "       or:  hermes auth add openrouter --api-key <key>   (Hermes's own CLI)")
+
+
+def empty_message(state: HomeState | None, filter_text: str, shown_rows: int) -> str | None:
+    """Why the table is empty, with where we looked and what to do; None if it is not."""
+    if state is None:
+        return "Loading…"
+    home = state.home
+    if not state.home_exists:
+        return (f"No Hermes home at {home.root}\n"
+                "hermes-admin looks at --home, then $HERMES_HOME, then ~/.hermes.\n"
+                f"{add_key_hint(str(home.root))}\n"
+                "This screen fills in by itself when the home appears.")
+    if state.store is None or not state.store.exists:
+        if state.store_error is not None:
+            return f"Nothing to show: {home.auth} cannot be read (see the banner above)."
+        return (f"No credential store yet: {home.auth} does not exist.\n"
+                f"{add_key_hint(str(home.root))}")
+    if not state.pools:
+        return f"{home.auth} has no credential pools yet.\n{add_key_hint(str(home.root))}"
+    if filter_text and shown_rows == 0:
+        return f"No credential matches “{filter_text}”. Escape clears the filter."
+    return None
+
+
+def problems(state: HomeState | None) -> list[tuple[str, str]]:
+    """The banner lines for *state*: unreadable store (error), config and permission warnings."""
+    if state is None:
+        return []
+    out: list[tuple[str, str]] = []
+    err = state.store_error
+    if err is not None:
+        msg = f"{err.path}: {err.reason}. Nothing will be written until it is fixed."
+        if state.stale:
+            msg += f" Showing the last good view from {clock_time(state.store_read_at)} (STALE)."
+        if err.hint:
+            msg += f" {err.hint}."
+        out.append(("error", msg))
+    cerr = state.config_error
+    if cerr is not None:
+        keep = ("keeping the last good config" if state.config is not None
+                else "using Hermes defaults")
+        out.append(("warning", f"{cerr.path}: {cerr.reason}; {keep} until it parses."))
+    for w in state.warnings:
+        out.append(("warning", str(w)))
+    return out
