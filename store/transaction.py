@@ -11,6 +11,7 @@ writes nothing. A store that cannot be read is never written.
 from __future__ import annotations
 
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Callable, Iterator, TypeVar
 
 from store import authfile
@@ -31,12 +32,15 @@ def new_document() -> Doc:
 
 
 @contextmanager
-def transaction(home: Home, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = True) -> Iterator[Doc]:
+def transaction(home: Home, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, create: bool = True,
+                before_replace: Callable[[Path], None] | None = None) -> Iterator[Doc]:
     """Lock, read fresh, yield the document for mutation, write atomically, unlock.
 
     The yielded dict is this transaction's own fresh read; keeping it past the
     block and writing it later is exactly the lost-update bug this API exists to
     prevent. Call :func:`skip_write` inside the block to leave the file untouched.
+    *before_replace* (an operator write keeping its history copy) is called with
+    auth.json's path under the lock, after the change and before the file is replaced.
     """
     if create:
         authfile.ensure_home(home)
@@ -54,6 +58,8 @@ def transaction(home: Home, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, creat
         authfile.sweep_orphans(home)
         if snap.exists:
             authfile.keep_backup(home)
+            if before_replace is not None:
+                before_replace(home.auth)
         authfile.atomic_write_bytes(home.auth, data)
 
 

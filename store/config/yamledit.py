@@ -42,6 +42,7 @@ from store.config.yamlread import (
 )
 from store.errors import ConfigUnreadable, HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT, locked
+from store.ops import history
 from store.paths import Home
 
 # Hermes creates config.yaml through mkstemp and only restores a mode that
@@ -356,6 +357,11 @@ def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
             raise ConfigChanged(path)
         # A config writer SIGKILLed mid-write left its temp; only stale ones of ours go.
         sweep_orphans(Home(path.parent))
+        pending = history.current(Home(path.parent))
+        if pending is not None:      # an operator's edit keeps the file as it was
+            if raw is not None:
+                history.keep_before(pending, path, path.name)
+            pending.meta["config"] = {"file": path.name, "touched": sorted(touched), "after": data.decode("utf-8")}
         write_keeping_mode(path, data)
         session.written = data
 

@@ -29,8 +29,12 @@ def _user() -> str:
 
 
 def record(home: Home, outcome: Outcome, *, via: str, extra: dict[str, Any] | None = None,
-           now: float | None = None) -> dict[str, Any]:
-    """Append one line for *outcome*; return the entry written."""
+           now: float | None = None, redactor: redact.Redactor | None = None) -> dict[str, Any]:
+    """Append one line for *outcome*; return the entry written.
+
+    *redactor*: what the writer already knows of the home's secrets; without one, the
+    home's files are read for them.
+    """
     entry: dict[str, Any] = {
         "time": now if now is not None else time.time(),
         "user": _user(),
@@ -49,7 +53,8 @@ def record(home: Home, outcome: Outcome, *, via: str, extra: dict[str, Any] | No
         entry.update(extra)
     # Every string in the line passes the redactor: reasons, messages, notes and extras
     # can all carry a key a provider echoed or an operator typed in the wrong field.
-    entry = redact.for_home(home).redact_obj(json.loads(json.dumps(entry, default=str)))
+    r = redactor if redactor is not None else redact.for_home(home)
+    entry = r.redact_obj(json.loads(json.dumps(entry, default=str)))
     line = json.dumps(entry, ensure_ascii=False) + "\n"
     fd = safeio.open_checked(home.audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
                              None)

@@ -10,21 +10,28 @@ edits, probe lifts) goes through :func:`perform`:
 - any other callable is an edit that takes its own lock (``store.config.edit``,
   ``store.ops.probe_report.run_probe``); it is stamped when it returns, also after its lock wait.
 
-Then the audit line(s) for what it changed are appended. Nothing here touches a terminal.
+Every such write is an operator action: it gets a history id, keeps the file as it was
+(:mod:`store.ops.history`) and records the rows it left, so ``hermes-admin undo`` can put
+exactly those rows and fields back. Then the audit line(s) for what it changed are appended,
+carrying the id, redacted with what the caller and the transaction already hold (the
+caller's redactor plus the secrets of the rows written): no file is read again for them.
+Nothing here touches a terminal.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
-from store.errors import StoreUnreadable
+from store.errors import HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import Doc
-from store.ops import audit
+from store.model import Doc, pool_rows, row_secrets
+from store.ops import audit, history
 from store.ops.actions import Outcome
-from store.paths import Home
+from store.paths import AUTH_FILE, Home
+from store.redaction import redact
 from store.transaction import transaction
 
 T = TypeVar("T")
@@ -52,6 +59,7 @@ class Written(Generic[T]):
     at: float
     outcomes: list[Outcome] = field(default_factory=list)
     audit_error: str | None = None    # the write landed but its audit line did not
+    history_id: str | None = None     # what `hermes-admin undo ID` takes; None: nothing kept
 
 
 def outcomes_of(value: Any) -> list[Outcome]:
@@ -73,28 +81,63 @@ def outcomes_of(value: Any) -> list[Outcome]:
     return [inner] if isinstance(inner, Outcome) else []
 
 
+def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    """The rows *outcomes* changed, exactly as the write leaves them (None: removed)."""
+    out = []
+    for o in outcomes:
+        for c in o.changes:
+            rows = pool_rows(doc, c.pool)
+            index = next((i for i, r in enumerate(rows) if str(r.get("id")) == c.id), None)
+            row = None if index is None else history.scrub_row(json.loads(json.dumps(rows[index])))
+            out.append({"pool": c.pool, "id": c.id, "index": index, "after": row})
+    return out
+
+
 def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
-            clock: Clock = time.time) -> Written[T]:
-    """Run *job* (see the module docstring), then audit what it changed.
+            clock: Clock = time.time, redactor: redact.Redactor | None = None) -> Written[T]:
+    """Run *job* (see the module docstring), then keep its history and audit what it changed.
 
     Errors of the change itself (BadInput, LockTimeout, StoreUnreadable, ...) propagate and
     nothing was written. An audit log that cannot be appended (an OS error, or a path that
     is not a regular file) never undoes or hides a write that landed: it is returned in
-    ``audit_error``, which the CLI prints as a warning (exit 0) and the console shows.
+    ``audit_error``, which the CLI prints as a warning (exit 0) and the console shows; the
+    same for a history copy that could not be kept. *redactor*: what the caller already
+    knows of the home's secrets (the console's, the CLI's boundary); without one the audit
+    reads the home's files for them.
     """
-    if isinstance(job, StoreChange):
-        with transaction(home, lock_timeout=job.lock_timeout, create=job.create) as doc:
-            at = clock()   # inside the lock: after the wait, however long it was
-            value = job.change(doc, at)
-    else:
-        value = job()
-        at = clock()       # the edit held its own lock and has released it: after the wait
+    written_secrets: set[str] = set()
+    # The id and the copies' ages are on the wall clock, whatever *clock* the caller pins.
+    with history.recording(home, time.time()) as pending:
+        if isinstance(job, StoreChange):
+            keep = lambda src: history.keep_before(pending, src, AUTH_FILE)  # noqa: E731
+            with transaction(home, lock_timeout=job.lock_timeout, create=job.create, before_replace=keep) as doc:
+                at = clock()   # inside the lock: after the wait, however long it was
+                value = job.change(doc, at)
+                outs = outcomes_of(value)
+                pending.meta["rows"] = touched_rows(doc, outs)
+                for o in outs:
+                    for c in o.changes:
+                        for row in pool_rows(doc, c.pool):
+                            if str(row.get("id")) == c.id:
+                                written_secrets.update(row_secrets(row))
+        else:
+            value = job()
+            at = clock()       # the edit held its own lock and has released it: after the wait
     written = Written(value, at, outcomes_of(value))
+    notes: list[str] = []
+    try:
+        written.history_id = history.save(pending, {"via": via, "actions": [o.action for o in written.outcomes]})
+        history.prune(home, time.time())
+    except (HermesAdminError, OSError) as exc:
+        notes.append(f"history copy not kept: {exc}")
+    r = redactor.with_secrets(*written_secrets) if redactor is not None else None
+    extra = {"history": written.history_id} if written.history_id else None
     try:
         for outcome in written.outcomes:
-            audit.record(home, outcome, via=via, now=at)
+            audit.record(home, outcome, via=via, now=at, extra=extra, redactor=r)
     except StoreUnreadable as exc:
-        written.audit_error = f"audit log not written: {exc}"
+        notes.append(f"audit log not written: {exc}")
     except OSError as exc:
-        written.audit_error = f"audit log {home.audit} not written: {exc.strerror or exc}"
+        notes.append(f"audit log {home.audit} not written: {exc.strerror or exc}")
+    written.audit_error = "; ".join(notes) or None
     return written

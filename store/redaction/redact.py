@@ -110,6 +110,15 @@ class Redactor:
         self._index: dict[str, tuple[str, ...]] = {}
         self.add(*secrets)
 
+    def with_secrets(self, *extra: str | None) -> Redactor:
+        """This redactor, or a new one that also knows *extra* (this one is left as it is)."""
+        new = {e for e in extra if e} - self._secrets
+        if not new:
+            return self
+        out = Redactor(self._secrets)
+        out.add(*new)
+        return out
+
     def _known(self) -> tuple[str, ...]:
         # Longest first, so a secret containing another is replaced whole; re-sorted only
         # when this redactor or the registered set grew.

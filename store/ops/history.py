@@ -1,0 +1,201 @@
+"""The operator history: every operator write keeps the file as it was, under its own name.
+
+An operator action (a CLI verb, a console write, a config edit) gets an id
+(``20261201T204512Z-3f9a0c``). Before its write replaces auth.json or config.yaml, the file
+as it was is kept in ``<home>/hermes-admin-history/auth.json.<id>`` (a hard link of the
+old inode: no copy) or ``config.yaml.<id>``, and ``<id>.json`` records what the action
+touched: for auth.json the rows it changed, as it left them (a secret field only as a
+hash: the record holds no key); for config.yaml the top-level keys and the text it wrote.
+The audit line carries the id. Only operator writes keep copies: the proxy's count
+flushes, the fleet daemon and agents write through :func:`store.transaction.transaction`
+without one, so they never replace a kept copy.
+
+The folder is 0700, every file 0600, created with O_EXCL and no link followed; a copy
+holds only what the store held. Old copies are pruned by count and age.
+:mod:`store.ops.undo` puts an action's rows and fields back.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from store import safeio
+from store.errors import StoreUnreadable, WriteFailed
+from store.model import SECRET_FIELDS, Row
+from store.paths import Home
+
+HISTORY_DIR = "hermes-admin-history"
+KEEP_COUNT = 50
+KEEP_DAYS = 14.0
+META_CAP = 16 * 1024 * 1024
+_ID_CHARS = frozenset("0123456789abcdefTZ-")
+
+
+def new_id(now: float) -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now)) + "-" + secrets.token_hex(3)
+
+
+def valid_id(text: str) -> bool:
+    return 16 <= len(text) <= 32 and set(text) <= _ID_CHARS
+
+
+def _id_of(name: str) -> str | None:
+    """The action id a history file belongs to: ``<id>.json`` or ``<file>.<id>``."""
+    if name.endswith(".json") and valid_id(name[:-5]):
+        return name[:-5]
+    tail = name.rsplit(".", 1)[-1]
+    return tail if valid_id(tail) else None
+
+
+def scrub_row(row: Row) -> Row:
+    """*row* with each secret field as ``sha256:<hex>``: compared by undo, never a key."""
+    out = dict(row)
+    for f in SECRET_FIELDS:
+        v = out.get(f)
+        if isinstance(v, str) and v:
+            out[f] = "sha256:" + hashlib.sha256(v.encode()).hexdigest()
+    return out
+
+
+def folder(home: Home) -> Path:
+    return home.root / HISTORY_DIR
+
+
+@dataclass
+class Pending:
+    """What one operator write is keeping, filled in by the write paths as they go."""
+
+    home: Home
+    id: str
+    at: float
+    kept: dict[str, str] = field(default_factory=dict)     # file name -> kept copy's name
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+_current: contextvars.ContextVar[Pending | None] = contextvars.ContextVar("hermes_admin_history", default=None)
+
+
+@contextmanager
+def recording(home: Home, now: float) -> Iterator[Pending]:
+    """Around one operator write: the write paths keep their before-copies for it."""
+    pending = Pending(home, new_id(now), now)
+    token = _current.set(pending)
+    try:
+        yield pending
+    finally:
+        _current.reset(token)
+
+
+def current(home: Home) -> Pending | None:
+    """The operator write in progress on *home* on this thread, if any."""
+    p = _current.get()
+    return p if p is not None and p.home.root == home.root else None
+
+
+def _ensure_folder(home: Home) -> Path:
+    d = folder(home)
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        st = os.lstat(d)
+        if not (os.path.isdir(d) and not os.path.islink(d)):
+            raise WriteFailed(d, f"is {safeio.kind(st.st_mode)}, not a folder; no history kept") from None
+    return d
+
+
+def keep_before(pending: Pending, src: Path, file_name: str) -> None:
+    """Keep *src* (about to be replaced) as ``<file_name>.<id>``: a hard link, else a copy."""
+    d = _ensure_folder(pending.home)
+    dst = d / f"{file_name}.{pending.id}"
+    try:
+        os.unlink(dst)          # an edit retried on a changed file keeps the latest "before"
+    except FileNotFoundError:
+        pass
+    try:
+        os.link(src, dst, follow_symlinks=True)
+        os.chmod(dst, 0o600, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    except OSError:
+        data = safeio.read_checked(src, META_CAP * 8)
+        if data is None:
+            return
+        _write_new(dst, data[0])
+    pending.kept[file_name] = dst.name
+
+
+def _write_new(path: Path, data: bytes) -> None:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise WriteFailed(path, f"cannot keep the history copy ({exc.strerror})") from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def save(pending: Pending, entry: dict[str, Any]) -> str | None:
+    """Write ``<id>.json`` for an action that kept a copy; its id, or None if nothing was kept."""
+    if not pending.kept and not pending.meta:
+        return None
+    meta = {"version": 1, "id": pending.id, "at": pending.at, "kept": pending.kept, **pending.meta, **entry}
+    _write_new(_ensure_folder(pending.home) / f"{pending.id}.json",
+               json.dumps(meta, ensure_ascii=False, allow_nan=False, default=str).encode())
+    return pending.id
+
+
+def load(home: Home, action_id: str) -> dict[str, Any]:
+    """An action's record; StoreUnreadable naming the file when it is gone or broken."""
+    if not valid_id(action_id):
+        raise StoreUnreadable(folder(home) / action_id, "is not a history id")
+    path = folder(home) / f"{action_id}.json"
+    got = safeio.read_checked(path, META_CAP)
+    if got is None:
+        raise StoreUnreadable(path, "is not kept any more (pruned, or never written)")
+    try:
+        meta = json.loads(got[0])
+    except (ValueError, RecursionError):
+        raise StoreUnreadable(path, "is not valid JSON") from None
+    if not isinstance(meta, dict) or meta.get("id") != action_id or not isinstance(meta.get("kept"), dict):
+        raise StoreUnreadable(path, "is not a history record")
+    return meta
+
+
+def kept_bytes(home: Home, meta: dict[str, Any], file_name: str) -> bytes | None:
+    name = meta["kept"].get(file_name)
+    if not isinstance(name, str) or name != f"{file_name}.{meta['id']}":
+        return None
+    got = safeio.read_checked(folder(home) / name, META_CAP * 8)
+    return None if got is None else got[0]
+
+
+def prune(home: Home, now: float, keep: int = KEEP_COUNT, days: float = KEEP_DAYS) -> int:
+    """Drop the oldest actions beyond *keep*, and any older than *days*; the number dropped."""
+    d = folder(home)
+    try:
+        names = os.listdir(d)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    ids = sorted({i for n in names if (i := _id_of(n)) is not None})
+    cutoff = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now - days * 86400))
+    drop = set(ids[:max(0, len(ids) - keep)]) | {i for i in ids if i < cutoff}
+    for n in names:
+        if _id_of(n) in drop:
+            try:
+                os.unlink(d / n)
+            except OSError:
+                pass
+    return len(drop)
