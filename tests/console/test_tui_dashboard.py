@@ -92,10 +92,10 @@ async def test_tick_updates_only_cells_whose_text_changed(tmp_home: Home, monkey
         a, b = key("openrouter", "aaaaaa"), key("openrouter", "bbbbbb")
         assert "9m 30s" in table.line_text(a)
         writes: list[tuple[str, str]] = []
-        real_write, real_update = table.write_countdown, table.update_cell
+        real_write, real_update = table.write_countdown, table.cells.update_cell
         monkeypatch.setattr(table, "write_countdown", lambda k, t: (
             writes.append((str(k), t)), real_write(k, t)))
-        monkeypatch.setattr(table, "update_cell", lambda *a, **kw: (
+        monkeypatch.setattr(table.cells, "update_cell", lambda *a, **kw: (
             writes.append(("update_cell", str(a))), real_update(*a, **kw)))
         clock.advance(1)
         app.dashboard.tick()
@@ -130,7 +130,7 @@ async def test_countdown_render_cache_control(tmp_home: Home, monkeypatch) -> No
             def __setitem__(self, k, v) -> None:  # drops the version bump
                 pass
 
-        monkeypatch.setattr(table, "_versions", Forgetful(table._versions))
+        monkeypatch.setattr(table.cells, "versions", Forgetful(table.cells.versions))
         clock.advance(1)
         app.dashboard.tick()
         await pilot.pause()
@@ -150,8 +150,8 @@ async def test_reload_reconciles_by_key_and_keeps_cursor_on_the_credential(tmp_h
         cleared = []
         monkeypatch.setattr(table, "clear", lambda *a, **k: cleared.append(1))
         updates: list[tuple[str, str]] = []
-        real = table.update_cell
-        monkeypatch.setattr(table, "update_cell", lambda r, c, v, **kw: (
+        real = table.cells.update_cell
+        monkeypatch.setattr(table.cells, "update_cell", lambda r, c, v, **kw: (
             updates.append((str(r), str(c))), real(r, c, v, **kw)))
         # Another process moves "third" to the top of its pool.
         with transaction(tmp_home) as doc:
@@ -182,8 +182,8 @@ async def test_external_bench_updates_only_that_row(tmp_home: Home, monkeypatch)
     async with app.run_test(size=(100, 30)) as pilot:
         table = table_of(app)
         updates: list[str] = []
-        real = table.update_cell
-        monkeypatch.setattr(table, "update_cell", lambda r, c, v, **kw: (
+        real = table.cells.update_cell
+        monkeypatch.setattr(table.cells, "update_cell", lambda r, c, v, **kw: (
             updates.append(str(r)), real(r, c, v, **kw)))
         bench(tmp_home, "openrouter", "a1b2c3", NOW, code=429, reason="rate_limit_exceeded")
         app.reload()

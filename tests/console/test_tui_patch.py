@@ -131,7 +131,7 @@ async def test_patched_pool_shows_what_a_whole_walk_shows(tmp_home: Home) -> Non
         base = widths()
         # A long label far off screen widens the label column at once...
         await write(lambda cp: cp["pool1"][150].update(label="L" * 40))
-        assert far not in table._data
+        assert not table.cells.formatted(far)
         assert widths()["label"] > base["label"]
         # ...and giving it back its short label narrows it again (it was the longest).
         await write(lambda cp: cp["pool1"][150].update(label="key-1150"))

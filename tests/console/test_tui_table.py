@@ -1,7 +1,7 @@
 """The Line API credential table: cost follows what changed, and the htop/k9s habits.
 
-Render work is counted with a spy on CredentialTable._render_row (one call = one
-row turned into a Strip). No timing anywhere: counts and screen text only.
+Render work is counted with a spy on the table's painter (``render_row``: one call =
+one row turned into a Strip). No timing anywhere: counts and screen text only.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from tests.tui_sample import NOW, write_sample
 from tui.app.console import HermesAdminApp
 from tui.services.clock import FakeClock
 from tui.widgets import CredentialTable
+from tui.widgets.table_rows import RowStore
 
 SIZE = (140, 45)
 
@@ -56,13 +57,13 @@ def big_home(home: Home, n: int = 1000, pools: int = 20, *, cooling=lambda i: i 
 
 def spy_renders(table: CredentialTable, monkeypatch) -> list[str]:
     calls: list[str] = []
-    real = table._render_row
+    real = table.painter.render_row
 
     def counted(row_key: str, cursor: bool):
         calls.append(row_key)
         return real(row_key, cursor)
 
-    monkeypatch.setattr(table, "_render_row", counted)
+    monkeypatch.setattr(table.painter, "render_row", counted)
     return calls
 
 
@@ -98,10 +99,10 @@ async def test_one_row_reconcile_at_1000_rows_renders_one_row(tmp_home: Home, mo
         # re-rendered, as DataTable's table-wide cache did) is caught by the same spy.
         calls.clear()
         def repaint_all(keys) -> None:
-            table._strips.clear()
+            table.painter.strips.clear()
             table.refresh()
 
-        monkeypatch.setattr(table, "_refresh_rows", repaint_all)
+        monkeypatch.setattr(table, "refresh_rows", repaint_all)
         await relabel("key-YYYYY")
         assert len(calls) >= 40 and calls != [target]
 
@@ -136,9 +137,9 @@ async def test_one_row_reload_walks_only_its_row_and_keeps_the_order(tmp_home: H
         table = table_of(app)
         taken: list[str] = []
         rebuilt: list[int] = []
-        real_take, real_order = table._take, table._rebuild_order
-        monkeypatch.setattr(table, "_take", lambda e, *a: (taken.append(e.key), real_take(e, *a))[1])
-        monkeypatch.setattr(table, "_rebuild_order", lambda: (rebuilt.append(1), real_order())[1])
+        real_take, real_order = table.rows.take, table.rows.rebuild_order
+        monkeypatch.setattr(table.rows, "take", lambda e, *a: (taken.append(e.key), real_take(e, *a))[1])
+        monkeypatch.setattr(table.rows, "rebuild_order", lambda: (rebuilt.append(1), real_order())[1])
         order = table.order
         row = key("pool07", f"{7 * 50 + 3:06x}")
         with transaction(tmp_home) as doc:
@@ -174,8 +175,8 @@ async def test_tick_splices_the_countdown_and_repaints_only_those_lines(tmp_home
         cooling = [table.order[i] for i in table.visible_range()
                    if table.order[i] in table.cooling_keys()]
         frames: list[str] = []
-        real_frame = table._frame
-        monkeypatch.setattr(table, "_frame", lambda k, *a: (frames.append(k), real_frame(k, *a))[1])
+        real_frame = table.painter.frame
+        monkeypatch.setattr(table.painter, "frame", lambda k, *a: (frames.append(k), real_frame(k, *a))[1])
         regions: list = []
         real_refresh = table.refresh
         monkeypatch.setattr(table, "refresh", lambda *r, **kw: (regions.extend(r),
@@ -193,7 +194,7 @@ async def test_tick_splices_the_countdown_and_repaints_only_those_lines(tmp_home
         top = int(table.scroll_y)
         assert {r.y for r in regions} == {table.order.index(k) - top + 1 for k in cooling}
         # Negative control: a tick that had to rebuild rows is seen by the same spy.
-        table._frames.clear()
+        table.painter.frames.clear()
         clock.advance(1)
         app.dashboard.tick()
         await pilot.pause()
@@ -207,8 +208,8 @@ async def test_first_fill_formats_only_the_rows_on_screen_with_exact_widths(tmp_
     with transaction(tmp_home) as doc:
         doc["credential_pool"]["pool19"][-1]["label"] = "a-much-longer-label-" + "x" * 12
     formatted: list[str] = []
-    real_cells = CredentialTable._cells
-    monkeypatch.setattr(CredentialTable, "_cells",
+    real_cells = RowStore.format_row
+    monkeypatch.setattr(RowStore, "format_row",
                         lambda self, e, *a: (formatted.append(e.key), real_cells(self, e, *a))[1])
     app = app_for(tmp_home)
     async with app.run_test(size=SIZE) as pilot:
@@ -229,7 +230,7 @@ async def test_first_fill_formats_only_the_rows_on_screen_with_exact_widths(tmp_
         formatted.clear()
         for k in table.order:
             table.row_texts(k)
-        table._relayout()
+        table.relayout()
         assert len([k for k in formatted if k.startswith("cred")]) > 900
         assert [c.width for c in table.columns] == widths
 
@@ -243,11 +244,11 @@ async def test_tick_sleeps_while_no_cooling_row_is_on_screen(tmp_home: Home) -> 
         table = table_of(app)
         assert table.cooling_keys() and not table.visible_cooling()
         # Asleep: at most a one-shot timer for when the first off-screen cooldown ends.
-        assert not table.ticking and (table._timer is None or table._timer.name == "flip")
+        assert not table.ticking and (table.countdowns.timer is None or table.countdowns.timer.name == "flip")
         # Control: with a cooling row on screen, the same table ticks.
         table.move_cursor(row=len(table.order) - 1)
         await pilot.pause()
-        assert table.visible_cooling() and table.ticking and table._timer.name == "countdown"
+        assert table.visible_cooling() and table.ticking and table.countdowns.timer.name == "countdown"
 
 
 async def test_fingerprints_sharing_prefix_and_last4_differ_at_80_columns(tmp_home: Home) -> None:

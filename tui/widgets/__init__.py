@@ -2,7 +2,9 @@
 
 May import ``store``, Textual and the ``tui`` text helpers (``tui.text.format``, ``tui.text.sentences``);
 never ``screens``, ``tui.app.console``, ``tui.cli`` or ``tui.demo``. The credential table is a Line API
-``ScrollView`` on Textual's public API only (tests/project/test_private_api.py fails on a private import).
+``ScrollView`` on Textual's public API only (tests/project/test_private_api.py fails on a private import),
+one class that owns its parts (``table_rows``, ``table_cells``, ``table_clock``, ``table_paint``,
+``table_layout``, ``table_cursor``), each holding its own state.
 """
 
 from tui.widgets.credential_table import CredentialTable

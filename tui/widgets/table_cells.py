@@ -1,28 +1,28 @@
-"""Row cells and marks of CredentialTable: every change bumps that row's version.
+"""The credential table's cells: per row key, its texts, its version and the lengths.
 
-The version is what the strip cache is keyed by, so setting a cell here is all it
-takes for that row, and only that row, to be rendered again.
+Every change to a row's cells bumps that row's version, and the painter's strip cache
+is keyed by it, so setting a cell here is all it takes for that row, and only that row,
+to be rendered again. A second version (the *frame* version) moves with every cell but
+the countdown: a tick re-renders a line without rebuilding its other cells.
 
-A credential row's text is built the first time the row is shown (or asked for):
-until then it is *deferred*, and the longest raw text of its pool's deferred rows
-(:func:`estimate`, one tight pass, no funnel) stands in for it in the column widths.
-A 10,000-row first fill so formats the forty rows on screen, not 10,000 (each through
-the redacting text funnel).
+A credential row's text is built the first time the row is shown (or asked for): until
+then it is *deferred*, and the longest raw text of its pool's deferred rows
+(:func:`estimate`, one tight pass, no funnel) stands in for it in the column widths. A
+10,000-row first fill so formats the forty rows on screen, not 10,000 (each through the
+redacting text funnel).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from itertools import count
+from typing import Iterable
 
 from tui.widgets import cells as C
-from tui.widgets.cells import ColumnSpec
-from tui.widgets.rows import Entry, mark_key
+from tui.widgets.rows import Entry
 
 GROWING = ("label", "message", "error", "fingerprint", "reason", "source")
-# The # column alone, uncut: what a mark change re-renders.
-POS = (ColumnSpec("pos", "#", 10**6),)
-# The columns a finding's note leads (narrow "code/reason", wide "reason"), uncut.
-NOTED = (ColumnSpec("error", "code/reason", 10**6), ColumnSpec("reason", "reason", 10**6))
+
+Cells = dict[str, tuple[str, str]]   # column -> (text, style)
 
 
 def estimate(rows: Iterable[Entry], fps: dict, notes: dict) -> dict[str, int]:
@@ -62,90 +62,131 @@ def estimate(rows: Iterable[Entry], fps: dict, notes: dict) -> dict[str, int]:
             "source": source, "fingerprint": max(fp, len("env unset"))}
 
 
-class RowCells:
-    """Cell store per row key, with per-column text lengths kept for the layout."""
+class CellStore:
+    """Formatted cells per row key (or the mark that a row is deferred), each row's
+    signature and versions, and per growing column how many cells have each length.
 
-    def cell_text(self, row_key: str, column: str) -> str:
-        """The text *column* of *row_key* shows at the current width."""
-        cols = [s.key for s in self.specs]
-        return self._cell_texts(row_key)[cols.index(column)]
+    :attr:`versions` is public so a test can show what a lost version bump costs.
+    """
 
-    def row_texts(self, row_key: str) -> list[str]:
-        return self._cell_texts(row_key)
+    def __init__(self) -> None:
+        self._data: dict[str, Cells] = {}
+        self._deferred: set[str] = set()
+        self._sigs: dict[str, tuple] = {}
+        self.versions: dict[str, int] = {}
+        self._frame_versions: dict[str, int] = {}   # every cell but the countdown
+        self._seq = count(1)
+        self._lengths: dict[str, dict[int, int]] = {k: {} for k in GROWING}
+        self._estimates: dict[str, dict[str, int]] = {}   # per pool: its deferred rows'
 
-    def line_text(self, row_key: str) -> str:
-        """The row as currently painted ('' when scrolled out of view)."""
-        y = self._index.get(row_key, -1) - int(self.scroll_y) + 1
-        if row_key not in self._index or not 1 <= y < self.size.height:
-            return ""
-        return self.render_line(y).text
+    # ----------------------------------------------------------- queries
+    def formatted(self, key: str) -> bool:
+        return key in self._data
 
-    def _row(self, row_key: str) -> dict[str, tuple[str, str]]:
-        """The row's cells, built now if the row was deferred."""
-        row = self._data.get(row_key)
-        if row is None:
-            self._materialize(row_key)
-            row = self._data[row_key]
-        return row
+    def deferred(self, key: str) -> bool:
+        return key in self._deferred
 
-    def _defer(self, key: str) -> None:
-        """Keep the row unformatted until shown (its pool's estimate stands in for its lengths)."""
-        self._lazy.add(key)
-        self._sigs.pop(key, None)
-        self._versions[key] = self._cells_v[key] = next(self._seq)
+    def row(self, key: str) -> Cells:
+        """The cells of a formatted row (KeyError for a deferred or unknown one)."""
+        return self._data[key]
 
-    def _materialize(self, key: str) -> bool:
-        """Format a deferred row; False if it was not deferred."""
-        if key not in self._lazy:
-            return False
-        self._lazy.discard(key)
-        e = self._entries[key]
-        self._sigs[key] = self._sig(e, self._fps)
-        self._set_data(key, self._cells(e, self._now, self._fps))
-        return True
+    def signature(self, key: str) -> tuple | None:
+        return self._sigs.get(key)
 
-    def materialize_visible(self) -> bool:
-        """Format the deferred rows on screen (and under the cursor); True if any was."""
-        order = self._order
-        rows = [order[i] for i in self.visible_range()]
-        if order:
-            rows.append(order[min(max(self.cursor_row, 0), len(order) - 1)])
-        return any([self._materialize(k) for k in rows if k in self._lazy])
+    def version(self, key: str) -> int:
+        """Moves with every change of the row's look: what its painted line is keyed by."""
+        return self.versions.get(key, 0)
 
-    def _natural(self) -> dict[str, int]:
+    def frame_version(self, key: str) -> int:
+        """Moves with every change but the countdown's."""
+        return self._frame_versions.get(key, 0)
+
+    def natural(self) -> dict[str, int]:
         """Longest text per growing column: exact for formatted rows, estimated for the rest."""
         natural = {k: max(v, default=0) for k, v in self._lengths.items()}
-        for est in self._pool_est.values():
+        for est in self._estimates.values():
             for k, n in est.items():
                 if n > natural[k]:
                     natural[k] = n
         return natural
 
-    def update_cell(self, row_key: str, column: str, value: tuple[str, str]) -> None:
-        """Set one cell; the row re-renders on its next paint (callers refresh the line)."""
-        row = self._row(row_key)
-        self._count_length(column, row.get(column), -1)
-        row[column] = value
-        self._count_length(column, value, +1)
-        self._versions[row_key] = self._cells_v[row_key] = next(self._seq)
+    # ----------------------------------------------------------- changes
+    def defer(self, key: str) -> None:
+        """Keep the row unformatted until shown (its pool's estimate stands in for its lengths)."""
+        self._deferred.add(key)
+        self._sigs.pop(key, None)
+        self._bump(key)
 
-    def _set_data(self, key: str, row: dict[str, tuple[str, str]]) -> None:
+    def set_row(self, key: str, row: Cells, sig: tuple) -> None:
+        """Take a row's cells whole (a first format, or a deferred row shown)."""
+        self._deferred.discard(key)
+        self._sigs[key] = sig
+        old = self._data.get(key)
         self._data[key] = row
         for col in GROWING:
-            self._count_length(col, row.get(col), +1)
-        self._versions[key] = self._cells_v[key] = next(self._seq)
+            if old is not None:
+                self._count(col, old.get(col), -1)
+            self._count(col, row.get(col), +1)
+        self._bump(key)
 
-    def _forget(self, key: str) -> None:
-        self._lazy.discard(key)
+    def set_signature(self, key: str, sig: tuple) -> None:
+        self._sigs[key] = sig
+
+    def drop_signature(self, key: str) -> None:
+        """Make the next reconcile look at the row again (its mark or note moved)."""
+        self._sigs.pop(key, None)
+
+    def update_cell(self, key: str, column: str, value: tuple[str, str]) -> None:
+        """Set one cell of a formatted row; the row re-renders on its next paint."""
+        row = self._data[key]
+        self._count(column, row.get(column), -1)
+        row[column] = value
+        self._count(column, value, +1)
+        self._bump(key)
+
+    def write_countdown(self, key: str, text: str) -> None:
+        """Set a formatted row's countdown: its line re-renders, its frame stays."""
+        self._data[key]["left"] = (text, "")
+        self.versions[key] = next(self._seq)
+
+    def touch(self, key: str) -> None:
+        """A new version for a row whose look changed outside its cells (a pool header's
+        counts or fold mark, poured in when painted)."""
+        self._bump(key)
+
+    def forget(self, key: str) -> None:
+        self._deferred.discard(key)
         row = self._data.pop(key, {})
         for col in GROWING:
-            self._count_length(col, row.get(col), -1)
+            self._count(col, row.get(col), -1)
         self._sigs.pop(key, None)
-        self._versions.pop(key, None)
-        self._cells_v.pop(key, None)
-        self._entries.pop(key, None)
+        self.versions.pop(key, None)
+        self._frame_versions.pop(key, None)
 
-    def _count_length(self, col: str, value: tuple[str, str] | None, delta: int) -> None:
+    def clear(self) -> None:
+        """Forget every row (the version sequence goes on: no line may reuse a version)."""
+        for key in [*self._data, *self._deferred]:
+            self.forget(key)
+        self._estimates = {}
+
+    # ----------------------------------------------------------- estimates
+    def estimate_of(self, pool: str) -> dict[str, int] | None:
+        """The longest raw text per growing column of the pool's deferred rows (read only)."""
+        return self._estimates.get(pool)
+
+    def set_estimate(self, pool: str, est: dict[str, int]) -> None:
+        self._estimates[pool] = est
+
+    def raise_estimate(self, pool: str, column: str, n: int) -> None:
+        self._estimates[pool][column] = n
+
+    def drop_estimate(self, pool: str) -> None:
+        self._estimates.pop(pool, None)
+
+    def _bump(self, key: str) -> None:
+        self.versions[key] = self._frame_versions[key] = next(self._seq)
+
+    def _count(self, col: str, value: tuple[str, str] | None, delta: int) -> None:
         lengths = self._lengths.get(col)
         if lengths is None or value is None:
             return
@@ -155,50 +196,3 @@ class RowCells:
             lengths[n] = left
         else:
             lengths.pop(n, None)
-
-    @property
-    def marks(self) -> dict[tuple[str, str], str]:
-        return dict(self._marks)
-
-    def _moved(self, old: dict, new: dict) -> list[tuple[str, Any]]:
-        """(row key, entry) of the credential rows whose mark or note differs in *new*; their
-        signatures are dropped so the next reconcile recomputes them."""
-        moved = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
-        if not moved:
-            return []
-        out = [(key, e) for key, e in self._entries.items()
-               if e.cred is not None and mark_key(e) in moved]
-        for key, _ in out:
-            self._sigs.pop(key, None)
-        return out
-
-    def set_marks(self, marks: dict[tuple[str, str], str]) -> None:
-        """Show *marks* ((pool, id) -> symbol) in the # cells; only rows whose mark moved change."""
-        old, self._marks = self._marks, {k: v for k, v in marks.items() if v}
-        dirty = []
-        for key, e in self._moved(old, self._marks):
-            pos = C.credential_cells(e.cred, self._now, POS, self._marks.get(mark_key(e), ""))
-            self.update_cell(key, "pos", (pos[0].plain, ""))
-            dirty.append(key)
-        self._refresh_rows(dirty)
-
-    @staticmethod
-    def noted(cells: dict[str, tuple[str, str]], note: str) -> dict[str, tuple[str, str]]:
-        """The reason cells with *note* (a symbol and a word, never colour alone) in front."""
-        out = {}
-        for spec in NOTED:
-            text, style = cells.get(spec.key, (C.NULL, ""))
-            out[spec.key] = (note if text in ("", C.NULL) else f"{note} {text}", style)
-        return out
-
-    def set_notes(self, notes: dict[tuple[str, str], str]) -> None:
-        """Show *notes* ((view pool key, id) -> "⚑ shared") before the reason; only moved rows change."""
-        old, self._notes = self._notes, {k: v for k, v in notes.items() if v}
-        dirty = []
-        for key, e in self._moved(old, self._notes):
-            base = dict(zip((s.key for s in NOTED), C.cell_texts(e.cred, self._now, NOTED), strict=True))
-            note = self._notes.get(mark_key(e))
-            for col, value in (self.noted(base, note) if note else base).items():
-                self.update_cell(key, col, value)
-            dirty.append(key)
-        self._refresh_rows(dirty)

@@ -1,18 +1,20 @@
 """Column widths that follow the terminal, and fingerprints that stay tellable apart.
 
-Pure functions, so the widget only asks "how wide is each column now" when the
-terminal or the longest text changed, and tests can check the arithmetic alone.
+:class:`ColumnLayout` is the credential table's layout: which columns it shows and how
+wide each is, changed only when the terminal or the longest text did. The arithmetic
+under it is pure functions, so tests can check it alone.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from store.pools.view import CredentialView
 from store.redaction.fingerprints import fingerprint
 from tui.text.format import ellipsize
-from tui.widgets.cells import ColumnSpec
+from tui.widgets.cells import NARROW, WIDE, ColumnSpec
 
 PAD = 1  # blank cells on each side of a column
 # Which columns take spare width, in order, and how wide each may grow. Label and the
@@ -60,6 +62,62 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
             out[key] += take
             spare -= take
     return tuple(out[s.key] for s in specs)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column as shown: its key (named like DataTable's ``ColumnKey.value``), title, width."""
+
+    value: str
+    label: str
+    width: int
+
+
+class ColumnLayout:
+    """The table's columns (narrow or wide) and their widths: fixed per spec, grown to the
+    longest text, and stable: only a real change of width bumps :attr:`version`, which
+    every cached line is keyed by."""
+
+    def __init__(self, wide: bool = False) -> None:
+        self.wide = wide
+        self.specs: tuple[ColumnSpec, ...] = WIDE if wide else NARROW
+        self.widths: tuple[int, ...] = ()
+        self.full = 0      # painted width of a line: the terminal's, or the columns' if wider
+        self.version = 0
+
+    @property
+    def fitted(self) -> bool:
+        return bool(self.widths)
+
+    @property
+    def columns(self) -> list[Column]:
+        return [Column(s.key, s.label, w) for s, w in zip(self.specs, self.widths, strict=True)]
+
+    @property
+    def used(self) -> int:
+        """Cells the columns take, padding included."""
+        return sum(w + 2 * PAD for w in self.widths)
+
+    def set_wide(self, wide: bool) -> bool:
+        """Switch between the narrow and the wide columns; True if that changed anything."""
+        if wide == self.wide:
+            return False
+        self.wide = wide
+        self.specs = WIDE if wide else NARROW
+        self.widths, self.full = (), 0   # to fit again: the old widths are another layout's
+        self.version += 1
+        return True
+
+    def fit(self, total: int, natural: dict[str, int], fingerprint_need: int) -> bool:
+        """Widths for a table *total* cells wide whose longest texts are *natural*; True
+        (and a new version) only when a width or the line's width changed."""
+        layout = widths(self.specs, total, natural, {"fingerprint": fingerprint_need})
+        full = max(total, sum(w + 2 * PAD for w in layout))
+        if layout == self.widths and full == self.full:
+            return False
+        self.widths, self.full = layout, full
+        self.version += 1
+        return True
 
 
 def cut_fingerprint(text: str, width: int) -> str:

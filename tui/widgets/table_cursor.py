@@ -1,0 +1,105 @@
+"""The credential table's cursor and window: which row the cursor is on, where each move
+takes it, and which rows the widget's lines show.
+
+:class:`TableCursor` holds the cursor's row and answers "where to" for every move (the
+pool above or below, back onto the same credential after a reload), the way Textual's
+``DocumentNavigator`` answers for a ``TextArea``; :class:`Window` maps rows to lines at
+one scroll position. The widget moves the cursor, repaints the lines and scrolls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tui.widgets.rows import Entry
+from tui.widgets.table_rows import RowStore
+
+
+class TableCursor:
+    """The cursor's row (kept in range by the widget) over a :class:`RowStore`."""
+
+    def __init__(self, rows: RowStore) -> None:
+        self._rows = rows
+        self.row = 0
+
+    @property
+    def key(self) -> str | None:
+        """Row key under the cursor (None for an empty table)."""
+        n = self._rows.row_count
+        return self._rows.key_at(self.clamp(self.row)) if n else None
+
+    @property
+    def entry(self) -> Entry | None:
+        key = self.key
+        return self._rows.entry(key) if key is not None else None
+
+    def clamp(self, row: int) -> int:
+        return min(max(row, 0), self._rows.row_count - 1)
+
+    def move(self, row: int) -> list[str]:
+        """Put the cursor on *row* (kept in range); the keys of the lines that change
+        (the row left, if any, then the row reached), or none if the cursor stays."""
+        old, self.row = self.row, self.clamp(row)
+        if old == self.row:
+            return []
+        left = [self._rows.key_at(old)] if old < self._rows.row_count else []
+        return [*left, self._rows.key_at(self.row)]
+
+    def pool_above(self) -> int | None:
+        """The nearest pool header above the cursor."""
+        prev = [i for i in self._rows.header_rows() if i < self.row]
+        return prev[-1] if prev else None
+
+    def pool_below(self) -> int | None:
+        nxt = [i for i in self._rows.header_rows() if i > self.row]
+        return nxt[0] if nxt else None
+
+    def restored(self, keep: str | None, old_row: int | None) -> int:
+        """Where the cursor goes after the rows changed: on the credential *keep* if it is
+        still shown; on the first credential after a first fill (*keep* None); else at the
+        height *keep* was at (*old_row*), or where the cursor is."""
+        idx = self._rows.index_of(keep)
+        if idx is not None:
+            return idx
+        if keep is None:
+            return self._rows.first_credential()
+        return min(self.row if old_row is None else old_row, self._rows.row_count - 1)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The widget's lines at one scroll position: line 0 holds the column titles, line
+    *y* the row ``top + y - 1``."""
+
+    top: int
+    height: int   # lines, the titles' included
+
+    @property
+    def shown(self) -> int:
+        """How many rows fit under the titles."""
+        return max(1, self.height - 1)
+
+    @property
+    def page(self) -> int:
+        return max(1, self.height - 2)
+
+    def rows(self, count: int) -> range:
+        """Indices of the rows on screen, of *count* rows."""
+        return range(self.top, min(self.top + max(0, self.height - 1), count))
+
+    def line_of(self, row: int | None) -> int | None:
+        """The line showing *row* (None when it is scrolled out of view)."""
+        if row is None or not 0 <= row - self.top < self.height - 1:
+            return None
+        return row - self.top + 1
+
+    def row_at(self, y: int) -> int:
+        return self.top + y - 1
+
+    def scroll_for(self, row: int) -> int | None:
+        """The first row to show so *row* is on screen (None: it already is)."""
+        if row < self.top:
+            return row
+        if row >= self.top + self.shown:
+            return row - self.shown + 1
+        return None
