@@ -35,8 +35,15 @@ from store.ops.write import StoreChange
 from store.pools.view import CredentialView, PoolView
 from tui.services.host import HasApp, Host, host
 from tui.services.writer import WriteResult
-from tui.text.format import NULL, status_word
-from tui.text.sentences import READ_ONLY, REMOVE_SEEDED, REMOVE_WARNING, RESET_LIVE_HERMES, RESET_WARNING
+from tui.text.format import NULL, countdown, status_word
+from tui.text.sentences import (
+    READ_ONLY,
+    REMOVE_SEEDED,
+    REMOVE_WARNING,
+    RESET_LIVE_HERMES,
+    RESET_WARNING,
+    SHORTEN_WARNING,
+)
 from tui.widgets import CredentialTable
 from tui.widgets.cells import PENDING_MARK, TAG_MARK, error_text
 
@@ -58,11 +65,11 @@ def reset_rows(doc: dict, keys: Iterable[Key], now: float) -> list[Outcome]:
 
 
 def cooldown_rows(doc: dict, keys: Iterable[Key], until: float, now: float,
-                  reason: str | None) -> list[Outcome]:
+                  reason: str | None, shorten: bool = False) -> list[Outcome]:
     """store.ops.actions.cooldown for each (pool, id), one Outcome per pool."""
     out: dict[str, Outcome] = {}
     for pool, rid in keys:
-        o = actions.cooldown(doc, pool, rid, until, now, reason)
+        o = actions.cooldown(doc, pool, rid, until, now, reason, shorten=shorten)
         agg = out.setdefault(pool, Outcome("cooldown", pool, notes=list(o.notes)))
         agg.changes.extend(o.changes)
     return list(out.values())
@@ -86,6 +93,9 @@ def describe(cv: CredentialView) -> str:
     """``openrouter #2 backup-key (id d4e5f6) ◐ cooling 402 insufficient_credits``."""
     err = error_text(cv.row)
     tail = f" {err}" if err != NULL else ""
+    left = cv.effective.seconds_left
+    if left:                                       # the time left, so a shorter cooldown shows as such
+        tail += f" ({countdown(left)} left)"
     return f"{cv.pool} #{cv.index} {cv.label or NULL} (id {cv.id}) {status_word(cv.effective.status)}{tail}"
 
 
@@ -272,9 +282,21 @@ class Operator:
                 return
             until, reason = value
             ordered = [cv.key for cv in live]
-            self._write(f"benching {count(len(ordered))}",
-                        lambda doc, now: cooldown_rows(doc, ordered, until, now, reason), rows=keys,
-                        on_done=self._clear_tags_on_success(keys))
+
+            def bench(shorten: bool) -> None:
+                self._write(f"benching {count(len(ordered))}",
+                            lambda doc, now: cooldown_rows(doc, ordered, until, now, reason, shorten),
+                            rows=keys, on_done=self._clear_tags_on_success(keys))
+
+            # A manual cooldown never silently hides a longer bench: a second question says so.
+            longer = [cv for cv in live if (cv.effective.available_at or 0) > until]
+            if not longer:
+                bench(False)
+                return
+            self.host.push_screen(ConfirmScreen(
+                f"Shorten {count(len(longer), 'longer bench')}?",
+                [f"  {describe(cv)}" for cv in longer[:LIST_LIMIT]],
+                [SHORTEN_WARNING]), lambda yes: bench(True) if yes else None)
 
         self.host.push_screen(CooldownScreen(self.host.clock, lines, notes), chosen)
 

@@ -39,7 +39,9 @@ DEADLINE = 120.0  # seconds: no storm outlives a broken test by more
 
 def _verb(i: int) -> list[str]:
     return [["reset", "openrouter", "r00001"],
-            ["cooldown", "openrouter", "r00002", "--for", f"{i % 50 + 1}m", "--reason", "storm"],
+            # --shorten: the storm replaces its own benches with shorter ones on purpose (#20
+            # refuses a cooldown that would hide a longer one without it).
+            ["cooldown", "openrouter", "r00002", "--for", f"{i % 50 + 1}m", "--reason", "storm", "--shorten"],
             ["priority", "openrouter", "r00002", str(i % 3)]][i % 3]
 
 

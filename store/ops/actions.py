@@ -8,6 +8,7 @@ BadInput before anything changes, so the transaction writes nothing.
 from __future__ import annotations
 
 import difflib
+import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -50,7 +51,8 @@ class Outcome:
     notes: list[str] = field(default_factory=list)
 
 
-def _status(row: Row | None) -> dict[str, Any]:
+def status_fields(row: Row | None) -> dict[str, Any]:
+    """A row's status fields as a change record shows them: no secret, the message redacted."""
     if row is None:
         return {}
     out = {f: row.get(f) for f in STATUS_FIELDS}
@@ -63,7 +65,7 @@ def _status(row: Row | None) -> dict[str, Any]:
 
 
 def _change(pool: str, row: Row, before: dict[str, Any] | None, after_row: Row | None) -> Change:
-    return Change(pool, str(row.get("id")), str(row.get("label") or ""), before or {}, _status(after_row))
+    return Change(pool, str(row.get("id")), str(row.get("label") or ""), before or {}, status_fields(after_row))
 
 
 def did_you_mean(name: str, known: Iterable[str], *, listed: int = 10) -> str:
@@ -161,7 +163,7 @@ def remove(doc: Doc, pool: str, target: str) -> Outcome:
     """Delete the row, renumber, and suppress a seeded source so seeding won't recreate it."""
     row = resolve(doc, pool, target)
     rows = ensure_pool(doc, pool)
-    before = _status(row)
+    before = status_fields(row)
     rows.remove(row)
     policy.renumber(rows)
     out = Outcome("remove", pool)
@@ -182,24 +184,54 @@ def reset(doc: Doc, pool: str, target: str | None, now: float) -> Outcome:
     rows = [resolve(doc, pool, target)] if target else [r for r in _existing_rows(doc, pool) if isinstance(r, dict)]
     out = Outcome("reset", pool)
     for row in rows:
-        before = _status(row)
+        before = status_fields(row)
         policy.reset(row, now)
         out.changes.append(_change(pool, row, before, row))
     out.notes.append("a reset is local: it does not give the provider's quota back")
     return out
 
 
-def cooldown(doc: Doc, pool: str, target: str, until_at: float, now: float, reason: str | None = None) -> Outcome:
-    """Bench a row by hand until *until_at*."""
+class LongerBench(BadInput):
+    """A manual cooldown would end before the bench the row already has."""
+
+    def __init__(self, label: str, until: float, code: Any, reason: Any) -> None:
+        why = " ".join(str(x) for x in (code, reason) if x not in (None, "")) or "a bench"
+        super().__init__("--shorten", f"{label!r} is already benched until {_when(until)} ({why}), longer "
+                         "than this cooldown; give --shorten to replace it with the shorter one")
+        self.until = until
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+
+
+def current_bench(doc: Doc, pool: str, row: Row, now: float) -> float | None:
+    """When the row's present bench ends (None: it is not benched, or not past *now*)."""
+    end = policy.until(row, _existing_rows(doc, pool), now)
+    return end if end is not None and end > now else None
+
+
+def cooldown(doc: Doc, pool: str, target: str, until_at: float, now: float, reason: str | None = None,
+             *, shorten: bool = False) -> Outcome:
+    """Bench a row by hand until *until_at*. A cooldown that would end before the row's
+    present bench (a provider's 3 h reset, say) is refused unless *shorten*: a manual
+    cooldown never hides a longer one. The previous reason and code stay in the audit line."""
     if until_at <= now:
         raise BadInput("--until", "the cooldown end is not in the future")
     row = resolve(doc, pool, target)
     if policy.is_dead(row):
         raise BadInput("TARGET", f"{pool}: {row.get('label')!r} is dead; reset it or add a new key instead")
-    before = _status(row)
+    longer = current_bench(doc, pool, row, now)
+    if longer is not None and longer > until_at and not shorten:
+        raise LongerBench(str(row.get("label") or row.get("id")), longer, row.get("last_error_code"),
+                          row.get("last_error_reason"))
+    before = status_fields(row)
     policy.manual_cooldown(row, until_at, now, reason)
     out = Outcome("cooldown", pool)
     out.changes.append(_change(pool, row, before, row))
+    if longer is not None and longer > until_at:
+        out.notes.append(f"shortened a bench that ran until {_when(longer)} "
+                         f"({before.get('last_error_code') or '—'} {before.get('last_error_reason') or ''})".rstrip())
     return out
 
 
@@ -210,7 +242,7 @@ def set_priority(doc: Doc, pool: str, target: str, new_priority: int) -> Outcome
     n = len([r for r in rows if isinstance(r, dict)])
     if not 0 <= new_priority < n:
         raise BadInput("N", f"priority must be between 0 and {n - 1} for pool {pool}")
-    before = _status(row)
+    before = status_fields(row)
     policy.move(rows, row, new_priority)
     out = Outcome("priority", pool)
     out.changes.append(_change(pool, row, before, row))

@@ -1,7 +1,7 @@
 """The operator history: every operator write keeps the file as it was, under its own name.
 
 An operator action (a CLI verb, a console write, a config edit) gets an id
-(``20261201T204512Z-3f9a0c``). Before its write replaces auth.json or config.yaml, the file
+(``20261201T204512123456Z-3f9a0c``). Before its write replaces auth.json or config.yaml, the file
 as it was is kept in ``<home>/hermes-admin-history/auth.json.<id>`` (a hard link of the
 old inode: no copy) or ``config.yaml.<id>``, and ``<id>.json`` records what the action
 touched: for auth.json the rows it changed, as it left them (a secret field only as a
@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,7 +43,11 @@ _ID_CHARS = frozenset("0123456789abcdefTZ-")
 
 
 def new_id(now: float) -> str:
-    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now)) + "-" + secrets.token_hex(3)
+    """``20261201T204512123456Z-3f9a0c``: UTC to the microsecond, so ids sort in the order
+    of the actions, plus a random tail for two actions in one microsecond."""
+    whole = int(now)
+    return (time.strftime("%Y%m%dT%H%M%S", time.gmtime(whole)) + f"{int((now - whole) * 1e6):06d}Z-"
+            + secrets.token_hex(3))
 
 
 def valid_id(text: str) -> bool:
@@ -108,8 +113,12 @@ def _ensure_folder(home: Home) -> Path:
         os.mkdir(d, 0o700)
     except FileExistsError:
         st = os.lstat(d)
-        if not (os.path.isdir(d) and not os.path.islink(d)):
-            raise WriteFailed(d, f"is {safeio.kind(st.st_mode)}, not a folder; no history kept") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise WriteFailed(d, "is a symlink; hermes-admin keeps no history through one, so "
+                              "nothing was written (remove it)") from None
+        if not stat.S_ISDIR(st.st_mode):
+            what = "a regular file" if stat.S_ISREG(st.st_mode) else safeio.kind(st.st_mode)
+            raise WriteFailed(d, f"is {what}, not a folder; nothing was written (remove it)") from None
     return d
 
 
@@ -190,7 +199,7 @@ def prune(home: Home, now: float, keep: int = KEEP_COUNT, days: float = KEEP_DAY
     except (FileNotFoundError, NotADirectoryError):
         return 0
     ids = sorted({i for n in names if (i := _id_of(n)) is not None})
-    cutoff = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now - days * 86400))
+    cutoff = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now - days * 86400))
     drop = set(ids[:max(0, len(ids) - keep)]) | {i for i in ids if i < cutoff}
     for n in names:
         if _id_of(n) in drop:

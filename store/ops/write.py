@@ -86,10 +86,9 @@ def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
     out = []
     for o in outcomes:
         for c in o.changes:
-            rows = pool_rows(doc, c.pool)
-            index = next((i for i, r in enumerate(rows) if str(r.get("id")) == c.id), None)
-            row = None if index is None else history.scrub_row(json.loads(json.dumps(rows[index])))
-            out.append({"pool": c.pool, "id": c.id, "index": index, "after": row})
+            row = next((r for r in pool_rows(doc, c.pool) if str(r.get("id")) == c.id), None)
+            after = None if row is None else history.scrub_row(json.loads(json.dumps(row)))
+            out.append({"pool": c.pool, "id": c.id, "after": after})
     return out
 
 

@@ -1,5 +1,5 @@
 """Every write says what it did: a toast names the action, the rows and the result (from
-what the write path returned); a destructive one names restore-backup; a failed write stays
+what the write path returned); a destructive one names the undo of that very write; a failed write stays
 on screen until dismissed."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Input
 
+from store.ops import undo
 from store.ops.actions import Change, Outcome
 from store.paths import Home
 from tests.tui_sample import app_for, config_home, on_row, settle
@@ -34,13 +35,14 @@ def test_done_toast_words_rows_and_the_way_back() -> None:
     out = Outcome("reset", "openrouter", [
         Change("openrouter", "a1", "primary", {"last_status": "exhausted"}, {"last_status": None}),
         Change("openrouter", "b2", "", {"last_status": "exhausted"}, {"last_status": None})])
-    toast = done_toast("resetting 2 credentials", [out])
+    toast = done_toast("resetting 2 credentials", [out], history_id="20261201T204512123456Z-3f9a0c")
     assert toast.title == "reset · openrouter · 2 rows: done"
-    assert toast.message.splitlines() == ["primary: exhausted → ok", "b2: exhausted → ok", UNDO]
-    # Not destructive: no restore-backup; a no-op says so.
+    assert toast.message.splitlines() == ["primary: exhausted → ok", "b2: exhausted → ok",
+                                          UNDO.format(id="20261201T204512123456Z-3f9a0c")]
+    # Not destructive: no undo line; a no-op says so.
     bench = Outcome("cooldown", "openrouter", [
         Change("openrouter", "a1", "primary", {"last_status": None}, {"last_status": "exhausted"})])
-    assert "restore-backup" not in done_toast("benching", [bench]).message
+    assert "undo" not in done_toast("benching", [bench], history_id="x").message
     assert done_toast("setting x", []).message == "nothing to change"
 
 
@@ -55,7 +57,8 @@ async def test_a_toast_after_each_write_on_the_dashboard(tmp_home: Home) -> None
         await pilot.press("r", "y")
         title, msg, severity, _ = await new_toast(app, pilot, n)
         assert title.startswith("reset · openrouter") and "backup-key" in msg and "→ ok" in msg
-        assert "restore-backup" in msg and severity == "information"
+        assert severity == "information"
+        assert f"hermes-admin undo {undo.resolve(tmp_home, None)}" in msg     # this very write's id
         # cooldown
         await on_row(app, pilot, "openrouter", "a1b2c3")
         await pilot.press("c")
@@ -63,7 +66,7 @@ async def test_a_toast_after_each_write_on_the_dashboard(tmp_home: Home) -> None
         await pilot.press(*"15m", "enter")
         title, msg, _, _ = await new_toast(app, pilot, n)
         assert title.startswith("cooldown · openrouter") and "ok → exhausted" in msg
-        assert "restore-backup" not in msg
+        assert "hermes-admin undo" not in msg
         # move
         await on_row(app, pilot, "openrouter", "a1b2c3")
         await pilot.press("J")
@@ -74,7 +77,7 @@ async def test_a_toast_after_each_write_on_the_dashboard(tmp_home: Home) -> None
         await pilot.press("d", "y")
         title, msg, _, _ = await new_toast(app, pilot, n)
         assert title.startswith("remove · openrouter") and "→ removed" in msg
-        assert "restore-backup" in msg
+        assert f"hermes-admin undo {undo.resolve(tmp_home, None)}" in msg
         # strategy
         await on_row(app, pilot, "openrouter", "a1b2c3")
         await pilot.press("s")

@@ -18,6 +18,7 @@ from store.ops.actions import Outcome
 from store.paths import Home, resolve_home
 from store.pools.policy import DEFAULT_TTLS, Ttls
 from store.redaction.fingerprints import fingerprint
+from tui.services.write_feedback import DESTRUCTIVE, undo_hint
 from tui.text.format import NULL
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -98,15 +99,17 @@ def change_store(args: argparse.Namespace, change: Callable[[Doc, float], Outcom
                  create: bool = False) -> Outcome:
     """One auth.json change through store.ops.write, with a summary on stdout."""
     job = write.StoreChange(change, lock_timeout=args.lock_timeout, create=create)
-    written = write.perform(home_of(args), job, via="cli")
+    written = write.perform(home_of(args), job, via="cli", redactor=args.redactor)
     print_notes(written.outcomes)
+    if written.history_id and any(o.action in DESTRUCTIVE for o in written.outcomes):
+        print(undo_hint(written.history_id))
     _warn_audit(written)
     return written.value
 
 
 def edit(args: argparse.Namespace, fn: Callable[[], Any]) -> Any:
     """One edit that takes its own lock (config.yaml, probe) through store.ops.write."""
-    written = write.perform(home_of(args), fn, via="cli")
+    written = write.perform(home_of(args), fn, via="cli", redactor=args.redactor)
     for note in getattr(written.value, "notes", ()):
         print(f"note: {note}")
     _warn_audit(written)

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
 from store.profiles.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
-from tui.cli import boundary, config_verbs, fleet, guard, probe, profiles, proxy, store_verbs
+from tui.cli import boundary, config_verbs, fleet, guard, history_verbs, probe, profiles, proxy, store_verbs
 from tui.cli.common import Parser, add_common
 
 
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     fleet.add_console_options(parser)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
     store_verbs.register(sub, add_common)
+    history_verbs.register(sub, add_common)
     config_verbs.register(sub, add_common)
     probe.register(sub, add_common)
     fleet.register(sub, add_common)
@@ -93,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), after the boundary
+    args.redactor = edge.redactor           # what the boundary knows: writes audit with it, no second read
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
     try:
         guard.check(args, creates_home=func in (_run_dashboard, _run_demo))

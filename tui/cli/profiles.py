@@ -156,7 +156,7 @@ def cmd_all_profiles(verb: str, args: argparse.Namespace) -> int:
             raise BadInput("--until", "the cooldown end is not in the future")
 
         def change(doc: dict, pool: str, rid: str, t: float) -> actions.Outcome:
-            return actions.cooldown(doc, pool, rid, until, t, args.reason)
+            return actions.cooldown(doc, pool, rid, until, t, args.reason, shorten=args.shorten)
     else:
         def change(doc: dict, pool: str, rid: str, t: float) -> actions.Outcome:
             return actions.reset(doc, pool, rid, t)

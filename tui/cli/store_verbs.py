@@ -78,6 +78,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     g.add_argument("--for", dest="duration", metavar="DURATION", help="90s, 15m, 2h, 1d")
     g.add_argument("--until", metavar="TIME", help="ISO-8601 (no offset = local time) or HH:MM")
     p.add_argument("--reason", metavar="TEXT")
+    p.add_argument("--shorten", action="store_true",
+                   help="replace a longer bench the row already has (refused without it)")
     add_common(p)
     p.set_defaults(func=cmd_cooldown)
 
@@ -228,7 +230,8 @@ def cmd_cooldown(args: argparse.Namespace) -> int:
         until = bounds.cooldown_until(until, now, "--for" if args.duration else "--until")
     except ValueError as exc:
         raise BadInput("--for" if args.duration else "--until", str(exc)) from None
-    change_store(args, lambda doc, t: actions.cooldown(doc, args.pool, args.target, until, t, args.reason))
+    change_store(args, lambda doc, t: actions.cooldown(doc, args.pool, args.target, until, t, args.reason,
+                                                        shorten=args.shorten))
     print(f"benched until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))} "
           f"({countdown(until - now)})")
     return 0

@@ -2,8 +2,9 @@
 
 Derived only from what the write path returned (the audit outcomes of
 :func:`store.ops.write.perform`), so the toast says what landed in the file, not what was
-asked. A destructive action on auth.json names the way back (``restore-backup``); a
-failed write is shown until the operator dismisses it.
+asked. A destructive action names the way back: ``hermes-admin undo <id>`` with the id
+the operator history kept for that very write; a failed write is shown until the
+operator dismisses it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from store.ops.actions import Change, Outcome
 NULL = "—"
 MAX_ROWS = 3                     # rows named in one toast; the rest are counted
 DESTRUCTIVE = frozenset({"remove", "reset"})   # auth.json rows lose fields: there is a way back
-UNDO = "undo: hermes-admin restore-backup (auth.json as it was before this write)"
+UNDO = "undo: hermes-admin undo {id}"
 FAILED_TIMEOUT = 24 * 3600.0     # "until dismissed": Textual toasts need a finite timer
 DONE_TIMEOUT = 6.0
 DISMISS_KEY = "ctrl+l"
@@ -63,8 +64,14 @@ def _rows(action: str, changes: list[Change]) -> list[str]:
     return lines
 
 
-def done_toast(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] = ()) -> Toast:
-    """The toast for a write that landed (*what* is the request's own words)."""
+def undo_hint(history_id: str) -> str:
+    return UNDO.format(id=history_id)
+
+
+def done_toast(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] = (), *,
+               history_id: str | None = None) -> Toast:
+    """The toast for a write that landed (*what* is the request's own words); a destructive
+    one names the undo of this write (*history_id*, from the operator history)."""
     outcomes = list(outcomes)
     if not outcomes:
         extra = "; ".join(notes)
@@ -78,8 +85,8 @@ def done_toast(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] = ()
         lines += _rows(out.action, out.changes)
         lines += [f"note: {note}" for note in out.notes]
         destructive |= out.action in DESTRUCTIVE
-    if destructive:
-        lines.append(UNDO)
+    if destructive and history_id:
+        lines.append(undo_hint(history_id))
     return Toast("; ".join(dict.fromkeys(titles)) + ": done", "\n".join(lines))
 
 

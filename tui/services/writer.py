@@ -33,6 +33,7 @@ from store.ops.write import Clock, StoreChange, perform
 from store.paths import Home
 from store.redaction.fingerprints import redact
 from tui.services.write_feedback import done_toast, failed_toast
+from tui.text import shown
 from tui.text.sentences import READ_ONLY
 
 OK = "ok"
@@ -67,6 +68,7 @@ class WriteResult:
     problem: str | None = None                # a BadInput's message without the field
     audit_error: str | None = None            # the write landed but the audit line did not
     outcomes: tuple[Any, ...] = ()            # what landed (store.ops.actions.Outcome), for the toast
+    history_id: str | None = None             # what `hermes-admin undo ID` takes for this write
 
     @property
     def ok(self) -> bool:
@@ -110,7 +112,8 @@ def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None 
     if now is not None:
         clock = lambda: now  # noqa: E731
     try:
-        written = perform(home, job, via=via, clock=clock)
+        # The console's redactor already knows the home's secrets: the audit reads no file again.
+        written = perform(home, job, via=via, clock=clock, redactor=shown.redactor().with_secrets(*secrets))
     except LockTimeout as exc:
         return WriteResult(request, LOCK_TIMEOUT, error=redact(str(exc), secrets))
     except BadInput as exc:
@@ -122,7 +125,7 @@ def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None 
         return WriteResult(request, FAILED,
                            error=redact(f"internal error: {type(exc).__name__}: {exc}", secrets))
     return WriteResult(request, OK, value=written.value, audit_error=written.audit_error,
-                       outcomes=tuple(written.outcomes))
+                       outcomes=tuple(written.outcomes), history_id=written.history_id)
 
 
 Callback = Callable[[WriteResult], bool | None]
@@ -224,7 +227,8 @@ class Writer:
         app = self.app
         if result.ok:
             # Every write that landed says so: action, rows, status after (and the way back).
-            toast = done_toast(req.what, result.outcomes, getattr(result.value, "notes", ()) or ())
+            toast = done_toast(req.what, result.outcomes, getattr(result.value, "notes", ()) or (),
+                               history_id=result.history_id)
         elif not handled:
             # A failure stays until dismissed: the operator must not miss that nothing was written.
             toast = failed_toast("store busy" if result.kind == LOCK_TIMEOUT else "", result.message())

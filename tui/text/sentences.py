@@ -19,6 +19,11 @@ RESET_LIVE_HERMES = (
     "It stamps status_cleared_at so a newer Hermes respects it; a live Hermes 0.19.0 process "
     "that still remembers the cooldown may write it back until it reloads."
 )
+SHORTEN_WARNING = (
+    "These keys are benched until later than the cooldown you chose (often the provider's own "
+    "reset). Shortening replaces that bench: the key may be picked again before the provider "
+    "reopens it. The previous code and reason stay in the audit line."
+)
 REMOVE_WARNING = (
     "A running agent that still holds this row in memory may write it back until it reloads."
 )
