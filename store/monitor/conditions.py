@@ -73,7 +73,7 @@ def utc(t: float | None) -> str:
 
 def span(seconds: float) -> str:
     """``59m 30s``, ``6d 23h``: the two largest units."""
-    s = max(0, int(seconds))
+    s = max(0, int(seconds + 0.5))
     parts = []
     for unit, n in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
         if s >= n or (unit == "s" and not parts):
