@@ -60,7 +60,6 @@ def _secret_parts(url: str) -> list[str]:
 def target(url: str, index: int) -> Target:
     """A checked Apprise URL; BadInput naming ``--notify`` (never echoing the URL) when Apprise
     does not know it."""
-    register(*_secret_parts(url))
     scheme = url.split("://", 1)[0] if "://" in url else ""
     probe = apprise.Apprise()
     if not (scheme.isascii() and scheme.replace("+", "").isalnum()) or not probe.add(url):
@@ -68,6 +67,8 @@ def target(url: str, index: int) -> Target:
         raise BadInput("--notify", f"URL #{index} ({named}) is not a URL Apprise can send to "
                        "(see https://github.com/caronc/apprise/wiki for the syntax)")
     shown = probe[0].url(privacy=True).split("?", 1)[0]
+    # What the privacy form hides is secret (tokens, passwords); what it shows is not.
+    register(*(p for p in _secret_parts(url) if p not in shown))
     return Target(url, shown)
 
 
