@@ -173,7 +173,8 @@ def _shown(value: Any) -> str:
 
 
 def _unknown(key: Any, known: tuple[str, ...], where: str) -> RulesError:
-    close = difflib.get_close_matches(str(key), known, n=1)
+    close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.5) or \
+        [k for k in known if str(key) and k.startswith(str(key))][:1]
     hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(known)})"
     return RulesError(f"{where}.{key}" if where else str(key), f"unknown key{hint}")
 
