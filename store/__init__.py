@@ -9,7 +9,7 @@ apply, atomic write, release). The rest is grouped by role: ``ops``, ``pools``,
 
 Shared by the CLI, the console, the proxy, the fleet daemon and the agents' runtime. May
 import the standard library, filelock, PyYAML, ruamel.yaml, watchfiles, aiohttp (proxy),
-redis-py (fleet), prometheus_client and Apprise (monitor); never Textual, ``tui`` or ``screens`` (pyproject's import-linter
-contract, checked by tests/project/test_layers.py). Import each name from the module that
-defines it: no package re-exports.
+redis-py (fleet), prometheus_client and Apprise (monitor); never Textual, ``tui`` or
+``screens`` (pyproject's import-linter contract, checked by tests/project/test_layers.py).
+Import each name from the module that defines it: no package re-exports.
 """

@@ -347,11 +347,17 @@ Block = tuple[str, str, str, str, str]
 
 
 class Exposition:
-    """The collector's text exposition, from per-series caches (see the module docstring)."""
+    """The collector's text exposition, from per-series caches (see the module docstring).
+
+    Two levels: by credential view (the watcher's views are reused for rows a write did not
+    touch, so most credentials cost one look-up and an identity check) and by content (a
+    round_robin pool renumbers every row at each request: new views, same lines).
+    """
 
     def __init__(self, collector: MonitorCollector) -> None:
         self.collector = collector
         self._blocks: dict[tuple[Any, ...], Block] = {}
+        self._views: dict[int, tuple[CredentialView, Any, str, tuple[Any, ...], Block]] = {}
         self._lines: dict[tuple[int, tuple[str, ...], float], str] = {}
         self._cred_heads = headers(CRED_FAMILIES)
         self._other_heads = headers(OTHER_FAMILIES)
@@ -360,35 +366,44 @@ class Exposition:
         """The same bytes as ``generate_latest`` over :attr:`collector`, at a fraction of the cost."""
         sample, now, stats = self.collector.latest()
         inert = self.collector.inert
-        per: list[list[str]] = [[] for _ in CRED_FAMILIES]
-        blocks: dict[tuple[Any, ...], Block] = {}
+        old_views, old_blocks = self._views, self._blocks
+        views: dict[int, tuple[CredentialView, Any, str, tuple[Any, ...], Block]] = {}
         missing: list[tuple[tuple[Any, ...], tuple[str, ...], CredentialView]] = []
-        order: list[tuple[tuple[Any, ...], float | None]] = []
-        old = self._blocks
+        order: list[tuple[CredentialView, float | None]] = []
         for p in sample.profiles:
+            red = p.redactor
             for pv in p.pools:
                 for cv in pv.credentials:
-                    labels = _labels(p, cv, inert)
                     status, at, left = state_at(cv, now)
-                    key = (labels, status, at, cv.row.get("request_count"), cv.row.get("last_error_code"))
-                    if key not in blocks:
-                        hit = old.get(key)
-                        if hit is None:
+                    hit = old_views.get(id(cv))
+                    if hit is None or hit[0] is not cv or hit[1] is not red or hit[2] != status:
+                        labels = _labels(p, cv, inert)
+                        key = (labels, status, at, cv.row.get("request_count"), cv.row.get("last_error_code"))
+                        block = old_blocks.get(key)
+                        if block is None:
                             missing.append((key, labels, cv))
+                            hit = (cv, red, status, key, ("", "", "", "", ""))
                         else:
-                            blocks[key] = hit
-                    order.append((key, left if status == COOLING else None))
+                            hit = (cv, red, status, key, block)
+                    views[id(cv)] = hit
+                    order.append((cv, left if status == COOLING else None))
         if missing:
-            self._fill(missing, blocks, now)
-        self._blocks = blocks
-        for key, left in order:
-            block = blocks[key]
-            per[0].append(block[0])
-            per[1].append(block[1] if left is None else f"{block[1]}{floatToGoString(left)}\n")
+            filled = self._fill(missing, now)
+            for i, entry in views.items():
+                if not entry[4][0]:
+                    views[i] = entry[:4] + (filled[entry[3]],)
+        self._views = views
+        self._blocks = {entry[3]: entry[4] for entry in views.values()}
+        per: list[list[str]] = [[] for _ in CRED_FAMILIES]
+        state, lefts, ats, reqs, errs = per
+        for cv, left in order:
+            block = views[id(cv)][4]
+            state.append(block[0])
+            lefts.append(block[1] if left is None else f"{block[1]}{floatToGoString(left)}\n")
             if block[2]:
-                per[2].append(block[2])
-            per[3].append(block[3])
-            per[4].append(block[4])
+                ats.append(block[2])
+            reqs.append(block[3])
+            errs.append(block[4])
         out = []
         for head, lines in zip(self._cred_heads, per, strict=True):
             out.append(head)
@@ -397,14 +412,16 @@ class Exposition:
         return "".join(out).encode("utf-8")
 
     def _fill(self, missing: list[tuple[tuple[Any, ...], tuple[str, ...], CredentialView]],
-              blocks: dict[tuple[Any, ...], Block], now: float) -> None:
+              now: float) -> dict[tuple[Any, ...], Block]:
+        blocks: dict[tuple[Any, ...], Block] = {}
         samples: Samples = []
         spans = []
         for _key, labels, cv in missing:
             got = credential_samples(labels, cv, now)
-            if cv.effective.status == COOLING and state_at(cv, now)[0] == COOLING:
+            status = state_at(cv, now)[0]
+            if status == COOLING:
                 got = [(fi, lb, 0.0 if fi == 1 else v) for fi, lb, v in got]   # rendered for its prefix
-            spans.append((len(samples), len(got), state_at(cv, now)[0]))
+            spans.append((len(samples), len(got), status))
             samples.extend(got)
         lines = render_lines(CRED_FAMILIES, samples)
         for (key, _labels, _cv), (start, n, status) in zip(missing, spans, strict=True):
@@ -414,6 +431,7 @@ class Exposition:
                 left = left[:left.rindex(" ") + 1]
             at = rest[0] if len(rest) == 3 else ""
             blocks[key] = (state, left, at, rest[-2], rest[-1])
+        return blocks
 
     def _others(self, samples: Samples) -> list[str]:
         old = self._lines
