@@ -209,3 +209,23 @@ def test_status_file_lists_open_alerts_and_deliveries_without_secrets(tmp_home: 
     assert canaries_in(json.dumps(doc)) == []
     after = json.loads((tmp_home.root / "hermes-admin-monitor.json").read_text())
     assert after["state"] == "stopped"
+
+
+def test_a_restarted_monitor_takes_over_open_alerts(tmp_home: Home, hook: Webhook) -> None:
+    """No second alert for a condition that still holds across a restart; one recovery when it ends."""
+    seed_home(tmp_home, 2)
+    kw = {"home": tmp_home, "rules": rules(quiet=0.3, long_cooldown=False), "targets": targets(hook.url),
+          "backoff": 0.05}
+    with Running(**kw) as run:
+        wait_until(lambda: run.call(lambda: run.monitor.evaluations) > 0, what="the first evaluation")
+        exhaust_all(tmp_home)
+        wait_until(lambda: _pool_posts(hook.got()), what="the alert")
+        wait_until(run.idle, what="the monitor to settle")
+    with Running(**kw) as run:
+        wait_until(lambda: run.call(lambda: run.monitor.evaluations) > 0, what="the restarted monitor's evaluation")
+        wait_until(run.idle, what="the monitor to settle")
+        assert _kinds(_pool_posts(hook.got())) == ["firing"]
+        reset_all(tmp_home)
+        wait_until(lambda: len(_pool_posts(hook.got())) >= 2, what="the recovery")
+        wait_until(run.idle, what="the monitor to settle")
+    assert _kinds(_pool_posts(hook.got())) == ["firing", "resolved"]
