@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 from prometheus_client.exposition import generate_latest  # noqa: E402
 
 from store.authfile import atomic_write_bytes, ensure_home, serialize  # noqa: E402
-from store.monitor.metrics import Exposition, MonitorCollector, MonitorStats  # noqa: E402
+from store.monitor.exposition import Exposition  # noqa: E402
+from store.monitor.metrics import MonitorCollector, MonitorStats  # noqa: E402
 from store.monitor.sample import ProfileSample, Sample  # noqa: E402
 from store.paths import Home  # noqa: E402
 from store.pools.view import build_pool, build_pools  # noqa: E402

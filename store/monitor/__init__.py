@@ -8,7 +8,8 @@
   conditions that hold, and when the next one can change by the clock alone.
 - :mod:`store.monitor.alerts`: dedupe, one recovery per end, the quiet period (pure).
 - :mod:`store.monitor.metrics`: the prometheus_client collector built from the latest sample
-  at scrape time, and its exposition kept per series.
+  at scrape time (families, labels made inert, the proxy's counters).
+- :mod:`store.monitor.exposition`: the collector's text, prometheus_client's bytes kept per series.
 - :mod:`store.monitor.delivery`: Apprise delivery, redacted, retried with a bound, audited.
 - :mod:`store.monitor.status`: ``hermes-admin-monitor.json``, what the console reads.
 - :mod:`store.monitor.daemon`: the long-running process that wires the watchers to the rest.

@@ -30,12 +30,14 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
+from store.config.read import Config
 from store.errors import BadInput, HermesAdminError
 from store.monitor import status
 from store.monitor.alerts import AlertBook, Notification
 from store.monitor.conditions import Condition, evaluate
 from store.monitor.delivery import Deliverer, Delivery, Target, apprise_send
-from store.monitor.metrics import Exposition, MonitorCollector, MonitorStats
+from store.monitor.exposition import Exposition
+from store.monitor.metrics import MonitorCollector, MonitorStats
 from store.monitor.rules import LOW_HEADROOM, PROXY_FALLBACK, Rules
 from store.monitor.sample import ProfileSample, Sample, SideFiles, profile_name
 from store.paths import Home
@@ -200,7 +202,8 @@ class Monitor:
                 prof = self._profiles[name] = _Profile(name, st)
             if prof.redactor is None or prof.state is not st:
                 prof.state = st
-                prof.redactor = prof.secrets.redactor(st.doc, getattr(st.config, "data", None), st.env)
+                data = st.config.data if isinstance(st.config, Config) else None
+                prof.redactor = prof.secrets.redactor(st.doc, data, st.env)
         self._findings = list(findings)
         parts = [p.redactor for p in self._profiles.values() if p.redactor is not None]
         self._redactor = parts[0] if len(parts) == 1 else merged(parts)

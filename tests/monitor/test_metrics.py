@@ -15,7 +15,8 @@ from prometheus_client.exposition import generate_latest
 
 from store.agent.headroom import RowReadings
 from store.agent.ratelimits import Reading
-from store.monitor.metrics import Exposition, MonitorCollector, MonitorStats
+from store.monitor.exposition import Exposition
+from store.monitor.metrics import MonitorCollector, MonitorStats
 from store.monitor.sample import ProfileSample, ProxyView, Route, Sample, state_at
 from store.paths import Home
 from store.pools.view import build_pools
