@@ -23,8 +23,9 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 # at each says so): `hermes-admin list` does not load Textual, the screens or the demo.
 # entry: the dashboard and demo load only when their verb runs; fleet: redis-py (~125 ms) only for
 # fleet verbs; proxy: aiohttp (~1 s) only when the proxy runs; fleet_feed: redis-py only for a console
-# started with --fleet.
-ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/services/fleet_feed.py"}
+# started with --fleet; monitor: aiohttp, Apprise and prometheus_client only when the monitor runs.
+ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/cli/monitor.py",
+                 "tui/services/fleet_feed.py"}
 
 
 def _copy_tree(dest: Path) -> Path:

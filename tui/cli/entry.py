@@ -17,7 +17,18 @@ from typing import Callable, Sequence
 from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
 from store.profiles.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
-from tui.cli import boundary, config_verbs, fleet, guard, history_verbs, probe, profiles, proxy, store_verbs
+from tui.cli import (
+    boundary,
+    config_verbs,
+    fleet,
+    guard,
+    history_verbs,
+    monitor,
+    probe,
+    profiles,
+    proxy,
+    store_verbs,
+)
 from tui.cli.common import Parser, add_common
 
 
@@ -44,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     probe.register(sub, add_common)
     fleet.register(sub, add_common)
     proxy.register(sub, add_common)
+    monitor.register(sub, add_common)
     profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)

@@ -73,7 +73,7 @@ def check(args: argparse.Namespace, *, creates_home: bool = False) -> None:
     key = getattr(args, "api_key", None)
     if isinstance(key, str) and key != "-":
         check_key(key, "--api-key")
-    if not (creates_home or verb in ("add", "list", "inventory", "demo", "fleet", "proxy", "")
+    if not (creates_home or verb in ("add", "list", "inventory", "demo", "fleet", "proxy", "monitor", "")
             or getattr(args, "all_profiles", False)):
         home = resolve_home(getattr(args, "home", None))
         if not home.root.is_dir():

@@ -1,0 +1,27 @@
+"""``hermes-admin monitor``: Prometheus metrics and Apprise alerts for a home or a root.
+
+- :mod:`store.monitor.rules`: the rules file (one small YAML file of hermes-admin's own),
+  validated with errors that name the field; the built-in defaults.
+- :mod:`store.monitor.sample`: what one evaluation looks at (each profile's pools, the
+  proxies' status files, the headroom sidecar), and a credential's state at any later time.
+- :mod:`store.monitor.conditions`: the rules applied to a sample (pure, clock passed in): the
+  conditions that hold, and when the next one can change by the clock alone.
+- :mod:`store.monitor.alerts`: dedupe, one recovery per end, the quiet period (pure).
+- :mod:`store.monitor.metrics`: the prometheus_client collector built from the latest sample
+  at scrape time (families, labels made inert, the proxy's counters).
+- :mod:`store.monitor.exposition`: the collector's text, prometheus_client's bytes kept per series.
+- :mod:`store.monitor.delivery`: Apprise delivery, redacted, retried with a bound, audited.
+- :mod:`store.monitor.status`: ``hermes-admin-monitor.json``, what the console reads.
+- :mod:`store.monitor.daemon`: the long-running process that wires the watchers to the rest.
+
+May import ``store`` (the watchers through their public entry points only), aiohttp,
+prometheus_client, apprise and PyYAML; never Textual, ``tui`` or ``screens``. The rules'
+logic is pure, with IO at the edges (sample reading, delivery, the status file, the daemon).
+"""
+
+from __future__ import annotations
+
+# The monitor's own files under the home (or the root, for a whole root).
+STATUS_FILE = "hermes-admin-monitor.json"
+RULES_FILE = "hermes-admin-monitor.yaml"
+DEFAULT_METRICS = "127.0.0.1:9464"
