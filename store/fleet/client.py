@@ -165,22 +165,35 @@ class FleetClient:
             self.r.delete(hk)   # this host's own key: rebuilt below from the file
         gone = set(held) - set(holders)
         pipe = self.r.pipeline(transaction=True)
-        pipe.sadd(self.k("hosts"), self.host)
-        pipe.hset(self.k("host", self.host), mapping={
+        written: list[str] = []          # the key each queued command writes, in order
+
+        def queue(key: str, command: Callable[..., Any], *args: Any, **kw: Any) -> None:
+            written.append(key)
+            command(key, *args, **kw)
+
+        queue(self.k("hosts"), pipe.sadd, self.host)
+        queue(self.k("host", self.host), pipe.hset, mapping={
             "heartbeat_at": f"{now:.6f}", "interval": interval, "started_at": f"{started_at:.6f}",
             "keys": len(holders), "seen_version": seen_version, "offset": f"{offset:.6f}",
             "disconnected_since": "" if disconnected_since is None else f"{disconnected_since:.6f}",
         })
         for fp in gone:
-            pipe.hdel(self.k("h", fp), self.host)
-            pipe.srem(hk, fp)
+            queue(self.k("h", fp), pipe.hdel, self.host)
+            queue(hk, pipe.srem, fp)
         for fp, count in holders.items():
-            pipe.hset(self.k("h", fp), self.host, int(count))
-            pipe.sadd(hk, fp)
-            pipe.sadd(self.k("fps"), fp)
-        refused = [r for r in pipe.execute(raise_on_error=False) if isinstance(r, redis.ResponseError)]
+            queue(self.k("h", fp), pipe.hset, self.host, int(count))
+            queue(hk, pipe.sadd, fp)
+            queue(self.k("fps"), pipe.sadd, fp)
+        replies = pipe.execute(raise_on_error=False)
+        wrong = sorted({key for key, reply in zip(written, replies, strict=True)
+                        if isinstance(reply, redis.ResponseError) and "WRONGTYPE" in str(reply)})
+        refused = [r for r in replies if isinstance(r, redis.ResponseError)]
         if refused:
             self.notice(f"host {self.host}: {len(refused)} heartbeat writes refused ({_reply(refused[0])})")
+        if wrong:
+            # Every key a heartbeat writes is rebuilt by heartbeats (and fps by the rules):
+            # one of another type is dropped, and the next beat writes it right.
+            self.r.delete(*wrong)
 
     def snapshot(self) -> FleetSnapshot:
         """Hosts, heartbeats and every fingerprint's fleet-wide state and holders, each

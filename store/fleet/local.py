@@ -16,9 +16,9 @@ from typing import Any, Mapping
 from store import outside
 from store.fleet.keys import row_fleet_fp
 from store.fleet.model import DEAD, EXHAUSTED, OK, FleetState
+from store.fleet.outbound import fingerprint_secrets
 from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Doc, Row, as_int, parse_epoch, pools, row_secrets
 from store.pools import policy
-from store.redaction.fingerprints import redact
 from store.redaction.redact import escape_controls
 
 # A local cooldown within this of the fleet's counts as the same one (no rewrite).
@@ -81,8 +81,10 @@ def local_rows(doc: Doc | None, secret: bytes, env: Mapping[str, str] | None, no
                 until=None if until is None or math.isinf(until) else until,
                 cleared_at=parse_epoch(row.get("status_cleared_at")),
                 code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-                reason=redact(reason, secrets) if isinstance(reason, str) else None,
-                message=redact(msg, secrets) if isinstance(msg, str) else None,
+                # The row's own key already as its fleet fingerprint; the home's other
+                # secrets follow at the way out (store.fleet.outbound).
+                reason=fingerprint_secrets(reason, secrets, secret) if isinstance(reason, str) else None,
+                message=fingerprint_secrets(msg, secrets, secret) if isinstance(msg, str) else None,
                 request_count=as_int(row.get("request_count"), 0),
             ))
     return out

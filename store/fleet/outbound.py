@@ -47,16 +47,18 @@ class Outbound:
         secrets.update(v for v in extra if isinstance(v, str))
         return cls(secrets, fleet_secret)
 
-    def _form(self, secret: str) -> str:
-        if self._fleet_secret is None:
-            return FP_PREFIX + ELLIPSIS
-        return short(fleet_fingerprint(self._fleet_secret, "token:" + secret))
-
     def text(self, value: str | None, limit: int = TEXT_LIMIT) -> str:
         """*value* with no secret of the home and nothing key-shaped left, cut to *limit*."""
         if not value:
             return ""
-        for secret in self._secrets:
-            if secret in value:
-                value = value.replace(secret, self._form(secret))
-        return self._redactor.redact(value)[:limit]
+        return self._redactor.redact(fingerprint_secrets(value, self._secrets, self._fleet_secret))[:limit]
+
+
+def fingerprint_secrets(text: str, secrets: Iterable[str], fleet_secret: bytes | None) -> str:
+    """*text* with each of *secrets* (longest first) replaced by its fleet fingerprint."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) >= MIN_SECRET_LEN and secret in text:
+            form = FP_PREFIX + ELLIPSIS if fleet_secret is None else short(
+                fleet_fingerprint(fleet_secret, "token:" + secret))
+            text = text.replace(secret, form)
+    return text

@@ -143,6 +143,10 @@ class SyncDaemon:
         self.stop.set()
         self._wake.set()
 
+    def alive(self) -> bool:
+        """True while the watcher and the subscriber threads run (the main loop is ``run``)."""
+        return bool(self._threads) and all(t.is_alive() for t in self._threads)
+
     # ------------------------------------------------------------------ connection
     def _try_connect(self) -> None:
         try:
