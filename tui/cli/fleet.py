@@ -44,6 +44,7 @@ RECONCILE_INTERVAL = 5.0
 FP_PREFIX = "fl:"   # store.fleet.keys.FP_PREFIX
 _HEX = re.compile(r"[0-9a-fA-F]{6,64}")
 DEAD_WORDS = ("dead", "never", "inf")
+MAX_INTERVAL = 3600.0
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -51,15 +52,20 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     verbs = p.add_subparsers(dest="fleet_verb", metavar="VERB", required=True,
                              parser_class=type(p))
 
+    # No abbreviations: `--name` on a verb without it must not quietly mean --namespace.
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--redis", metavar="URL", default=os.environ.get(REDIS_ENV),
                        help=f"redis:// or rediss:// URL (default ${REDIS_ENV})")
         q.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=argparse.SUPPRESS)
         add_common(q)
 
-    s = verbs.add_parser("sync", help="run this host's sync daemon (until SIGTERM)")
+    def name(q: argparse.ArgumentParser, what: str) -> None:
+        q.add_argument("--name", metavar="HOST", help=f"this host's name in the fleet, {what} (default: hostname)")
+
+    s = verbs.add_parser("sync", help="run this host's sync daemon (until SIGTERM)",
+                          allow_abbrev=False)
     common(s)
-    s.add_argument("--name", metavar="HOST", help="this host's name in the fleet (default: hostname)")
+    name(s, "as its heartbeat says")
     s.add_argument("--secret-file", metavar="PATH", help="fleet secret, mode 0600 "
                    "(default $HERMES_ADMIN_FLEET_SECRET)")
     s.add_argument("--interval", type=float, default=RECONCILE_INTERVAL, metavar="S",
@@ -67,20 +73,25 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     s.add_argument("--quiet", action="store_true", help="no log lines on stderr")
     s.set_defaults(func=cmd_sync)
 
-    st = verbs.add_parser("status", help="hosts, heartbeats and each fleet key's state")
+    st = verbs.add_parser("status", help="hosts, heartbeats and each fleet key's state",
+                          allow_abbrev=False)
     common(st)
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
 
-    b = verbs.add_parser("bench", help="bench a fleet key on every host")
+    b = verbs.add_parser("bench", help="bench a fleet key on every host",
+                          allow_abbrev=False)
     common(b)
+    name(b, "published with the bench")
     b.add_argument("fp", metavar="FP", type=fleet_fp_arg, help="fleet fingerprint as fleet status shows it "
                    "(fl:0123456789ab; any unique prefix of 6+ hex)")
     b.add_argument("duration", metavar="DURATION", help="90s, 15m, 2h, 1d (as cooldown --for), or dead")
     b.set_defaults(func=cmd_bench)
 
-    r = verbs.add_parser("reset", help="reset a fleet key on every host")
+    r = verbs.add_parser("reset", help="reset a fleet key on every host",
+                          allow_abbrev=False)
     common(r)
+    name(r, "published with the reset")
     r.add_argument("fp", metavar="FP", type=fleet_fp_arg, help="fleet fingerprint as fleet status shows it")
     r.set_defaults(func=cmd_reset)
 
@@ -192,12 +203,12 @@ def _log(quiet: bool) -> Callable[[str], None]:
 def cmd_sync(args: argparse.Namespace) -> int:
     from store.fleet.keys import load_secret, safe_url, scrub
     from store.fleet.sync import SyncDaemon
+    if not 0.05 <= args.interval <= MAX_INTERVAL:   # also refuses nan and inf
+        raise BadInput("--interval", f"must be a number of seconds from 0.05 to {MAX_INTERVAL:g}")
     home = home_of(args)
     secret = load_secret(args.secret_file)
     name = _host_name(args)
     client = _client(args, name)
-    if args.interval <= 0:
-        raise BadInput("--interval", "must be a positive number of seconds")
     if not home.root.is_dir():
         raise BadInput("--home", f"{home.root}: no such Hermes home")
     log = _log(args.quiet)
@@ -301,9 +312,9 @@ def _checked_fp(text: str) -> str:
 def _resolve_fp(client: FleetClient, prefix: str) -> str:
     matches = [k.state.fp for k in client.snapshot().keys if k.state.fp.startswith(prefix)]
     if not matches:
-        raise BadInput("FP", f"{FP_PREFIX}{prefix} names no fleet key (fleet status lists them)")
+        raise BadInput("FP", f"{FP_PREFIX}{prefix[:12]} names no fleet key (fleet status lists them)")
     if len(matches) > 1:
-        raise BadInput("FP", f"{FP_PREFIX}{prefix} matches {len(matches)} fleet keys; give more of it")
+        raise BadInput("FP", f"{FP_PREFIX}{prefix[:12]} matches {len(matches)} fleet keys; give more of it")
     return matches[0]
 
 
