@@ -154,3 +154,19 @@ def test_a_stop_is_seen_at_once_and_the_subscription_closed() -> None:
 @pytest.mark.parametrize("module", [sync, fleet_feed])
 def test_the_sync_daemon_and_the_console_feed_share_the_one_loop(module: Any) -> None:
     assert module.follow_channel is channel.follow_channel
+
+
+def test_a_flood_of_notices_is_counted_whole_and_logged_in_few_lines() -> None:
+    from store.fleet.notices import LINES, REPEAT_AFTER, Notices
+
+    now = [0.0]
+    logged: list[str] = []
+    notices = Notices(logged.append, clock=lambda: now[0])
+    for i in range(5000):
+        notices(f"message: a {i}-character string is not JSON; ignored")
+    assert notices.count == 5000 and len(logged) == LINES
+    notices("message: again")                       # the same window: held
+    now[0] += REPEAT_AFTER
+    notices("message: a 7-character string is not JSON; ignored")
+    assert logged[LINES] == f"fleet: {5000 - LINES + 1} more notices in the last {REPEAT_AFTER:g} s not shown"
+    assert logged[-1].startswith("fleet: message: a 7-character")
