@@ -47,10 +47,11 @@ bench: $(STAMP) bytecode
 	$(BIN)/python bench/bench_proxy.py --seconds 3
 
 # Mutation testing (not in CI; minutes to hours): kill rate in the README.
-# The hostile-input suite with many more generated cases than CI runs (HERMES_FUZZ_EXAMPLES).
+# The hostile-input suites with many more generated cases than CI runs (HERMES_FUZZ_EXAMPLES):
+# the CLI, the fleet's checked edges, and forged Redis data against a running sync daemon.
 fuzz: $(STAMP)
 	HERMES_FUZZ_EXAMPLES=$${HERMES_FUZZ_EXAMPLES:-3000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
-		tests/cli/test_hostile_cli_fuzz.py
+		tests/cli/test_hostile_cli_fuzz.py tests/fleet/test_fleet_inbound.py tests/fleet/test_fleet_forged.py
 
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutate]'

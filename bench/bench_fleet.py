@@ -11,9 +11,13 @@ homes A and B sharing a key, and one ``hermes-admin fleet sync`` process per hom
    Baselines from the same run: the local floor (a watcher on A's own home seeing the
    same write, store.watch.home) and the anchor, LiteLLM's 1 s re-read (a poller with a 1 s
    interval sees a change after U(0, 1 s): p50 500 ms, p99 990 ms).
-2. Throughput: fleet mark/clear operations per second (one Lua call each), from one
+2. What checking costs per event: a hint's read of the key's hash (TIME, the version and
+   HGETALL in one round trip, then store.fleet.inbound's checks), against parsing the
+   message as the fleet once applied it; and the outbound redaction's set-up per publish
+   (the home's secrets, store.fleet.outbound.Outbound.for_home).
+3. Throughput: fleet mark/clear operations per second (one Lua call each), from one
    client and from three threads, against plain HSETs on the same connection.
-3. Idle CPU over S seconds: the sync daemon against an idle python process and a
+4. Idle CPU over S seconds: the sync daemon against an idle python process and a
    process running only the console's home watcher (its static floor).
 
 Prints figures; asserts nothing about speed.
@@ -38,7 +42,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from store.fleet import inbound  # noqa: E402
 from store.fleet.client import FleetClient, connect  # noqa: E402
+from store.fleet.keys import fleet_fingerprint  # noqa: E402
+from store.fleet.outbound import Outbound  # noqa: E402
 from store.ops import actions  # noqa: E402
 from store.paths import Home  # noqa: E402
 from store.pools import policy  # noqa: E402
@@ -145,6 +152,30 @@ def local_floor(home: Home, n: int) -> list[float]:
     return out
 
 
+def check_costs(url: str, home: Home, n: int) -> dict[str, list[float]]:
+    """Seconds per event: the hash read a hint costs now, the message parse it replaced, and
+    the outbound redaction's set-up per publish."""
+    import json
+
+    c = FleetClient(connect(url), "bench")
+    fp = fleet_fingerprint(SECRET.encode(), "token:" + KEY)
+    msg = json.dumps({"fp": fp, **c.r.hgetall(c.k("s", fp))})
+    out: dict[str, list[float]] = {"read": [], "message": [], "outbound": []}
+    for _ in range(n):
+        t0 = time.perf_counter()
+        c.states([inbound.hint(msg) or fp])
+        t1 = time.perf_counter()
+        json.loads(msg)                                       # what applying the message cost
+        t2 = time.perf_counter()
+        out["read"].append(t1 - t0)
+        out["message"].append(t2 - t1)
+    for _ in range(min(n, 200)):
+        t0 = time.perf_counter()
+        Outbound.for_home(home, SECRET.encode())
+        out["outbound"].append(time.perf_counter() - t0)
+    return out
+
+
 def throughput(url: str, ops: int) -> dict[str, float]:
     c = FleetClient(connect(url), "bench")
     fps = [f"{i:064x}" for i in range(20)]
@@ -248,6 +279,12 @@ def main() -> int:
         print("  LiteLLM 1 s poll  p50   500.0 ms   p99   990.0 ms   (anchor: U(0, 1 s))")
         print(f"  ratios: p99 fleet / 1 s anchor = {p99 / 990:.2f}; p50 fleet / local floor = {p50 / f50:.1f}x;"
               f" goal p99 <= 250 ms: {'met' if p99 <= 250 else 'NOT met'}")
+        cost = check_costs(url, b, 2000)
+        print("\nwhat checking costs, per event:")
+        for key, what in (("read", "hint -> hash read + check"), ("message", "message parsed (before)"),
+                          ("outbound", "outbound set-up (10-row home)")):
+            v = cost[key]
+            print(f"  {what:<30} p50 {statistics.median(v) * 1000:7.3f} ms   p99 {pct(v, 99) * 1000:7.3f} ms")
         tp = throughput(url, args.ops)
         print(f"\nthroughput, {args.ops} fleet mark/clear ops (Lua, 20 keys):")
         print(f"  1 client {tp['one']:8.0f} ops/s   3 threads {tp['three']:8.0f} ops/s   "

@@ -44,10 +44,17 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _silent(client: FleetClient) -> object:
+    ps = client.r.pubsub(ignore_subscribe_messages=True)
+    ps.subscribe(client.k("bench-silence"))
+    return ps
+
+
 def measure(url: str, home: Home, n: int, interval: float, pubsub: bool) -> list[float]:
     link = FleetLink(FleetConfig(url=url, host="console", interval=interval), home)
     if not pubsub:
-        link._wait_event = lambda _ps, stop: stop.wait(interval)  # type: ignore[method-assign]
+        # Subscribed to a channel nobody publishes on: only the interval wakes the feed.
+        link.client.pubsub = lambda: _silent(link.client)  # type: ignore[method-assign]
     updates: queue.Queue[FleetUpdate] = queue.Queue()
     stop = threading.Event()
     feed = threading.Thread(target=link.run, args=(stop, lambda m: updates.put(m)

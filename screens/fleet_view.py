@@ -8,7 +8,8 @@ The screen never talks to Redis: a thread worker runs :meth:`tui.services.fleet_
 and posts FleetUpdate / FleetDown here; fleet-wide bench (``b``) and reset (``r``) run on
 thread workers too and come back as FleetActionDone, shown as a toast. When Redis is
 unreachable the view says since when and keeps the last snapshot; the console keeps
-working on the local file.
+working on the local file. What another host (or anyone who reaches Redis) wrote that
+does not pass the feed's check is shown as unreadable, and named, never trusted.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def key_cells(info: KeyInfo, now: float, label: str) -> dict[str, str]:
     """One key's row: symbol and word for the status, ``—`` for every null."""
     s = info.state
     benched = s.benched_at(now)
-    if benched and s.status == "dead":
+    if not s.usable:
+        status, left = "⚠ unread", NULL
+    elif benched and s.status == "dead":
         status, left = "✖ dead", "never"
     elif benched:
         status, left = "◐ benched", countdown((s.until or now) - now)
@@ -87,6 +90,9 @@ def key_detail(info: KeyInfo, now: float, fp_short: str, label: str) -> str:
         parts.append(f"reset {local_time(s.cleared_at, now)} by {s.cleared_by or NULL}")
     held = ", ".join(f"{h} ({n} req)" for h, n in info.holders.items()) or NULL
     parts.append(f"held by {held}")
+    problems = [*s.problems, *info.problems]
+    if problems:
+        parts.append("unreadable: " + "; ".join(problems))
     return " · ".join(parts)
 
 
@@ -102,6 +108,8 @@ def host_line(h: HostInfo, now: float, version: int, me: str) -> str:
             f"lag {max(0, version - h.seen_version)}  {h.keys} keys")
     if h.disconnected_since is not None and not connected:
         line += f"  (lost Redis {hhmm(h.disconnected_since)})"
+    if h.problems:
+        line += "  ⚠ unreadable: " + "; ".join(h.problems)
     return line
 
 
@@ -186,14 +194,18 @@ class FleetScreen(Screen):
         url = self.link.safe_url
         if self.down is not None:
             last = " Showing the last fleet view." if self.snapshot is not None else ""
-            return (f"✖ fleet: disconnected since {hhmm(self.down.since)} ({url}: {self.down.error})."
+            what = ("cannot read the fleet's answer" if self.down.reachable
+                    else f"disconnected since {hhmm(self.down.since)}")
+            return (f"✖ fleet: {what} ({url}: {self.down.error})."
                     f"{last} The console keeps working on the local file.")
         snap = self.snapshot
         if snap is None:
             return f"fleet: connecting to {url}…"
         ro = " · READ-ONLY" if host(self).read_only else ""
+        bad = snap.unreadable()
+        unread = f" · ⚠ {len(bad)} unreadable" if bad else ""
         return (f"● fleet: {url} · as {self.link.config.host} · version {snap.version} · "
-                f"{len(snap.hosts)} hosts · {len(snap.keys)} keys{ro}")
+                f"{len(snap.hosts)} hosts · {len(snap.keys)} keys{unread}{ro}")
 
     def _render_all(self) -> None:
         self.query_one("#fleet-status", Static).update(Text(inert(self.status_text)))
@@ -203,6 +215,7 @@ class FleetScreen(Screen):
         now = self.server_now()
         self._reconcile(snap, now)
         lines = [host_line(h, now, snap.version, self.link.config.host) for h in snap.hosts]
+        lines += [f"⚠ unreadable: {p}" for p in snap.problems]
         self.query_one("#fleet-hosts", Static).update(Text(inert("\n".join(lines)) or f"hosts: {NULL}"))
         self._render_detail()
         self.refresh_bindings()

@@ -8,6 +8,8 @@ when the binary is missing (.ci/run installs it, so in CI it is not).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import shutil
 import signal
@@ -124,6 +126,47 @@ def daemons(*ds: Daemon) -> Iterator[None]:
 
 def env_without_secrets() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.upper().endswith(("API_KEY", "_TOKEN", "_SECRET", "_KEY"))}
+
+
+# What a reader of Redis must never find: a key, a secret, or a plain hash of one.
+def forbidden(secret_values: list[str]) -> dict[str, str]:
+    """Every plain form a key or secret could leak in: itself and its unkeyed hashes."""
+    out: dict[str, str] = {}
+    for v in secret_values:
+        raw = v.encode()
+        out[v] = "the value itself"
+        for name in ("sha256", "sha1", "md5", "sha512", "blake2b"):
+            h = hashlib.new(name, raw).hexdigest()
+            out[h] = f"{name} of it"
+            out[h[:16]] = f"{name} prefix of it"
+        out[base64.b64encode(raw).decode()] = "base64 of it"
+        out["sha256:" + hashlib.sha256(raw).hexdigest()[:16]] = "its secret_fingerprint"
+    return out
+
+
+def dump_redis(r: redis.Redis) -> str:
+    """Every key name and every value of every type, as one text."""
+    parts: list[str] = []
+    for key in r.scan_iter(count=1000):
+        parts.append(key)
+        kind = r.type(key)
+        if kind == "string":
+            parts.append(r.get(key) or "")
+        elif kind == "hash":
+            for f, v in r.hgetall(key).items():
+                parts += [f, v]
+        elif kind == "set":
+            parts += list(r.smembers(key))
+        elif kind == "zset":
+            parts += [m for m, _ in r.zrange(key, 0, -1, withscores=True)]
+        elif kind == "list":
+            parts += r.lrange(key, 0, -1)
+    return "\n".join(parts)
+
+
+def leaks(text: str, secret_values: list[str]) -> list[str]:
+    low = text.lower()
+    return [why for needle, why in forbidden(secret_values).items() if needle.lower() in low]
 
 
 def server_now(url: str) -> float:

@@ -1,7 +1,8 @@
 """Fleet-wide operator actions and the local labels a fleet view puts on fingerprints.
 
 A fleet-wide bench or reset is published once; every host's sync daemon applies it to
-its own file under its own lock. The caller audits it locally (``audit_fleet_action``).
+its own file under its own lock. With a *home*, it is audited there, and the reason an
+operator typed passes the home's redaction on its way to Redis (``store.fleet.outbound``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from store.config.envfile import read_env
 from store.fleet.client import FleetClient
 from store.fleet.keys import row_fleet_fp, short
 from store.fleet.local import rows_by_pool
+from store.fleet.outbound import Outbound
 from store.ops.actions import Change, Outcome
 from store.ops.audit import record
 from store.paths import Home
@@ -42,8 +44,12 @@ def local_keys(home: Home, secret: bytes) -> dict[str, list[LocalKey]]:
 
 
 def bench_fleet_wide(client: FleetClient, fp: str, seconds: float, *, reason: str = "manual_cooldown",
-                     home: Home | None = None) -> tuple[str, bool]:
-    """Bench *fp* on every host for *seconds* from the server's now (or dead when inf)."""
+                     home: Home | None = None, fleet_secret: bytes | None = None) -> tuple[str, bool]:
+    """Bench *fp* on every host for *seconds* from the server's now (or dead when inf).
+    A key of *home* in *reason* reaches Redis only as its fleet fingerprint (under
+    *fleet_secret*; ``fl:…`` without one)."""
+    if home is not None:
+        client.outbound = Outbound.for_home(home, fleet_secret)
     if seconds == float("inf"):
         res = client.mark(fp, status="dead", reason=reason, message="benched fleet-wide by operator")
     else:

@@ -17,21 +17,26 @@ Keys, under a namespace (default ``hermes-admin:fleet:``)::
 
 from __future__ import annotations
 
-import json
+import math
 import time
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import redis
 
-from store.fleet.model import DEAD, FleetSnapshot, FleetState, HostInfo, KeyInfo
+from store import outside
+from store.fleet import inbound
+from store.fleet.keys import short
+from store.fleet.model import DEAD, FleetSnapshot, FleetState, KeyInfo
+from store.fleet.outbound import TEXT_LIMIT, Outbound
 
 DEFAULT_NAMESPACE = "hermes-admin:fleet:"
 # Two observations of the same bench that differ by less than this (clock offsets are
 # re-measured, floats round) are one bench, so re-publishing is idempotent.
 DUP_EPS = 0.25
 SOCKET_TIMEOUT = 2.0
-MESSAGE_LIMIT = 200
+MESSAGE_LIMIT = TEXT_LIMIT
+Notice = Callable[[str], None]
 
 _RULES = resources.files(__package__).joinpath("rules.lua").read_text(encoding="utf-8")
 
@@ -43,13 +48,32 @@ def connect(url: str, *, timeout: float = SOCKET_TIMEOUT) -> redis.Redis:
                                 decode_responses=True, health_check_interval=10)
 
 
-class FleetClient:
-    """One host's (or one console's) handle on the fleet."""
+def _quiet(_msg: str) -> None:
+    return None
 
-    def __init__(self, r: redis.Redis, host: str, *, namespace: str = DEFAULT_NAMESPACE) -> None:
+
+def _reply(exc: BaseException) -> str:
+    """A Redis error reply, short (a script's error names its line, never our arguments)."""
+    line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return line[:120]
+
+
+class FleetClient:
+    """One host's (or one console's) handle on the fleet.
+
+    Reads come back checked (``store.fleet.inbound``): a key of the wrong type or a value
+    that is not what it should be is a *notice* (``notice``, a plain attribute the sync
+    daemon sets), never an exception. Only a lost connection raises (``redis.RedisError``).
+    Every text sent goes through ``outbound`` (the home's secrets as fleet fingerprints).
+    """
+
+    def __init__(self, r: redis.Redis, host: str, *, namespace: str = DEFAULT_NAMESPACE,
+                 notice: Notice | None = None) -> None:
         self.r = r
         self.host = host
         self.ns = namespace
+        self.notice: Notice = notice or _quiet
+        self.outbound = Outbound()   # key shapes only, until a home's secrets are given
         self._rules = r.register_script(_RULES)
 
     # -- key names
@@ -69,7 +93,8 @@ class FleetClient:
              reason: str | None = None, message: str | None = None) -> tuple[str, bool]:
         """Bench *fp* fleet-wide (``dead`` never expires). Times are server epoch seconds;
         *observed* defaults to the server's now. Returns (result, changed) where result is
-        ``applied``, ``duplicate``, ``stale`` (observed before the last clear) or ``expired``."""
+        ``applied``, ``duplicate``, ``stale`` (observed before the last clear), ``expired``,
+        ``invalid`` (an until more than a year ahead) or ``refused`` (a notice says why)."""
         return self._run("mark", fp, observed, until, until_in, status, code, reason, message)
 
     def clear(self, fp: str, *, observed: float | None = None) -> tuple[str, bool]:
@@ -81,9 +106,15 @@ class FleetClient:
              until_in: float | None, status: str, code: int | None, reason: str | None,
              message: str | None) -> tuple[str, bool]:
         args = [op, fp, self.host, _num(observed), _num(until), _num(until_in), status,
-                "" if code is None else str(code), (reason or "")[:MESSAGE_LIMIT],
-                (message or "")[:MESSAGE_LIMIT], self.channel, str(DUP_EPS)]
-        result, changed, _version, _now = self._rules(keys=self._keys(fp), args=args)
+                "" if code is None else str(int(code)), self.outbound.text(reason, MESSAGE_LIMIT),
+                self.outbound.text(message, MESSAGE_LIMIT), self.channel, str(DUP_EPS),
+                repr(outside.MAX_AHEAD)]
+        try:
+            result, changed, _version, _now = self._rules(keys=self._keys(fp), args=args)
+        except redis.ResponseError as exc:
+            # A key of the fleet's namespace the script could not repair: said, not raised.
+            self.notice(f"key {short(fp)}: the fleet's rules refused the {op} ({_reply(exc)})")
+            return "refused", False
         return str(result), bool(int(changed))
 
     # -- reads
@@ -99,57 +130,100 @@ class FleetClient:
         return (t0 + t1) / 2 - server
 
     def states(self, fps: Iterable[str]) -> dict[str, FleetState]:
-        """Fleet state of each fingerprint that has one (one round trip)."""
+        """Fleet state of each fingerprint that has one, checked (one round trip). A state
+        that did not pass is there with ``usable`` False: shown, never applied."""
         fps = list(fps)
         pipe = self.r.pipeline(transaction=False)
+        pipe.time()
+        pipe.get(self.k("version"))
         for fp in fps:
             pipe.hgetall(self.k("s", fp))
-        return {fp: FleetState.from_hash(fp, h) for fp, h in zip(fps, pipe.execute(), strict=True) if h}
+        out = pipe.execute(raise_on_error=False)
+        now = _time(out[0])
+        cap = inbound.version(out[1], notice=self.notice)
+        return {fp: inbound.state(fp, h, now=now, version_cap=cap, notice=self.notice)
+                for fp, h in zip(fps, out[2:], strict=True) if h}
 
-    def version(self) -> int:
-        return int(self.r.get(self.k("version")) or 0)
+    def version(self) -> int | None:
+        """The fleet's change counter; None (and a notice) when it is not one."""
+        try:
+            raw = self.r.get(self.k("version"))
+        except redis.ResponseError as exc:
+            return inbound.version(exc, notice=self.notice)
+        return inbound.version(raw, notice=self.notice)
 
     def heartbeat(self, holders: Mapping[str, int], *, interval: float, started_at: float,
                   seen_version: int, offset: float, disconnected_since: float | None = None) -> None:
         """Say this host is alive, which fingerprints it holds, and their request counts."""
         now = self.server_time()
         hk = self.k("hk", self.host)
-        gone = set(self.r.smembers(hk)) - set(holders)
+        try:
+            held = self.r.smembers(hk)
+        except redis.ResponseError as exc:
+            self.notice(f"host {self.host}: {inbound.what_it_is(exc)} at {hk}; its holdings are rewritten")
+            held = set()
+            self.r.delete(hk)   # this host's own key: rebuilt below from the file
+        gone = set(held) - set(holders)
         pipe = self.r.pipeline(transaction=True)
-        pipe.sadd(self.k("hosts"), self.host)
-        pipe.hset(self.k("host", self.host), mapping={
+        written: list[str] = []          # the key each queued command writes, in order
+
+        def queue(key: str, command: Callable[..., Any], *args: Any, **kw: Any) -> None:
+            written.append(key)
+            command(key, *args, **kw)
+
+        queue(self.k("hosts"), pipe.sadd, self.host)
+        queue(self.k("host", self.host), pipe.hset, mapping={
             "heartbeat_at": f"{now:.6f}", "interval": interval, "started_at": f"{started_at:.6f}",
             "keys": len(holders), "seen_version": seen_version, "offset": f"{offset:.6f}",
             "disconnected_since": "" if disconnected_since is None else f"{disconnected_since:.6f}",
         })
         for fp in gone:
-            pipe.hdel(self.k("h", fp), self.host)
-            pipe.srem(hk, fp)
+            queue(self.k("h", fp), pipe.hdel, self.host)
+            queue(hk, pipe.srem, fp)
         for fp, count in holders.items():
-            pipe.hset(self.k("h", fp), self.host, int(count))
-            pipe.sadd(hk, fp)
-            pipe.sadd(self.k("fps"), fp)
-        pipe.execute()
+            queue(self.k("h", fp), pipe.hset, self.host, int(count))
+            queue(hk, pipe.sadd, fp)
+            queue(self.k("fps"), pipe.sadd, fp)
+        replies = pipe.execute(raise_on_error=False)
+        wrong = sorted({key for key, reply in zip(written, replies, strict=True)
+                        if isinstance(reply, redis.ResponseError) and "WRONGTYPE" in str(reply)})
+        refused = [r for r in replies if isinstance(r, redis.ResponseError)]
+        if refused:
+            self.notice(f"host {self.host}: {len(refused)} heartbeat writes refused ({_reply(refused[0])})")
+        if wrong:
+            # Every key a heartbeat writes is rebuilt by heartbeats (and fps by the rules):
+            # one of another type is dropped, and the next beat writes it right.
+            self.r.delete(*wrong)
 
     def snapshot(self) -> FleetSnapshot:
-        """Hosts, heartbeats and every fingerprint's fleet-wide state and holders."""
-        now = self.server_time()
-        version = self.version()
-        names = sorted(self.r.smembers(self.k("hosts")))
-        fps = sorted(self.r.smembers(self.k("fps")))
+        """Hosts, heartbeats and every fingerprint's fleet-wide state and holders, each
+        checked: what is readable is there, what is not is named in ``problems``."""
+        problems: list[str] = []
+        say = problems.append
+        pipe = self.r.pipeline(transaction=False)
+        pipe.time()
+        pipe.get(self.k("version"))
+        pipe.smembers(self.k("hosts"))
+        pipe.smembers(self.k("fps"))
+        raw_time, raw_version, raw_hosts, raw_fps = pipe.execute(raise_on_error=False)
+        now = _time(raw_time)
+        version = inbound.version(raw_version, notice=say)
+        names = inbound.host_names(raw_hosts, notice=say)
+        fps = inbound.fingerprints(raw_fps, "fps", notice=say)
         pipe = self.r.pipeline(transaction=False)
         for name in names:
             pipe.hgetall(self.k("host", name))
         for fp in fps:
             pipe.hgetall(self.k("s", fp))
             pipe.hgetall(self.k("h", fp))
-        out = pipe.execute()
-        hosts = [_host(name, h) for name, h in zip(names, out[:len(names)], strict=True)]
+        out = pipe.execute(raise_on_error=False) if names or fps else []
+        hosts = [inbound.host(name, h, now=now) for name, h in zip(names, out[:len(names)], strict=True)]
         rest = out[len(names):]
-        keys = [KeyInfo(FleetState.from_hash(fp, rest[2 * i]),
-                        {h: int(c) for h, c in sorted(rest[2 * i + 1].items())})
-                for i, fp in enumerate(fps)]
-        return FleetSnapshot(now, version, hosts, keys)
+        keys = []
+        for i, fp in enumerate(fps):
+            held, bad = inbound.holders(fp, rest[2 * i + 1])
+            keys.append(KeyInfo(inbound.state(fp, rest[2 * i], now=now, version_cap=version), held, bad))
+        return FleetSnapshot(now, version or 0, hosts, keys, tuple(problems))
 
     def pubsub(self) -> redis.client.PubSub:
         ps = self.r.pubsub(ignore_subscribe_messages=True)
@@ -157,30 +231,19 @@ class FleetClient:
         return ps
 
 
-def parse_event(data: str) -> FleetState | None:
-    """A pub/sub message back into a FleetState (None when it is not one of ours)."""
-    try:
-        msg = json.loads(data)
-        return FleetState.from_hash(str(msg["fp"]), msg)
-    except (ValueError, KeyError, TypeError):
-        return None
+def _time(reply: Any) -> float:
+    """The server's TIME reply as epoch seconds (an error reply is raised: no clock, no check)."""
+    if isinstance(reply, Exception):
+        raise reply
+    sec, usec = reply
+    return float(sec) + float(usec) / 1e6
 
 
 def _num(value: float | None) -> str:
-    return "" if value is None else repr(float(value))
+    """A number for the script ('' for none; a non-finite one is none, never sent)."""
+    if value is None or not math.isfinite(float(value)):
+        return ""
+    return repr(float(value))
 
 
-def _host(name: str, h: Mapping[str, Any]) -> HostInfo:
-    def f(key: str) -> float | None:
-        try:
-            return float(h[key]) if h.get(key) not in (None, "") else None
-        except ValueError:
-            return None
-
-    return HostInfo(name=name, heartbeat_at=f("heartbeat_at"), interval=f("interval") or 2.0,
-                    started_at=f("started_at"), keys=int(h.get("keys") or 0),
-                    seen_version=int(h.get("seen_version") or 0), offset=f("offset"),
-                    disconnected_since=f("disconnected_since"))
-
-
-__all__ = ["DEAD", "FleetClient", "connect", "parse_event"]
+__all__ = ["DEAD", "FleetClient", "connect"]

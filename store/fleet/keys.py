@@ -11,17 +11,20 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Mapping
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from store.errors import BadInput, StoreUnreadable
 from store.model import Row
+from store.redaction.redact import looks_like_key
 
 SECRET_ENV = "HERMES_ADMIN_FLEET_SECRET"
 MIN_SECRET_BYTES = 16
 FP_PREFIX = "fl:"
+HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
 
 def load_secret(secret_file: str | os.PathLike[str] | None,
@@ -64,8 +67,13 @@ def fleet_fingerprint(secret: bytes, identity: str) -> str:
 
 
 def short(fp: str) -> str:
-    """Display form of a fleet fingerprint: ``fl:`` + 12 hex."""
+    """Display form of a fleet fingerprint: ``fl:`` + 12 hex (``fleet bench`` takes it)."""
     return FP_PREFIX + fp[:12]
+
+
+def full(fp: str) -> str:
+    """The whole fingerprint in the same form: ``fl:`` + 64 hex (``fleet status --json``)."""
+    return FP_PREFIX + fp
 
 
 def row_identity(row: Row, env: Mapping[str, str] | None = None) -> str | None:
@@ -88,33 +96,60 @@ def row_fleet_fp(secret: bytes, row: Row, env: Mapping[str, str] | None = None) 
     return fleet_fingerprint(secret, ident) if ident else None
 
 
-# REDACT-BOUNDARY: a local stand-in for store/redaction/redact.py (branch `hostile`); switch every
-# caller of safe_url/scrub to the redactor when that branch is merged.
+def host_name_problem(name: str) -> str | None:
+    """Why *name* cannot be a fleet host name (None when it can): letters, digits, ``. _ -``,
+    at most 63, and nothing key-shaped (a host name is published to Redis as it is)."""
+    if not HOST_RE.match(name):
+        return "is not a host name (letters, digits, . _ -; max 63)"
+    if looks_like_key(name):
+        return "looks like an API key; a host name is published to Redis as it is"
+    return None
+
+
+# How a Redis URL is shown: ``redis://host:port/db``, the password (in the userinfo or a
+# ``password=`` query argument) as ``***``. URL userinfo is a secret (RELIABILITY 37).
+_DEFAULT_PORT = 6379
+MASK = "***"
+
+
 def safe_url(url: str) -> str:
-    """*url* with any password replaced by ``***`` (user names and hosts stay)."""
+    """*url* as ``scheme://[user:***@]host:port/db[?query]``: defaults filled in, so every
+    output names the same server the same way, and any password replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "<unparseable redis URL>"
+    query = "&".join(f"{k}={MASK}" if k == "password" else f"{k}={v}" if eq else k
+                     for k, eq, v in (a.partition("=") for a in parts.query.split("&") if a))
+    user = f"{parts.username or ''}:{MASK}@" if parts.password is not None else (
+        f"{parts.username}@" if parts.username else "")
+    if parts.scheme == "unix":
+        return f"unix://{user}{parts.path}" + (f"?{query}" if query else "")
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    db = parts.path.strip("/") or "0"
+    return urlunsplit((parts.scheme, f"{user}{host}:{port or _DEFAULT_PORT}", f"/{db}", query, ""))
+
+
+def url_passwords(url: str) -> list[str]:
+    """Every form in which *url*'s password could be echoed: as written, and decoded."""
     try:
         parts = urlsplit(url)
     except ValueError:
-        return "<unparseable redis URL>"
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc}"))
+        return []
+    found = [parts.password] + [v for k, _eq, v in (a.partition("=") for a in parts.query.split("&"))
+                                if k == "password"]
+    out: list[str] = []
+    for pw in found:
+        if pw:
+            out += [pw, unquote(pw)]
+    return sorted(set(out), key=len, reverse=True)
 
 
-def url_password(url: str) -> str | None:
-    try:
-        return urlsplit(url).password
-    except ValueError:
-        return None
-
-
-# REDACT-BOUNDARY: see safe_url.
 def scrub(text: str, url: str) -> str:
-    """*text* (an error message) with the URL's password, and the URL itself, made safe."""
-    pw = url_password(url)
+    """*text* (an error message) with the URL shown safe and its password made ``***``."""
     text = text.replace(url, safe_url(url))
-    if pw:
-        text = text.replace(pw, "***")
+    for pw in url_passwords(url):
+        text = text.replace(pw, MASK)
     return text

@@ -13,11 +13,13 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from store import outside
 from store.fleet.keys import row_fleet_fp
 from store.fleet.model import DEAD, EXHAUSTED, OK, FleetState
+from store.fleet.outbound import fingerprint_secrets
 from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Doc, Row, as_int, parse_epoch, pools, row_secrets
 from store.pools import policy
-from store.redaction.fingerprints import redact
+from store.redaction.redact import escape_controls
 
 # A local cooldown within this of the fleet's counts as the same one (no rewrite).
 APPLY_EPS = 0.5
@@ -79,18 +81,21 @@ def local_rows(doc: Doc | None, secret: bytes, env: Mapping[str, str] | None, no
                 until=None if until is None or math.isinf(until) else until,
                 cleared_at=parse_epoch(row.get("status_cleared_at")),
                 code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-                reason=redact(reason, secrets) if isinstance(reason, str) else None,
-                message=redact(msg, secrets) if isinstance(msg, str) else None,
+                # The row's own key already as its fleet fingerprint; the home's other
+                # secrets follow at the way out (store.fleet.outbound).
+                reason=fingerprint_secrets(reason, secrets, secret) if isinstance(reason, str) else None,
+                message=fingerprint_secrets(msg, secrets, secret) if isinstance(msg, str) else None,
                 request_count=as_int(row.get("request_count"), 0),
             ))
     return out
 
 
 def holders(rows: list[LocalRow]) -> dict[str, int]:
-    """Fleet fingerprint -> request count summed over this host's rows holding it."""
+    """Fleet fingerprint -> request count summed over this host's rows holding it (each
+    count inside the bound every reader checks: an absurd count in the file stays here)."""
     out: dict[str, int] = {}
     for lr in rows:
-        out[lr.fp] = out.get(lr.fp, 0) + lr.request_count
+        out[lr.fp] = min(outside.MAX_COUNT, out.get(lr.fp, 0) + max(0, lr.request_count))
     return out
 
 
@@ -123,11 +128,12 @@ def apply_bench(row: Row, fs: FleetState, offset: float) -> None:
     """Write *fs* onto *row* as the Hermes cooldown a live agent honours unchanged."""
     message = FLEET_MESSAGE.format(host=fs.host or "?")
     if fs.message:
-        message += f": {fs.message}"
+        message += f": {escape_controls(fs.message)}"
     row["last_status"] = STATUS_DEAD if fs.status == DEAD else STATUS_EXHAUSTED
     row["last_status_at"] = (fs.since if fs.since is not None else 0.0) + offset
     row["last_error_code"] = fs.code
-    row["last_error_reason"] = fs.reason
+    # Text another host wrote lands inert: no escape sequence reaches a Hermes log or a terminal.
+    row["last_error_reason"] = None if fs.reason is None else escape_controls(fs.reason)
     row["last_error_message"] = message
     row["last_error_reset_at"] = None if fs.status == DEAD or fs.until is None else fs.until + offset
     row.pop("failure_reason", None)

@@ -1,13 +1,18 @@
 """What the fleet knows, as plain values: one key's fleet-wide state, one host's heartbeat.
 
 Times are Redis server epoch seconds. These are what ``fleet status`` and the console's
-fleet view render; nothing here talks to Redis.
+fleet view render; nothing here talks to Redis, and nothing here parses what Redis holds
+(``store.fleet.inbound`` does, once, checked). A value that did not pass the check is
+None here and named in ``problems``; a state that lost a field it needs to be acted on
+is not ``usable`` (shown, never applied).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping
+from typing import Any
+
+from store.fleet.keys import FP_PREFIX
 
 OK = "ok"
 EXHAUSTED = "exhausted"
@@ -16,30 +21,13 @@ DEAD = "dead"
 STALE_HEARTBEATS = 3.0
 
 
-def _f(value: Any) -> float | None:
-    try:
-        return float(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _i(value: Any) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
-        return None
-
-
-def _s(value: Any) -> str | None:
-    return str(value) if value not in (None, "") else None
-
-
 @dataclass(frozen=True)
 class FleetState:
     """One fleet fingerprint's fleet-wide state (the summary the Lua rules maintain).
 
     ``until`` is None for ``ok`` and ``dead`` (dead never expires); ``since`` and
-    ``host`` say when and where the winning bench was observed.
+    ``host`` say when and where the winning bench was observed. ``usable`` is False when
+    a field the state needs (status, until, since, version) did not pass the check.
     """
 
     fp: str
@@ -53,18 +41,12 @@ class FleetState:
     cleared_at: float | None = None
     cleared_by: str | None = None
     version: int = 0
-
-    @classmethod
-    def from_hash(cls, fp: str, h: Mapping[str, Any]) -> FleetState:
-        return cls(fp=fp, status=_s(h.get("status")) or OK, until=_f(h.get("until")),
-                   since=_f(h.get("since")), host=_s(h.get("host")), code=_i(h.get("code")),
-                   reason=_s(h.get("reason")), message=_s(h.get("message")),
-                   cleared_at=_f(h.get("cleared_at")), cleared_by=_s(h.get("cleared_by")),
-                   version=_i(h.get("version")) or 0)
+    usable: bool = True
+    problems: tuple[str, ...] = ()
 
     def benched_at(self, server_now: float) -> bool:
-        """True when a host should not use the key at *server_now*."""
-        return self.status == DEAD or (self.status == EXHAUSTED and (self.until or 0) > server_now)
+        """True when a host should not use the key at *server_now* (never for an unusable state)."""
+        return self.usable and (self.status == DEAD or (self.status == EXHAUSTED and (self.until or 0) > server_now))
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -82,6 +64,7 @@ class HostInfo:
     seen_version: int = 0
     offset: float | None = None          # host clock minus server clock, seconds
     disconnected_since: float | None = None  # last partition the host reported (server time)
+    problems: tuple[str, ...] = ()
 
     def age(self, server_now: float) -> float | None:
         return None if self.heartbeat_at is None else max(0.0, server_now - self.heartbeat_at)
@@ -103,6 +86,7 @@ class KeyInfo:
 
     state: FleetState
     holders: dict[str, int] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()       # holders that did not pass the check
 
 
 @dataclass(frozen=True)
@@ -113,11 +97,24 @@ class FleetSnapshot:
     version: int
     hosts: list[HostInfo]
     keys: list[KeyInfo]
+    problems: tuple[str, ...] = ()       # fleet-wide keys (version, hosts, fps) that did not pass
+
+    def unreadable(self) -> list[str]:
+        """Every problem of the snapshot, each naming where it is (for ``fleet status``)."""
+        out = list(self.problems)
+        out += [f"host {h.name}: {p}" for h in self.hosts for p in h.problems]
+        out += [f"key {FP_PREFIX}{k.state.fp[:12]}: {p}" for k in self.keys
+                for p in (*k.state.problems, *k.problems)]
+        return out
 
     def to_json(self) -> dict[str, Any]:
+        """The ``fleet status --json`` form: fingerprints as ``fl:`` + 64 hex, the form
+        ``fleet bench`` and ``fleet reset`` take."""
         return {
             "server_time": self.server_time, "version": self.version,
             "hosts": [h.to_json(self.server_time, self.version) for h in self.hosts],
-            "keys": [dict(k.state.to_json(), holders=k.holders,
+            "keys": [dict(k.state.to_json(), fp=FP_PREFIX + k.state.fp, holders=k.holders,
+                          problems=[*k.state.problems, *k.problems],
                           benched=k.state.benched_at(self.server_time)) for k in self.keys],
+            "problems": self.unreadable(),
         }

@@ -8,6 +8,13 @@
 -- ARGV: 1 op (mark|clear)  2 fp  3 host  4 observed (server epoch s, or "" = now)
 --       5 until (server epoch s, or "")  6 until relative to now (s, or "")
 --       7 status (exhausted|dead)  8 code  9 reason  10 message  11 channel  12 eps
+--       13 the furthest an until may lie ahead of now (s)
+--
+-- What the keys hold is outside data too (anyone who reaches the server can write it):
+-- a key of the wrong type is deleted and rebuilt (the fleet owns its namespace), a
+-- version counter that is not a counter starts over (hosts then publish again), and a
+-- bench entry that does not decode to finite times and a known status is dropped. So a
+-- forged key costs at most the state it held, and the next good update lands.
 --
 -- Rules (a state-based CRDT, so the order in which hosts arrive does not matter):
 --   state = {benches, cleared_at}; a clear at T drops every bench observed before T
@@ -20,10 +27,42 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local zkey, dkey, skey, vkey, fkey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local op, fp, host = ARGV[1], ARGV[2], ARGV[3]
-local obs = tonumber(ARGV[4])
+local ahead = tonumber(ARGV[13]) or (366 * 86400)
+
+-- A finite number, or nil (tonumber accepts "nan" and "inf").
+local function fin(x)
+  x = tonumber(x)
+  if x and x == x and x > -math.huge and x < math.huge then return x end
+  return nil
+end
+
+for key, kind in pairs({[zkey] = 'zset', [dkey] = 'hash', [skey] = 'hash', [vkey] = 'string', [fkey] = 'set'}) do
+  local got = redis.call('TYPE', key).ok
+  if got ~= kind and got ~= 'none' then redis.call('DEL', key) end
+end
+local vraw = redis.call('GET', vkey)
+if vraw and not (string.match(vraw, '^%d+$') and #vraw <= 15) then redis.call('DEL', vkey) end
+
+-- A bench entry, decoded and checked; nil for anything else.
+local function entry(raw)
+  if not raw then return nil end
+  local ok, d = pcall(cjson.decode, raw)
+  if not ok or type(d) ~= 'table' then return nil end
+  d.u, d.o = fin(d.u), fin(d.o)
+  if not d.u or not d.o or d.o > now + 1 then return nil end
+  if d.s == 'dead' then d.u = DEAD
+  elseif d.s ~= 'exhausted' or d.u > now + ahead then return nil end
+  for _, f in ipairs({'h', 'c', 'r', 'm'}) do
+    if type(d[f]) ~= 'string' then d[f] = '' end
+  end
+  return d
+end
+
+local obs = fin(ARGV[4])
 if (not obs) or obs > now then obs = now end
-local eps = tonumber(ARGV[12]) or 0.25
-local cleared = tonumber(redis.call('HGET', skey, 'cleared_at') or '') or -1
+local eps = fin(ARGV[12]) or 0.25
+local cleared = fin(redis.call('HGET', skey, 'cleared_at'))
+if (not cleared) or cleared > now + 1 then cleared = -1 end
 local result = 'applied'
 
 if op == 'mark' then
@@ -31,23 +70,22 @@ if op == 'mark' then
   local untilv
   if status == 'dead' then untilv = DEAD
   else
-    untilv = tonumber(ARGV[5])
-    local rel = tonumber(ARGV[6])
+    status = 'exhausted'
+    untilv = fin(ARGV[5])
+    local rel = fin(ARGV[6])
     if rel then untilv = now + rel end
   end
   if obs < cleared then
     result = 'stale'
+  elseif status ~= 'dead' and untilv and untilv > now + ahead then
+    result = 'invalid'
   elseif (not untilv) or (untilv <= now) then
     result = 'expired'
   else
     local near = redis.call('ZRANGEBYSCORE', zkey, obs - eps, obs + eps)
     for _, id in ipairs(near) do
-      local raw = redis.call('HGET', dkey, id)
-      if raw then
-        local d = cjson.decode(raw)
-        d.u = tonumber(d.u)
-        if d.s == status and math.abs(d.u - untilv) <= eps then result = 'duplicate' end
-      end
+      local d = entry(redis.call('HGET', dkey, id))
+      if d and d.s == status and math.abs(d.u - untilv) <= eps then result = 'duplicate' end
     end
     if result ~= 'duplicate' then
       local id = host .. '@' .. string.format('%.3f', obs) .. '/' .. string.format('%.3f', untilv)
@@ -80,9 +118,7 @@ local best = nil
 local runmax = -1
 local ids = redis.call('ZREVRANGE', zkey, 0, -1)
 for _, id in ipairs(ids) do
-  local raw = redis.call('HGET', dkey, id)
-  local d = raw and cjson.decode(raw)
-  if d then d.u = tonumber(d.u); d.o = tonumber(d.o) end
+  local d = entry(redis.call('HGET', dkey, id))
   if (not d) or (d.u <= now) or (d.u <= runmax) then
     redis.call('ZREM', zkey, id)
     redis.call('HDEL', dkey, id)
@@ -94,13 +130,13 @@ end
 
 local new = {}
 if best then
-  new.status = (best.s == 'dead' or best.u >= DEAD) and 'dead' or 'exhausted'
+  new.status = (best.s == 'dead') and 'dead' or 'exhausted'
   new['until'] = (new.status == 'dead') and '' or string.format('%.6f', best.u)
-  new.since = string.format('%.6f', best.o)
+  new.since = string.format('%.6f', math.min(best.o, now))
   new.host = best.h
-  new.code = best.c or ''
-  new.reason = best.r or ''
-  new.message = best.m or ''
+  new.code = best.c
+  new.reason = best.r
+  new.message = best.m
 else
   new.status = 'ok'
   new['until'] = ''
@@ -115,7 +151,7 @@ for k, v in pairs(new) do
   if (redis.call('HGET', skey, k) or '') ~= v then changed = 1 end
 end
 if result == 'applied' and op == 'clear' then changed = 1 end
-local version = tonumber(redis.call('HGET', skey, 'version') or '0') or 0
+local version = fin(redis.call('HGET', skey, 'version')) or 0
 if changed == 1 then
   version = redis.call('INCR', vkey)
   redis.call('HSET', skey, 'status', new.status, 'until', new['until'], 'since', new.since,

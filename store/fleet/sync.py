@@ -4,22 +4,25 @@ Three threads, one process:
 
 - the **watcher** follows the home (store.watch.home) and, on every bench, reset or dead
   transition the events diff reports, publishes the rows whose status story moved;
-- the **subscriber** receives other hosts' changes by pub/sub and applies them at once,
-  each batch one ``store.transaction`` under the local auth.lock;
+- the **subscriber** (``store.fleet.channel.follow_channel``) takes other hosts' pub/sub
+  messages as *hints*: it reads the named keys' states from their hashes, checked
+  (``store.fleet.inbound``), and applies those at once, each batch one
+  ``store.transaction`` under the local auth.lock. A message's own fields are never applied;
 - the **main loop** heartbeats and, every ``interval`` seconds (and on every reconnect),
   reconciles: it publishes any local transition Redis lacks and applies any fleet
   state the file lacks, so a lost message, a partition or a SIGKILL loses nothing.
 
-Echo: a row this daemon wrote from the fleet is remembered by its signature and is not
-published back; should it be anyway (after a restart), the rules make it a duplicate.
-No network call happens under the lock: fleet states are fetched first, then applied
-to the transaction's fresh read.
+Data from Redis that is not what it should be (a forged hash, a key of another type, a
+non-finite time) is a notice (``SyncDaemon.notices``: logged, counted), never a crash and
+never a write. What goes to Redis passes the client's ``outbound`` (the home's secrets as
+fleet fingerprints). Echo: a row this daemon wrote from the fleet is remembered by its
+signature and is not published back; should it be anyway (after a restart), the rules
+make it a duplicate. No network call happens under the lock: fleet states are fetched
+first, then applied to the transaction's fresh read.
 """
 
 from __future__ import annotations
 
-import copy
-import json
 import os
 import threading
 import time
@@ -28,25 +31,30 @@ from typing import Any, Callable, Mapping
 
 import redis
 
-from store import authfile
+from store import authfile, outside
 from store.config.envfile import read_env
 from store.errors import HermesAdminError
-from store.fleet.client import FleetClient, parse_event
+from store.fleet import inbound
+from store.fleet.applier import FleetApplier
+from store.fleet.channel import follow_channel
+from store.fleet.client import FleetClient
 from store.fleet.keys import safe_url
-from store.fleet.local import LocalRow, apply_states, holders, local_rows, signature
+from store.fleet.local import LocalRow, holders, local_rows, rows_by_pool
 from store.fleet.model import FleetState
-from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Doc
-from store.ops.actions import Change, Outcome
-from store.ops.audit import record
+from store.fleet.notices import Notices
+from store.fleet.outbound import Outbound
+from store.fleet.state_file import write_state_file
+from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Doc, row_secrets
 from store.paths import Home
 from store.pools import events, policy
-from store.transaction import skip_write, transaction
 from store.watch.home import follow
 
-STATE_FILE = "fleet-sync.json"
 RECONCILE_INTERVAL = 5.0
 HEARTBEAT_INTERVAL = 2.0
 _TRIGGERS = {events.EXHAUSTED, events.DEAD, events.CLEARED, events.ADDED}
+# A lost connection, as opposed to a reply the server gave (a data problem: a notice).
+_LOST = (redis.ConnectionError, redis.TimeoutError, OSError)
+_REDIS = (redis.RedisError, OSError)
 Log = Callable[[str], None]
 
 
@@ -56,16 +64,8 @@ class SyncStats:
     applied: int = 0
     reconciles: int = 0
     disconnects: int = 0
+    internal: int = 0          # unexpected exceptions caught by a loop (a bug: tests expect 0)
     errors: list[str] = field(default_factory=list)
-
-
-def read_state_file(home: Home) -> dict[str, Any] | None:
-    """The local daemon's last word on its connection (``fleet status`` shows it)."""
-    try:
-        data = json.loads((home.root / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 class SyncDaemon:
@@ -84,6 +84,8 @@ class SyncDaemon:
         self.lock_timeout = lock_timeout
         self.clock = clock
         self.log = log or (lambda _msg: None)
+        self.notices = Notices(self.log)
+        client.notice = self.notices
         self.stop = threading.Event()
         self.stats = SyncStats()
         self.connected = False
@@ -93,20 +95,21 @@ class SyncDaemon:
         self.seen_version = 0
         self.started_at = clock()
         self._mu = threading.RLock()
-        self._apply_mu = threading.Lock()
         self._wake = threading.Event()
         self._published: dict[tuple[str, str], tuple[Any, ...]] = {}
-        self._applied: dict[tuple[str, str], tuple[Any, ...]] = {}
         self._fps: set[str] = set()
-        self._versions: dict[str, int] = {}
         self._rows: list[LocalRow] = []
+        self._doc: Doc | None = None
         self._env: Mapping[str, str] = {}
         self._ttls: policy.Ttls = policy.DEFAULT_TTLS
         self._threads: list[threading.Thread] = []
+        self.applier = FleetApplier(home, secret, lock_timeout=lock_timeout, clock=clock, log=self.log,
+                                    error=self._error)
 
     # ------------------------------------------------------------------ lifecycle
     def run(self) -> None:
-        """Run until stopped: Redis being down is a state, never a reason to exit."""
+        """Run until stopped: Redis being down is a state, never a reason to exit, and no
+        value from Redis ends a loop (an unexpected exception is counted and said)."""
         self._write_state()
         for target, name in ((self._watch_loop, "fleet-watch"), (self._sub_loop, "fleet-sub")):
             t = threading.Thread(target=target, name=name, daemon=True)
@@ -114,30 +117,42 @@ class SyncDaemon:
             self._threads.append(t)
         next_reconcile = 0.0
         while not self.stop.is_set():
-            now = time.monotonic()
-            if not self.connected:
-                self._try_connect()
-            if self.connected and (now >= next_reconcile or self._wake.is_set()):
-                self._wake.clear()
-                self.reconcile()
-                next_reconcile = time.monotonic() + self.interval
-            elif self.connected:
-                self._heartbeat()
-            self._wake.wait(min(self.heartbeat_interval, max(0.05, next_reconcile - time.monotonic()))
-                            if self.connected else 0.25)
+            try:
+                next_reconcile = self._step(next_reconcile)
+            except Exception as exc:  # the main loop's last word: said, counted, carried on
+                self._internal("main loop", exc)
+                self.stop.wait(0.5)
         for t in self._threads:
             t.join(timeout=5)
+
+    def _step(self, next_reconcile: float) -> float:
+        now = time.monotonic()
+        if not self.connected:
+            self._try_connect()
+        if self.connected and (now >= next_reconcile or self._wake.is_set()):
+            self._wake.clear()
+            self.reconcile()
+            next_reconcile = time.monotonic() + self.interval
+        elif self.connected:
+            self._heartbeat()
+        self._wake.wait(min(self.heartbeat_interval, max(0.05, next_reconcile - time.monotonic()))
+                        if self.connected else 0.25)
+        return next_reconcile
 
     def close(self) -> None:
         self.stop.set()
         self._wake.set()
 
+    def alive(self) -> bool:
+        """True while the watcher and the subscriber threads run (the main loop is ``run``)."""
+        return bool(self._threads) and all(t.is_alive() for t in self._threads)
+
     # ------------------------------------------------------------------ connection
     def _try_connect(self) -> None:
         try:
-            self.offset = self.client.clock_offset(self.clock)
-        except redis.RedisError as exc:
-            self._lost(exc)
+            self.offset = self._offset()
+        except _REDIS as exc:
+            self._failed(exc)
             return
         with self._mu:
             self.connected = True
@@ -145,6 +160,21 @@ class SyncDaemon:
         self.log("fleet: connected")
         self._write_state()
         self._wake.set()
+
+    def _offset(self) -> float:
+        """This host's clock minus the server's; the last good one when the server's
+        TIME is not a time (a clock a year off would move every bench by a year)."""
+        got = outside.number(self.client.clock_offset(self.clock), "clock offset", lo=-outside.MAX_AHEAD,
+                             hi=outside.MAX_AHEAD, notice=self.notices)
+        return self.offset if got is None else got
+
+    def _failed(self, exc: BaseException) -> None:
+        """A Redis call failed: a lost connection is a partition; any other error reply
+        (a refused command, an ACL) is a notice, and the connection stands."""
+        if isinstance(exc, _LOST):
+            self._lost(exc)
+        else:
+            self.notices(f"the server refused a command ({type(exc).__name__})")
 
     def _lost(self, exc: BaseException) -> None:
         with self._mu:
@@ -164,8 +194,8 @@ class SyncDaemon:
         have restarted empty. The rules make the repeats no-ops."""
         with self._mu:
             self._published.clear()
-            self._versions.clear()
             self.seen_version = 0
+        self.applier.forget_versions()
         if why:
             self.log(f"fleet: {why}")
 
@@ -175,7 +205,9 @@ class SyncDaemon:
                 "connected": self.connected, "disconnected_since": since,
                 "updated_at": self.clock()}
         try:
-            authfile.atomic_write_bytes(self.home.root / STATE_FILE, json.dumps(data).encode(), sync=False)
+            write_state_file(self.home, data)
+        except HermesAdminError as exc:
+            self._error(f"state file: {exc}")
         except OSError:
             pass  # a missing home is reported by the watcher; the state file is a courtesy
 
@@ -185,90 +217,61 @@ class SyncDaemon:
         with self._mu:
             self._fps = {lr.fp for lr in rows}
             self._rows = rows
+            self._doc = doc
         return rows
 
     def publish(self, rows: list[LocalRow]) -> int:
         """Publish each row whose transition Redis has not seen from us; returns how many."""
+        with self._mu:
+            pending = [lr for lr in rows if self.connected and self._published.get((lr.pool, lr.id)) != lr.sig
+                       and not self.applier.wrote((lr.pool, lr.id), lr.sig)]
+            doc, env = self._doc, self._env
+        if not pending:
+            return 0
+        # The home's secrets as they are now, plus those of the rows being published: any
+        # of them in a reason or message goes out as its fleet fingerprint.
+        self.client.outbound = Outbound.for_home(self.home, self.secret, extra=[
+            s for _pool, rws in rows_by_pool(doc) for r in rws for s in row_secrets(r, env)])
         n = 0
-        for lr in rows:
-            key = (lr.pool, lr.id)
-            with self._mu:
-                if not self.connected or self._published.get(key) == lr.sig or self._applied.get(key) == lr.sig:
-                    continue
+        for lr in pending:
             try:
                 self._publish_one(lr)
-            except redis.RedisError as exc:
-                self._lost(exc)
-                return n
+            except _REDIS as exc:
+                self._failed(exc)
+                break
             with self._mu:
-                self._published[key] = lr.sig
+                self._published[(lr.pool, lr.id)] = lr.sig
             n += 1
         self.stats.published += n
         return n
 
     def _publish_one(self, lr: LocalRow) -> None:
-        off = self.offset
-        if lr.cleared_at is not None:
-            self.client.clear(lr.fp, observed=lr.cleared_at - off)
-        observed = None if lr.observed is None else lr.observed - off
+        off, now = self.offset, self.clock()
+        where = f"{lr.pool} {lr.id}"
+        # The local file is outside data too (a proxy or agent may have stored an absurd
+        # time): checked before it becomes every host's cooldown.
+        cleared = _when(lr.cleared_at, f"{where} status_cleared_at", now, inbound.NOW_SLACK, self.notices)
+        observed = _when(lr.observed, f"{where} last_status_at", now, inbound.NOW_SLACK, self.notices)
+        if cleared is not None:
+            self.client.clear(lr.fp, observed=cleared - off)
+        observed = None if observed is None else observed - off
         if lr.status == STATUS_DEAD:
             self.client.mark(lr.fp, status="dead", observed=observed, code=lr.code, reason=lr.reason,
                              message=lr.message)
-        elif lr.status == STATUS_EXHAUSTED and lr.until is not None and lr.until > self.clock():
-            self.client.mark(lr.fp, observed=observed, until=lr.until - off, code=lr.code,
-                             reason=lr.reason, message=lr.message)
+        elif lr.status == STATUS_EXHAUSTED and lr.until is not None and lr.until > now:
+            until = _when(lr.until, f"{where} reset time", now, outside.MAX_AHEAD, self.notices)
+            if until is not None:
+                self.client.mark(lr.fp, observed=observed, until=until - off, code=lr.code,
+                                 reason=lr.reason, message=lr.message)
 
     # ------------------------------------------------------------------ fleet -> local
-    def apply(self, states: Mapping[str, FleetState], *, precheck: Doc | None = None) -> int:
-        """Apply fleet *states* to the local rows holding those keys, in one transaction."""
-        with self._apply_mu:
-            with self._mu:
-                # A state older than one already applied for its key (a reconcile's fetch
-                # racing a pub/sub message) must not undo the newer one. Checked under the
-                # apply lock, so the two threads cannot pass it in one order and write in the other.
-                states = {fp: fs for fp, fs in states.items() if fs.version >= self._versions.get(fp, 0)}
-                for fp, fs in states.items():
-                    self._versions[fp] = fs.version
-            if not states:
-                return 0
-            if precheck is not None and not apply_states(copy.deepcopy(precheck), self.secret, self._env,
-                                                         states, self.offset, self.clock(), self._ttls):
-                return 0
-            changed: list[Any] = []
-            try:
-                with transaction(self.home, lock_timeout=self.lock_timeout, create=False) as doc:
-                    changed = apply_states(doc, self.secret, self._env, states, self.offset,
-                                           self.clock(), self._ttls)
-                    if not changed:
-                        skip_write()
-                    with self._mu:
-                        for pool, row, _action in changed:
-                            self._applied[(pool, str(row.get("id") or ""))] = signature(row)
-            except HermesAdminError as exc:
-                self._error(str(exc))
-                return 0
-        if changed:
-            self.stats.applied += len(changed)
-            self._audit(changed, states)
-            for pool, row, action in changed:
-                self.log(f"fleet: applied {action} to {pool} {row.get('label') or row.get('id')}"
-                         f" (status {row.get('last_status') or 'ok'})")
-        return len(changed)
-
-    def _audit(self, changed: list[Any], states: Mapping[str, FleetState]) -> None:
-        by_pool: dict[str, Outcome] = {}
-        for pool, row, action in changed:
-            out = by_pool.setdefault(pool, Outcome(f"fleet-{action}", pool))
-            out.changes.append(Change(pool, str(row.get("id")), str(row.get("label") or ""), {},
-                                      {"last_status": row.get("last_status"),
-                                       "last_error_reset_at": row.get("last_error_reset_at"),
-                                       "status_cleared_at": row.get("status_cleared_at")}))
-        for out in by_pool.values():
-            origins = sorted({s.host or s.cleared_by or "?" for s in states.values()})
-            try:
-                record(self.home, out, via="fleet-sync", extra={"fleet_origin": origins})
-            except OSError as exc:
-                self._error(f"audit: {exc}")
+    def apply(self, states: Mapping[str, FleetState], *, precheck: Doc | None = None,
+              newer_only: bool = False) -> int:
+        """Apply the checked fleet *states* to this host's file (``FleetApplier.apply``)."""
+        n = self.applier.apply(states, env=self._env, ttls=self._ttls, offset=self.offset,
+                               precheck=precheck, newer_only=newer_only)
+        self.stats.applied += n
+        return n
 
     # ------------------------------------------------------------------ loops
     def reconcile(self) -> None:
@@ -281,21 +284,21 @@ class SyncDaemon:
             return
         try:
             self._env = read_env(self.home)
-            self.offset = self.client.clock_offset(self.clock)
+            self.offset = self._offset()
             version = self.client.version()
-            if version < self.seen_version:
+            if version is not None and version < self.seen_version:
                 self._forget("the fleet's version went back: Redis lost its data; publishing again")
             rows = self._local(snap.doc)
             self.publish(rows)
             if not self.connected:
                 return
             states = self.client.states({lr.fp for lr in rows})
-        except redis.RedisError as exc:
-            self._lost(exc)
+        except _REDIS as exc:
+            self._failed(exc)
             return
         self.apply(states, precheck=snap.doc)
         with self._mu:
-            self.seen_version = max(self.seen_version, version)
+            self.seen_version = max(self.seen_version, version or 0)
         self.stats.reconciles += 1
         self._heartbeat(rows)
 
@@ -308,53 +311,62 @@ class SyncDaemon:
                                   started_at=self.started_at - self.offset, seen_version=self.seen_version,
                                   offset=self.offset,
                                   disconnected_since=None if part is None else part - self.offset)
-        except redis.RedisError as exc:
-            self._lost(exc)
+        except _REDIS as exc:
+            self._failed(exc)
 
     def _watch_loop(self) -> None:
         for st in follow(self.home, self.stop, clock=self.clock):
-            self._env = dict(st.env)
-            self._ttls = st.ttls
-            if st.store_error is not None:
-                continue   # never publish from a stale view of an unreadable store
-            if any(ev.kind in _TRIGGERS for ev in st.events):
-                self.publish(self._local(st.doc))
-                if any(ev.kind == events.ADDED for ev in st.events):
-                    self._wake.set()   # a new row may hold a key benched fleet-wide
+            try:
+                self._on_home(st)
+            except Exception as exc:  # the watcher's last word: said, counted, carried on
+                self._internal("watcher", exc)
+
+    def _on_home(self, st: Any) -> None:
+        self._env = dict(st.env)
+        self._ttls = st.ttls
+        if st.store_error is not None:
+            return   # never publish from a stale view of an unreadable store
+        if any(ev.kind in _TRIGGERS for ev in st.events):
+            self.publish(self._local(st.doc))
+            if any(ev.kind == events.ADDED for ev in st.events):
+                self._wake.set()   # a new row may hold a key benched fleet-wide
 
     def _sub_loop(self) -> None:
-        while not self.stop.is_set():
-            if not self.connected:
-                self.stop.wait(0.1)
-                continue
-            ps = None
-            try:
-                ps = self.client.pubsub()
-                self._wake.set()   # messages sent before the subscription: reconcile
-                while not self.stop.is_set() and self.connected:
-                    msg = ps.get_message(timeout=0.5)
-                    if msg and msg.get("type") == "message":
-                        self._on_message(msg.get("data"))
-            except redis.RedisError as exc:
-                self._lost(exc)
-            finally:
-                if ps is not None:
-                    try:
-                        ps.close()
-                    except Exception:
-                        pass
+        # On every (re)subscription the main loop reconciles: messages sent before it are
+        # not lost, only late.
+        follow_channel(self.client.pubsub, self.stop, on_batch=self._on_hints, on_error=self._sub_error,
+                       on_subscribed=self._wake.set, retry=(0.1, 1.0))
 
-    def _on_message(self, data: Any) -> None:
-        fs = parse_event(data) if isinstance(data, str) else None
-        if fs is None:
-            return
+    def _sub_error(self, exc: BaseException) -> None:
+        if isinstance(exc, _REDIS):
+            self._failed(exc)
+        else:
+            self._internal("subscriber", exc)
+
+    def _on_hints(self, batch: list[Any]) -> None:
+        """A burst of pub/sub messages: the keys they name (ours only) are read from their
+        hashes, checked, and applied; what the messages say is never used."""
+        named = {fp for data in batch if (fp := inbound.hint(data, notice=self.notices)) is not None}
         with self._mu:
-            self.seen_version = max(self.seen_version, fs.version)
-            mine = fs.fp in self._fps
-        if mine:
-            self.apply({fs.fp: fs})
+            mine = sorted(named & self._fps)
+        if not mine:
+            return
+        states = self.client.states(mine)   # a lost connection: on to _sub_error, then resubscribe
+        with self._mu:
+            self.seen_version = max([self.seen_version, *(fs.version for fs in states.values() if fs.usable)])
+        self.apply(states, newer_only=True)
 
     def _error(self, message: str) -> None:
         self.stats.errors.append(message)
         del self.stats.errors[:-20]
         self.log(f"fleet: {message}")
+
+    def _internal(self, where: str, exc: BaseException) -> None:
+        # The type only: an exception's text may quote a value from outside.
+        self.stats.internal += 1
+        self._error(f"internal error in the {where} ({type(exc).__name__}); carrying on")
+
+
+def _when(value: float | None, what: str, now: float, ahead: float, notice: Callable[[str], None]) -> float | None:
+    return None if value is None else outside.epoch(value, what, now=now, ahead=ahead, notice=notice)
+

@@ -251,3 +251,71 @@ async def test_f_without_fleet_says_how_to_get_one(tmp_path):
         await pilot.pause()
         assert app.screen is app.dashboard
         assert any("--fleet URL" in n for n in notes(app))
+
+
+async def test_malformed_hosts_and_states_show_what_is_readable_and_name_the_rest(tmp_path, redis_server):
+    home = make_home(tmp_path, "a")
+    b = other_host(redis_server.url)
+    b.mark(FP_2, until_in=600, code=429, reason="rate_limit_exceeded")
+    r = connect(redis_server.url)
+    ns = "hermes-admin:fleet:"
+    r.sadd(ns + "hosts", "host-c")
+    r.hset(ns + "host:host-c", mapping={"heartbeat_at": "nan", "keys": "abc", "interval": "1e300"})
+    r.hset(ns + "s:" + FP_1, mapping={"status": "exhausted", "until": "1e300", "since": "inf", "version": "1"})
+    r.hset(ns + "h:" + FP_1, "host-b", "lots")
+    app = fleet_app(home, redis_server.url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: FP_2 in view(app)._cells and FP_1 in view(app)._cells, "keys listed")
+        screen = view(app)
+        assert "connecting" not in screen.status_text and "unreadable" in screen.status_text
+        assert screen._cells[FP_2]["status"] == "◐ benched"                  # the readable key
+        assert screen._cells[FP_1]["status"] == "⚠ unread"                   # the forged one, named
+        await select(app, pilot, FP_1)
+        detail = str(screen.query_one("#fleet-detail").render())
+        assert "unreadable: until" in detail and "since" in detail
+        hosts = str(screen.query_one("#fleet-hosts").render())
+        line = next(li for li in hosts.splitlines() if "host-c" in li)
+        assert "⚠ unreadable:" in line and "heartbeat_at: 'nan'" in line and "keys:" in line
+        assert screen.check_action("bench", ()) is True                      # the view still works
+
+
+@pytest.mark.parametrize("old_loop", [False, True])  # True: the control, errors that were not Redis's escaped
+async def test_the_view_leaves_connecting_once_it_has_an_answer_or_an_error(tmp_path, redis_server, monkeypatch,
+                                                                             old_loop):
+    from store.fleet import channel
+    from tui.services import fleet_feed
+
+    def broken(self):
+        raise ValueError(f"could not convert string to float: '{KEY_1}'")   # a reader's bug, quoting Redis
+
+    monkeypatch.setattr(FleetClient, "snapshot", broken)
+    ended = []                                      # the feed worker returned or raised
+    run = fleet_feed.FleetLink.run
+
+    def recorded(self, stop, post):
+        try:
+            run(self, stop, post)
+        finally:
+            ended.append(True)
+    monkeypatch.setattr(fleet_feed.FleetLink, "run", recorded)
+    if old_loop:
+        def only_redis_errors(subscribe, stop, *, on_error, **kw):
+            import redis
+
+            def on_redis_error(exc):
+                if not isinstance(exc, (redis.RedisError, OSError)):
+                    raise exc
+                on_error(exc)
+            channel.follow_channel(subscribe, stop, on_error=on_redis_error, **kw)
+        monkeypatch.setattr(fleet_feed, "follow_channel", only_redis_errors)
+    home = make_home(tmp_path, "a")
+    app = fleet_app(home, redis_server.url)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: view(app).down is not None or ended, "an answer, or the feed gone")
+        await pilot.pause()
+        text = view(app).status_text
+        if old_loop:
+            assert text.startswith("fleet: connecting to")                 # forever, as the tester found
+        else:
+            assert "cannot read the fleet's answer" in text and "ValueError" in text
+            assert KEY_1 not in view(app).text                             # the type only, never its text

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from store.fleet.client import FleetClient, connect
-from store.fleet.sync import STATE_FILE, read_state_file
+from store.fleet.state_file import STATE_FILE, read_state_file
 from tests.conftest import HERMES_ADMIN
 from tests.fleet_helpers import BOUND, SECRET, Daemon, bench, env_without_secrets, make_home, row
 from tests.hermes_real import wait_for

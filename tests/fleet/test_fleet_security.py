@@ -4,7 +4,6 @@ Redis password; and the secret file must be 0600.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import os
 import signal
@@ -19,53 +18,24 @@ from store.fleet.keys import load_secret, safe_url, scrub
 from store.pools import policy
 from store.transaction import transaction
 from tests.conftest import HERMES_ADMIN, make_row
-from tests.fleet_helpers import BOUND, POOL, SECRET, Daemon, RedisServer, env_without_secrets, make_home, row
+from tests.fleet_helpers import (
+    BOUND,
+    POOL,
+    SECRET,
+    Daemon,
+    RedisServer,
+    dump_redis,
+    env_without_secrets,
+    leaks,
+    make_home,
+    row,
+)
 from tests.hermes_real import wait_for
 
 pytestmark = pytest.mark.slow
 
 CANARY = "sk-or-v1-CANARYcanary0123456789ZZZZqq99"
 PASSWORD = "pw-CANARY-hunter2-0123456789"
-
-
-def forbidden(secret_values: list[str]) -> dict[str, str]:
-    """Every plain form a key or secret could leak in: itself and its unkeyed hashes."""
-    out: dict[str, str] = {}
-    for v in secret_values:
-        raw = v.encode()
-        out[v] = "the value itself"
-        for name in ("sha256", "sha1", "md5", "sha512", "blake2b"):
-            h = hashlib.new(name, raw).hexdigest()
-            out[h] = f"{name} of it"
-            out[h[:16]] = f"{name} prefix of it"
-        out[base64.b64encode(raw).decode()] = "base64 of it"
-        out["sha256:" + hashlib.sha256(raw).hexdigest()[:16]] = "its secret_fingerprint"
-    return out
-
-
-def dump_redis(r: redis.Redis) -> str:
-    """Every key name and every value of every type, as one text."""
-    parts: list[str] = []
-    for key in r.scan_iter(count=1000):
-        parts.append(key)
-        kind = r.type(key)
-        if kind == "string":
-            parts.append(r.get(key) or "")
-        elif kind == "hash":
-            for f, v in r.hgetall(key).items():
-                parts += [f, v]
-        elif kind == "set":
-            parts += list(r.smembers(key))
-        elif kind == "zset":
-            parts += [m for m, _ in r.zrange(key, 0, -1, withscores=True)]
-        elif kind == "list":
-            parts += r.lrange(key, 0, -1)
-    return "\n".join(parts)
-
-
-def leaks(text: str, secret_values: list[str]) -> list[str]:
-    low = text.lower()
-    return [why for needle, why in forbidden(secret_values).items() if needle.lower() in low]
 
 
 @pytest.fixture

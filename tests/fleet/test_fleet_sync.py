@@ -138,7 +138,7 @@ def test_no_echo_loop_and_fleet_status_shows_hosts_and_holders(tmp_path, redis_s
         snap = json.loads(out.stdout)
         assert {h["name"] for h in snap["hosts"]} == {"host-a", "host-b"}
         assert all(h["connected"] and h["lag_versions"] == 0 for h in snap["hosts"])
-        key = next(k for k in snap["keys"] if k["fp"] == FP_1)
+        key = next(k for k in snap["keys"] if k["fp"] == fkeys.full(FP_1))   # the form `fleet bench` takes
         assert key["status"] == "exhausted" and key["benched"] and key["host"] == "host-a"
         assert set(key["holders"]) == {"host-a", "host-b"}
         text = subprocess.run([str(HERMES_ADMIN), "fleet", "status", "--redis", redis_server.url],

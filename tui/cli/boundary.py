@@ -19,6 +19,7 @@ import sys
 from typing import Sequence, TextIO
 
 from store.errors import HermesAdminError
+from store.fleet.keys import url_passwords
 from store.ops import textcheck
 from store.paths import resolve_home
 from store.profiles import root
@@ -26,19 +27,29 @@ from store.redaction import redact
 
 # Options whose value is a key: registered whole, whatever its shape.
 SECRET_OPTIONS = ("--api-key", "--redis", "--secret")
+# Options whose value is a URL: only its password is secret (a URL without one is shown as
+# it is, ``redis://host:6379/0``, never as a fingerprint of the whole URL).
+URL_OPTIONS = ("--redis",)
+
+
+def _secret_value(option: str, value: str) -> list[str]:
+    if option not in URL_OPTIONS:
+        return [value]
+    passwords = url_passwords(value)
+    return [value, *passwords] if passwords else []
 
 
 def argv_secrets(argv: Sequence[str]) -> list[str]:
     """The values on this command line that are keys (never echoed, always redacted)."""
     found: list[str] = []
-    after_secret_opt = False
+    after_secret_opt = ""
     for token in argv:
         if after_secret_opt and token != "-":
-            found.append(token)
-        after_secret_opt = token in SECRET_OPTIONS
+            found += _secret_value(after_secret_opt, token)
+        after_secret_opt = token if token in SECRET_OPTIONS else ""
         name, eq, value = token.partition("=")
         if eq and name in SECRET_OPTIONS and value != "-":
-            found.append(value)
+            found += _secret_value(name, value)
         for part in (token, value) if eq else (token,):
             if textcheck.keyish(part) and not part.startswith("-"):
                 found.append(part)

@@ -3,9 +3,13 @@
 ``fleet sync --redis URL [--name HOST] [--secret-file PATH]`` runs the per-host daemon
 (store.fleet.sync.SyncDaemon) until SIGTERM/SIGINT; Redis being down is a state it waits out.
 ``fleet status [--json]`` shows hosts (heartbeat, connected, lag) and every fleet key's
-state and holders; with Redis unreachable it says since when the local daemon lost it.
-``fleet bench FP SECONDS`` / ``fleet reset FP`` act fleet-wide (published once, applied by
-every host's sync) and are audited locally. The URL's password is never printed.
+state and holders, and names whatever it read from Redis that did not pass the check;
+with Redis unreachable it says since when the local daemon lost it.
+``fleet bench FP DURATION`` / ``fleet reset FP`` act fleet-wide (published once, applied by
+every host's sync) and are audited locally. FP is the ``fl:`` form ``fleet status`` prints
+(``--json`` gives it whole, the text a 12-hex prefix; any unique prefix of 6 or more hex
+will do); DURATION is ``90s``/``15m``/``2h``/``1d`` as for ``cooldown --for``, or ``dead``.
+Redis URLs are shown as ``redis://host:port/db``, a password as ``***``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from store.errors import EXIT_FAILURE, EXIT_OK, BadInput
 from store.paths import Home, resolve_home
+from tui.text.durations import MAX_SECONDS, parse_duration
 from tui.text.format import NULL, countdown, local_time
 
 # Imported in the commands, not here: redis-py and store.fleet add ~125 ms to every
@@ -36,7 +41,10 @@ REDIS_ENV = "HERMES_ADMIN_FLEET_REDIS"
 # so that building the parser does not import redis.
 DEFAULT_NAMESPACE = "hermes-admin:fleet:"
 RECONCILE_INTERVAL = 5.0
-_HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+FP_PREFIX = "fl:"   # store.fleet.keys.FP_PREFIX
+_HEX = re.compile(r"[0-9a-fA-F]{6,64}")
+DEAD_WORDS = ("dead", "never", "inf")
+MAX_INTERVAL = 3600.0
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -44,15 +52,20 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     verbs = p.add_subparsers(dest="fleet_verb", metavar="VERB", required=True,
                              parser_class=type(p))
 
+    # No abbreviations: `--name` on a verb without it must not quietly mean --namespace.
     def common(q: argparse.ArgumentParser) -> None:
         q.add_argument("--redis", metavar="URL", default=os.environ.get(REDIS_ENV),
                        help=f"redis:// or rediss:// URL (default ${REDIS_ENV})")
         q.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=argparse.SUPPRESS)
         add_common(q)
 
-    s = verbs.add_parser("sync", help="run this host's sync daemon (until SIGTERM)")
+    def name(q: argparse.ArgumentParser, what: str) -> None:
+        q.add_argument("--name", metavar="HOST", help=f"this host's name in the fleet, {what} (default: hostname)")
+
+    s = verbs.add_parser("sync", help="run this host's sync daemon (until SIGTERM)",
+                          allow_abbrev=False)
     common(s)
-    s.add_argument("--name", metavar="HOST", help="this host's name in the fleet (default: hostname)")
+    name(s, "as its heartbeat says")
     s.add_argument("--secret-file", metavar="PATH", help="fleet secret, mode 0600 "
                    "(default $HERMES_ADMIN_FLEET_SECRET)")
     s.add_argument("--interval", type=float, default=RECONCILE_INTERVAL, metavar="S",
@@ -60,21 +73,54 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     s.add_argument("--quiet", action="store_true", help="no log lines on stderr")
     s.set_defaults(func=cmd_sync)
 
-    st = verbs.add_parser("status", help="hosts, heartbeats and each fleet key's state")
+    st = verbs.add_parser("status", help="hosts, heartbeats and each fleet key's state",
+                          allow_abbrev=False)
     common(st)
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
 
-    b = verbs.add_parser("bench", help="bench a fleet key on every host")
+    b = verbs.add_parser("bench", help="bench a fleet key on every host",
+                          allow_abbrev=False)
     common(b)
-    b.add_argument("fp", metavar="FP", help="fleet fingerprint (fl:… prefix from fleet status)")
-    b.add_argument("seconds", metavar="SECONDS", type=float)
+    name(b, "published with the bench")
+    b.add_argument("fp", metavar="FP", type=fleet_fp_arg, help="fleet fingerprint as fleet status shows it "
+                   "(fl:0123456789ab; any unique prefix of 6+ hex)")
+    b.add_argument("duration", metavar="DURATION", help="90s, 15m, 2h, 1d (as cooldown --for), or dead")
     b.set_defaults(func=cmd_bench)
 
-    r = verbs.add_parser("reset", help="reset a fleet key on every host")
+    r = verbs.add_parser("reset", help="reset a fleet key on every host",
+                          allow_abbrev=False)
     common(r)
-    r.add_argument("fp", metavar="FP")
+    name(r, "published with the reset")
+    r.add_argument("fp", metavar="FP", type=fleet_fp_arg, help="fleet fingerprint as fleet status shows it")
     r.set_defaults(func=cmd_reset)
+
+
+def fleet_fp_arg(text: str) -> str:
+    """argparse type for FP: bare hex (as older ``fleet status --json`` printed it) is given
+    the ``fl:`` prefix, so it reads as the fingerprint it is, never as a key; anything
+    else passes unchanged to the argument checks and :func:`_resolve_fp`."""
+    return FP_PREFIX + text.lower() if _HEX.fullmatch(text) else text
+
+
+def bench_seconds(text: str) -> float:
+    """DURATION of ``fleet bench``: the durations of every verb (``90s``, ``15m``, ``1h30m``,
+    at most a year), plain seconds as scripts wrote them before, or ``dead`` (inf)."""
+    raw = text.strip().lower()
+    if raw in DEAD_WORDS:
+        return float("inf")
+    try:
+        return parse_duration(raw)
+    except ValueError:
+        try:
+            seconds = float(raw)
+        except ValueError:
+            seconds = float("nan")
+    if not 0 < seconds <= MAX_SECONDS:   # also refuses nan
+        # Not echoed: whatever was typed here, it is not a duration.
+        raise BadInput("DURATION", "is not a positive duration of at most a year like 90s, 15m, 2h, 1d "
+                       "or 1h30m, nor dead")
+    return seconds
 
 
 def add_console_options(parser: argparse.ArgumentParser) -> None:
@@ -105,9 +151,7 @@ def console_config(args: argparse.Namespace) -> Any:
     secret = None
     if args.fleet_secret_file or os.environ.get("HERMES_ADMIN_FLEET_SECRET"):
         secret = load_secret(args.fleet_secret_file)
-    name = args.fleet_name or socket.gethostname().split(".")[0]
-    if not _HOST_RE.match(name):
-        raise BadInput("--fleet-name", f"{name!r} is not a host name (letters, digits, . _ -; max 63)")
+    name = _checked_host(args.fleet_name, "--fleet-name", home_of(args))
     return FleetConfig(url=url, host=name, secret=secret)
 
 
@@ -129,9 +173,21 @@ def _client(args: argparse.Namespace, host: str) -> FleetClient:
 
 
 def _host_name(args: argparse.Namespace) -> str:
-    name = getattr(args, "name", None) or socket.gethostname().split(".")[0]
-    if not _HOST_RE.match(name):
-        raise BadInput("--name", f"{name!r} is not a host name (letters, digits, . _ -; max 63)")
+    return _checked_host(getattr(args, "name", None), "--name", home_of(args))
+
+
+def _checked_host(given: str | None, option: str, home: Home) -> str:
+    """A host name fit to publish: a host name, nothing key-shaped, no secret of the home."""
+    from store.fleet.keys import host_name_problem
+    from store.redaction.redact import home_secrets
+    name = given or socket.gethostname().split(".")[0]
+    problem = host_name_problem(name)
+    if problem is None and home.root.is_dir() and name in home_secrets(home):
+        problem = "is a secret of this home; a host name is published to Redis as it is"
+    if problem is not None:
+        # Named only when it cannot be a key: the refusal must not print what it refuses.
+        shown = repr(name) if problem.startswith("is not a host name") and len(name) <= 63 else "the name"
+        raise BadInput(option, f"{shown} {problem}")
     return name
 
 
@@ -147,12 +203,12 @@ def _log(quiet: bool) -> Callable[[str], None]:
 def cmd_sync(args: argparse.Namespace) -> int:
     from store.fleet.keys import load_secret, safe_url, scrub
     from store.fleet.sync import SyncDaemon
+    if not 0.05 <= args.interval <= MAX_INTERVAL:   # also refuses nan and inf
+        raise BadInput("--interval", f"must be a number of seconds from 0.05 to {MAX_INTERVAL:g}")
     home = home_of(args)
     secret = load_secret(args.secret_file)
     name = _host_name(args)
     client = _client(args, name)
-    if args.interval <= 0:
-        raise BadInput("--interval", "must be a positive number of seconds")
     if not home.root.is_dir():
         raise BadInput("--home", f"{home.root}: no such Hermes home")
     log = _log(args.quiet)
@@ -168,7 +224,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def _disconnected(args: argparse.Namespace, exc: BaseException) -> int:
     from store.fleet.keys import safe_url, scrub
-    from store.fleet.sync import read_state_file
+    from store.fleet.state_file import read_state_file
     state = read_state_file(home_of(args))
     since = state.get("disconnected_since") if state else None
     if isinstance(since, (int, float)):
@@ -220,7 +276,9 @@ def render(snap: FleetSnapshot, url: str) -> list[str]:
     lines.append("keys:")
     for k in snap.keys:
         s = k.state
-        if s.status == DEAD:
+        if not s.usable:
+            what = "⚠ unreadable (see below)"
+        elif s.status == DEAD:
             what = f"✖ dead since {local_time(s.since, now)} by {s.host}"
         elif s.benched_at(now):
             what = (f"◐ benched until {local_time(s.until, now)} ({countdown((s.until or now) - now)} left) "
@@ -235,17 +293,28 @@ def render(snap: FleetSnapshot, url: str) -> list[str]:
             what += f" {s.reason}"
         held = ", ".join(f"{h} ({n} req)" for h, n in k.holders.items()) or NULL
         lines.append(f"  {short(s.fp)}  {what}  held by {held}")
+    bad = snap.unreadable()
+    if bad:
+        # Forged or corrupted data: what is readable is shown above, this is what is not.
+        lines.append(f"unreadable ({len(bad)}; ignored by every host's sync):")
+        lines += [f"  {p}" for p in bad]
     return lines
 
 
-def _resolve_fp(client: FleetClient, text: str) -> str:
-    from store.fleet.keys import FP_PREFIX
+def _checked_fp(text: str) -> str:
+    """The hex of FP (``fl:`` + 6 to 64 hex), before any network call; never echoed when not."""
     prefix = text.removeprefix(FP_PREFIX).lower()
-    if not re.fullmatch(r"[0-9a-f]{6,64}", prefix):
-        raise BadInput("FP", f"{text!r} is not a fleet fingerprint (fl: + at least 6 hex)")
+    if not _HEX.fullmatch(prefix):
+        raise BadInput("FP", "is not a fleet fingerprint (fl: and at least 6 hex, as fleet status shows it)")
+    return prefix
+
+
+def _resolve_fp(client: FleetClient, prefix: str) -> str:
     matches = [k.state.fp for k in client.snapshot().keys if k.state.fp.startswith(prefix)]
-    if len(matches) != 1:
-        raise BadInput("FP", f"{text!r} matches {len(matches)} fleet keys")
+    if not matches:
+        raise BadInput("FP", f"{FP_PREFIX}{prefix[:12]} names no fleet key (fleet status lists them)")
+    if len(matches) > 1:
+        raise BadInput("FP", f"{FP_PREFIX}{prefix[:12]} matches {len(matches)} fleet keys; give more of it")
     return matches[0]
 
 
@@ -253,9 +322,10 @@ def _act(args: argparse.Namespace, act: Callable[[FleetClient, str], Any]) -> in
     from redis import RedisError
 
     from store.fleet.keys import short
+    prefix = _checked_fp(args.fp)
     client = _client(args, _host_name(args))
     try:
-        fp = _resolve_fp(client, args.fp)
+        fp = _resolve_fp(client, prefix)
         result, changed = act(client, fp)
     except RedisError as exc:
         return _disconnected(args, exc)
@@ -265,9 +335,8 @@ def _act(args: argparse.Namespace, act: Callable[[FleetClient, str], Any]) -> in
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from store.fleet.api import bench_fleet_wide
-    if not args.seconds > 0:
-        raise BadInput("SECONDS", "must be positive (inf benches the key as dead)")
-    return _act(args, lambda c, fp: bench_fleet_wide(c, fp, args.seconds, home=_home_or_none(args)))
+    seconds = bench_seconds(args.duration)
+    return _act(args, lambda c, fp: bench_fleet_wide(c, fp, seconds, home=_home_or_none(args)))
 
 
 def cmd_reset(args: argparse.Namespace) -> int:

@@ -1,11 +1,13 @@
 """The fleet view's link to Redis/Valkey: a feed loop for a thread worker, and its messages.
 
-:meth:`FleetLink.run` runs on a thread worker that the fleet view starts. It subscribes to
-the fleet's pub/sub channel and reads a snapshot every ``interval`` seconds, or at once
-when an event arrives; it posts :class:`FleetUpdate` (snapshot plus this host's local
-labels) or :class:`FleetDown` (since when the fleet is unreachable) and never touches a
-widget. Operator actions (:meth:`FleetLink.bench`, :meth:`FleetLink.reset`) are network
-calls too, so the view runs them on thread workers as well.
+:meth:`FleetLink.run` runs on a thread worker that the fleet view starts. Through the
+fleet's one resubscribe loop (``store.fleet.channel.follow_channel``) it reads a snapshot
+on subscribing, every ``interval`` seconds, and at once when an event arrives (the event
+is only a hint: the snapshot is read and checked); it posts :class:`FleetUpdate`
+(snapshot plus this host's local labels) or :class:`FleetDown` (since when the fleet is
+unreachable, or that its answer could not be read) and never touches a widget.
+Operator actions (:meth:`FleetLink.bench`, :meth:`FleetLink.reset`) are network calls
+too, so the view runs them on thread workers as well.
 
 The Redis URL's password never leaves this module except through ``safe_url`` and
 ``scrub``.
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from textual.message import Message
 
+from store.fleet.channel import follow_channel
 from store.paths import Home
 
 if TYPE_CHECKING:
@@ -27,8 +30,6 @@ if TYPE_CHECKING:
 
 DEFAULT_NAMESPACE = "hermes-admin:fleet:"   # store.fleet.client.DEFAULT_NAMESPACE, without importing redis
 POLL_INTERVAL = 2.0
-# get_message blocks at most this long, so a stop request is seen quickly.
-STOP_CHECK = 0.25
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,14 @@ class FleetUpdate(Message):
 
 
 class FleetDown(Message):
-    """Redis is unreachable; *since* is an epoch second, *error* is password-free."""
+    """Redis is unreachable (or, with *reachable*, answered with something that could not
+    be read); *since* is an epoch second, *error* is password-free."""
 
-    def __init__(self, error: str, since: float) -> None:
+    def __init__(self, error: str, since: float, *, reachable: bool = False) -> None:
         super().__init__()
         self.error = error
         self.since = since
+        self.reachable = reachable
 
 
 class FleetActionDone(Message):
@@ -80,12 +83,14 @@ class FleetLink:
     def __init__(self, config: FleetConfig, home: Home) -> None:
         # Imported here, not at the top: redis-py and store.fleet add ~125 ms to every
         # console start (python -X importtime), and only a console with --fleet needs them.
-        from redis import RedisError
+        import redis
 
-        from store.fleet import api, keys, sync
+        from store.fleet import api, keys, state_file
         from store.fleet.client import FleetClient, connect
 
-        self._api, self._keys, self._sync, self._redis_error = api, keys, sync, RedisError
+        self._api, self._keys, self._state_file = api, keys, state_file
+        self._redis_error = redis.RedisError
+        self._connection_errors = (redis.ConnectionError, redis.TimeoutError)
         self.config = config
         self.home = home
         self.client = FleetClient(connect(config.url), config.host, namespace=config.namespace)
@@ -112,47 +117,38 @@ class FleetLink:
 
     def down_since(self, now: float) -> float:
         """When the fleet became unreachable: the local sync daemon's word if it has one."""
-        state = self._sync.read_state_file(self.home) or {}
-        since = state.get("disconnected_since")
+        state = self._state_file.read_state_file(self.home, now) or {}
+        since = state.get("disconnected_since")   # checked: a finite epoch, or None
         return float(since) if isinstance(since, (int, float)) and since <= now else now
 
     def run(self, stop: threading.Event, post: Callable[[Message], Any]) -> None:
-        """Post updates until *stop* is set. Redis errors become FleetDown, then a retry."""
-        pubsub = None
-        down: float | None = None
-        while not stop.is_set():
-            try:
-                if pubsub is None:
-                    pubsub = self.client.pubsub()
-                snap = self.client.snapshot()
-                post(FleetUpdate(snap, self.local_keys()))
-                down = None
-                self._wait_event(pubsub, stop)
-            except (self._redis_error, OSError) as exc:
-                pubsub = _close(pubsub)
-                if down is None:
-                    down = self.down_since(time.time())
-                post(FleetDown(self.scrub(f"{type(exc).__name__}: {exc}"), down))
-                stop.wait(self.config.interval)
-        _close(pubsub)
+        """Post updates until *stop* is set. An error becomes FleetDown, then a retry."""
+        down: list[float] = []           # since when, while it lasts
 
-    def _wait_event(self, pubsub: Any, stop: threading.Event) -> None:
-        """Return at the next fleet event (after draining a burst) or after one interval."""
-        deadline = time.monotonic() + self.config.interval
-        while not stop.is_set():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return
-            if pubsub.get_message(timeout=min(left, STOP_CHECK)) is not None:
-                while pubsub.get_message(timeout=0) is not None:
-                    pass
-                return
+        def refresh(_batch: object = ()) -> None:
+            post(FleetUpdate(self.client.snapshot(), self.local_keys()))
+            down.clear()
+
+        def failed(exc: BaseException) -> None:
+            if not down:
+                down.append(self.down_since(time.time()))
+            lost = isinstance(exc, (self._connection_errors, OSError))
+            # Anything but a Redis error is ours to fix: named by its type only, since its
+            # text may quote a value read from Redis.
+            said = f"{type(exc).__name__}: {exc}" if isinstance(exc, self._redis_error) else (
+                f"could not read the fleet's answer ({type(exc).__name__})")
+            post(FleetDown(self.scrub(said), down[0], reachable=not lost))
+
+        interval = self.config.interval
+        follow_channel(self.client.pubsub, stop, on_subscribed=refresh, on_batch=refresh, on_error=failed,
+                       interval=interval, retry=(min(0.5, interval), interval))
 
     # ------------------------------------------------------------ actions (thread)
     def bench(self, fp: str, seconds: float, reason: str | None = None) -> FleetActionDone:
         what = f"bench {self.short(fp)} fleet-wide"
         return self._act(what, lambda: self._api.bench_fleet_wide(
-            self.client, fp, seconds, reason=reason or "manual_cooldown", home=self.home))
+            self.client, fp, seconds, reason=reason or "manual_cooldown", home=self.home,
+            fleet_secret=self.config.secret))
 
     def reset(self, fp: str) -> FleetActionDone:
         what = f"reset {self.short(fp)} fleet-wide"
@@ -166,11 +162,3 @@ class FleetLink:
         note = "" if changed else " (no change)"
         return FleetActionDone(f"{what}: {result}{note}; every host's sync applies it", True)
 
-
-def _close(pubsub: Any) -> None:
-    if pubsub is not None:
-        try:
-            pubsub.close()
-        except Exception:  # closing a broken connection may fail again; nothing to keep
-            pass
-    return None
