@@ -49,10 +49,17 @@ def two_keys(capsys, home, monkeypatch):
 
 
 def test_missing_store_lists_as_empty_and_says_where_it_looked(capsys, home):
+    # #20: a home that does not exist is a mistyped --home: exit 3 naming it, created nothing.
+    code, out, err = run(capsys, home, "list")
+    assert code == 3
+    assert str(home.root) in err and "only `add` creates one" in err
+    assert not home.root.exists()  # reading created nothing
+    # A home without a store yet lists as empty and says where it looked.
+    home.root.mkdir(mode=0o700)
     code, out, err = run(capsys, home, "list")
     assert code == 0
     assert str(home.auth) in out and "hermes-admin add" in out
-    assert not home.root.exists()  # reading created nothing
+    assert not home.auth.exists()
 
 
 def test_add_then_list_json_has_the_documented_shape(capsys, two_keys):

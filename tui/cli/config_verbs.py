@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     rt = sub.add_parser("routing", help="OpenRouter provider routing")
     rsub = rt.add_subparsers(dest="routing_verb", metavar="ACTION", required=True,
                              parser_class=type(rt))
-    p = rsub.add_parser("show")
+    p = rsub.add_parser("show", help="the provider_routing section as Hermes reads it")
     p.add_argument("--json", action="store_true")
     add_common(p)
     p.set_defaults(func=cmd_routing_show)
@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p.add_argument("value", metavar="VALUE")
     add_common(p)
     p.set_defaults(func=cmd_routing_set)
-    p = rsub.add_parser("unset")
+    p = rsub.add_parser("unset", help="remove one provider_routing key (OpenRouter's default applies)")
     p.add_argument("key", metavar="KEY")
     add_common(p)
     p.set_defaults(func=cmd_routing_unset)

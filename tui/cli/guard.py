@@ -73,7 +73,11 @@ def check(args: argparse.Namespace, *, creates_home: bool = False) -> None:
     key = getattr(args, "api_key", None)
     if isinstance(key, str) and key != "-":
         check_key(key, "--api-key")
-    if not (creates_home or verb in ("add", "list", "inventory", "demo", "fleet", "proxy", "monitor", "")
+    # Only `add` (and the demo, and the console's empty-home screen) may start on a missing
+    # home; a verb aimed at a mistyped --home exits 3 saying so, `list --json` included.
+    # A root-wide verb given --root and no --home has no home to check.
+    rooted = verb in ("inventory", "monitor") and getattr(args, "root", None) and not getattr(args, "home", None)
+    if not (creates_home or verb in ("add", "demo", "fleet", "") or rooted
             or getattr(args, "all_profiles", False)):
         home = resolve_home(getattr(args, "home", None))
         if not home.root.is_dir():

@@ -7,6 +7,9 @@ import copy
 import json
 import sys
 import time
+from typing import Callable
+
+from rich.cells import cell_len
 
 from store import authfile
 from store.errors import BadInput, StoreUnreadable
@@ -14,7 +17,7 @@ from store.lock import locked
 from store.ops import actions, audit, bounds
 from store.pools import view
 from store.redaction import redact
-from tui.cli import guard
+from tui.cli import boundary, guard
 from tui.cli.common import (
     AddCommon,
     change_store,
@@ -129,22 +132,29 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{home.auth}: no credential pools yet.")
         return 0
     for pv in pools:
-        print(format_pool(pv, now))
+        print(format_pool(pv, now, shown=lambda text: boundary.inert(args.redactor.redact(text))))
     return 0
 
 
-def format_pool(pv: view.PoolView, now: float) -> str:
-    """The `hermes auth list` shape, plus dead rows, honest countdowns and fingerprints."""
+def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lambda text: text) -> str:
+    """The `hermes auth list` shape, plus dead rows, honest countdowns and fingerprints.
+
+    Labels are padded as they will print (*shown*: redacted and made inert, as the CLI's
+    boundary would), so a key-shaped label shown as its fingerprint does not pad to the
+    length of the key.
+    """
     n = len(pv.credentials)
     strategy = pv.strategy if pv.strategy_known else f"{pv.strategy} (unknown: fill_first)"
     lines = [f"{pv.key} ({n} credential{'s' if n != 1 else ''}, {strategy}):"]
-    width = max((len(cv.label) for cv in pv.credentials), default=0)
+    labels = {cv.id: shown(cv.label) for cv in pv.credentials}
+    width = max((cell_len(t) for t in labels.values()), default=0)
     for cv in pv.credentials:
         r = cv.row
         source = str(r.get("source") or NULL)
         if source.startswith("manual:"):
             source = source[len("manual:"):]
-        parts = [f"  #{cv.index:<2} {cv.label:<{width}}", str(r.get("auth_type") or NULL),
+        label = labels[cv.id]
+        parts = [f"  #{cv.index:<2} {label}{' ' * (width - cell_len(label))}", str(r.get("auth_type") or NULL),
                  f"id={cv.id}", f"priority={r.get('priority')}", source]
         eff = cv.effective
         if eff.status != "ok":
