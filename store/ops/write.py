@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
+from store.config import settings
 from store.errors import HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Doc, pool_rows, row_secrets
@@ -126,9 +127,14 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
     notes: list[str] = []
     try:
         written.history_id = history.save(pending, {"via": via, "actions": [o.action for o in written.outcomes]})
-        history.prune(home, time.time())
     except (HermesAdminError, OSError) as exc:
-        notes.append(f"history copy not kept: {exc}")
+        notes.append(f"history record not kept: {exc}")
+    try:
+        own = settings.read(home)
+    except HermesAdminError as exc:       # a broken hermes-admin.yaml never blocks a write
+        own = settings.DEFAULTS
+        notes.append(f"history pruned by the defaults: {exc}")
+    history.prune(home, time.time(), keep=own.history_keep, days=own.history_days)
     r = redactor.with_secrets(*written_secrets) if redactor is not None else None
     extra = {"history": written.history_id} if written.history_id else None
     try:
