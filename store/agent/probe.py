@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from store.agent.ratelimits import read_codex_usage, read_openrouter_key
 from store.agent.verdicts import LIMITED, PROBE_TIMEOUT, REOPENED, UNKNOWN, VERDICT_TTL, Verdict, VerdictCache
 from store.authfile import read_store
 from store.config.envfile import read_env
@@ -183,11 +184,12 @@ def codex_probe(row: Row, token: str, timeout: float = PROBE_TIMEOUT) -> Verdict
     if status != 200:
         return Verdict(UNKNOWN, f"usage endpoint answered HTTP {status}", now)
     worst = worst_used_percent(body)
+    readings = tuple(read_codex_usage(body, now))
     if worst is None:
-        return Verdict(UNKNOWN, "usage response has no rate-limit windows", now)
+        return Verdict(UNKNOWN, "usage response has no rate-limit windows", now, readings)
     if worst < 100:
-        return Verdict(REOPENED, f"worst window {worst:g}% used", now)
-    return Verdict(LIMITED, f"worst window {worst:g}% used", now)
+        return Verdict(REOPENED, f"worst window {worst:g}% used", now, readings)
+    return Verdict(LIMITED, f"worst window {worst:g}% used", now, readings)
 
 
 # --- OpenRouter -----------------------------------------------------------------------------
@@ -217,10 +219,11 @@ def openrouter_probe(row: Row, token: str, timeout: float = PROBE_TIMEOUT) -> Ve
     if data.get("limit") is None:
         return Verdict(REOPENED, "key has no spending limit", now)
     remaining = data.get("limit_remaining")
+    readings = tuple(read_openrouter_key(body, now))
     if isinstance(remaining, (int, float)) and not isinstance(remaining, bool):
         if remaining > 0:
-            return Verdict(REOPENED, f"limit remaining {remaining:g}", now)
-        return Verdict(LIMITED, f"limit remaining {remaining:g}", now)
+            return Verdict(REOPENED, f"limit remaining {remaining:g}", now, readings)
+        return Verdict(LIMITED, f"limit remaining {remaining:g}", now, readings)
     return Verdict(UNKNOWN, "key response has no limit_remaining", now)
 
 

@@ -14,6 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from store.agent.ratelimits import Reading
+
 REOPENED = "reopened"
 LIMITED = "limited"
 UNKNOWN = "unknown"
@@ -29,6 +31,9 @@ class Verdict:
     state: str                 # reopened | limited | unknown
     reason: str | None = None  # why (always for unknown); never holds a secret
     checked_at: float = 0.0
+    # What the endpoint said of the key's windows (OpenRouter's credits, Codex's session and
+    # weekly windows), for the headroom sidecar; empty when it said nothing readable.
+    readings: tuple[Reading, ...] = ()
 
     @property
     def reopened(self) -> bool:

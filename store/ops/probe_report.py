@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from store.agent import probe
+from store.agent.headroom import Headroom
 from store.authfile import read_store
 from store.errors import BadInput
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import STATUS_FIELDS, pool_rows, pools, sorted_rows
+from store.model import STATUS_FIELDS, Row, pool_rows, pools, sorted_rows
 from store.ops.actions import Change, Outcome, resolve
 from store.paths import Home
 from store.pools import policy, view
@@ -85,6 +86,18 @@ class ProbeReport:
                 "rows": [r.to_json() for r in self.rows]}
 
 
+def _keep_readings(home: Home, pool: str, rows: list[Row], verdicts: Mapping[str, Any],
+                   env: Mapping[str, str]) -> None:
+    """What the probe's endpoints said of each key's windows goes to the headroom sidecar
+    (never auth.json); a sidecar that cannot be written costs the readings, not the probe."""
+    room = Headroom(home)
+    for row in rows:
+        v = verdicts.get(str(row.get("id")))
+        if v is not None and v.readings:
+            room.record(pool, str(row.get("id")), view.row_fingerprint(pool, row, env), v.readings)
+    room.flush(force=True)
+
+
 def run_probe(
     home: Home, pool: str, now: float, *, ttls: policy.Ttls = policy.DEFAULT_TTLS,
     env: Mapping[str, str] | None = None, target: str | None = None,
@@ -110,6 +123,7 @@ def run_probe(
     res = probe.lift_reopened_cooldowns(home, pool, fn, now, ttls=ttls, targets=targets,
                                         lock_timeout=lock_timeout)
     rows = sorted_rows(pool_rows(read_store(home).doc or {}, pool))
+    _keep_readings(home, pool, rows, res.verdicts, env)
     report = ProbeReport(pool, now, res.available)
     for index, row in enumerate(rows, start=1):
         rid = str(row.get("id"))

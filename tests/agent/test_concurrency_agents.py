@@ -114,7 +114,8 @@ def _console(home: Home, stop: threading.Event, done: list[str]) -> None:
                     actions.reset(doc, pool, target, now)
                     done.append("reset")
                 else:
-                    actions.cooldown(doc, pool, target, now + 1.5, now, "console")
+                    # An operator who confirms the shortening (#20 asks when a bench is longer).
+                    actions.cooldown(doc, pool, target, now + 1.5, now, "console", shorten=True)
                     done.append("cooldown")
         except HermesAdminError as exc:
             done.append(f"error {exc}")

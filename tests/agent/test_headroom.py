@@ -8,8 +8,10 @@ import os
 import pytest
 
 from store.agent.headroom import SIDECAR, Headroom, load
-from store.agent.ratelimits import read_headers
+from store.agent.ratelimits import read_headers, read_openrouter_key
+from store.agent.verdicts import LIMITED, Verdict
 from store.errors import StoreUnreadable
+from store.ops.probe_report import run_probe
 from store.paths import Home
 from tests.conftest import make_row, make_store, write_store
 
@@ -88,3 +90,14 @@ def test_a_symlinked_sidecar_is_refused_and_its_target_kept(tmp_home: Home) -> N
     assert not h.flush(force=True)
     assert tmp_home.auth.read_bytes() == before
     assert h.notices and "symlink" in h.notices[-1]
+
+
+def test_a_probe_keeps_what_the_endpoint_said_of_the_windows(tmp_home: Home) -> None:
+    write_store(tmp_home, make_store({"openrouter": [make_row(
+        "a1", token=KEY, last_status="exhausted", last_status_at=NOW - 10, last_error_code=402,
+        last_error_reset_at=NOW + 3600)]}))
+    credits = tuple(read_openrouter_key({"data": {"limit": 10, "limit_remaining": 0}}, NOW))
+    run_probe(tmp_home, "openrouter", NOW, verdict_fn=lambda row, token: Verdict(LIMITED, "x", NOW, credits))
+    rows = load(tmp_home, NOW)
+    assert rows[("openrouter", "a1")].windows["credits"].left == 0.0
+    assert KEY not in (tmp_home.root / SIDECAR).read_text()
