@@ -120,6 +120,23 @@ class Burst(Generic[C]):
     ended: bool = False      # the backend saw the stop (or a signal): the watch is over
 
 
+class Tree(Protocol[C]):
+    """A backend's watch, armed on a tree (a context manager: leaving it disarms)."""
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: Any) -> None: ...
+
+    def track(self) -> None:
+        """Watch what the classifier reads that is not watched yet (inotify: its dirs)."""
+        ...
+
+    def burst(self, stop: threading.Event, debounce_ms: int, step_ms: int,
+              ahead: Callable[[C], None] | None = None) -> Burst[C]:
+        """Wait for the next burst (or a timeout, or the stop) and say what it changed."""
+        ...
+
+
 class InotifyTree(Generic[C]):
     """The Linux backend: one inotify descriptor on the root and on the directories the
     classifier names, asleep in ``poll()`` until the kernel has an event or the stop comes."""
@@ -194,15 +211,16 @@ class WatchfilesTree(Generic[C]):
 def watch_tree(path: Path, classifier: Classifier[C], stop: threading.Event, *,
                debounce_ms: int = DEBOUNCE_MS, step_ms: int = STEP_MS,
                missing_poll: float = MISSING_POLL,
-               ahead: Callable[[C], None] | None = None) -> Iterator[C]:
+               ahead: Callable[[C], None] | None = None,
+               arm: Callable[[Path, Classifier[C]], Tree[C]] | None = None) -> Iterator[C]:
     """Yield what each burst of events under *path* changed, as *classifier* says, until *stop*.
 
     The first yield is ``classifier.everything()``, made once the watch is armed. *ahead*
     (inotify only) is told of a burst's changes as they arrive, before the burst is over
-    and yielded.
+    and yielded. *arm* builds the backend's watch (default: :func:`backend`'s choice).
     """
-    arm: Callable[[Path, Classifier[C]], InotifyTree[C] | WatchfilesTree[C]]
-    arm = InotifyTree if backend() == "inotify" else WatchfilesTree
+    if arm is None:
+        arm = InotifyTree if backend() == "inotify" else WatchfilesTree
     while not stop.is_set():
         ident = dir_identity(path)
         if ident is None:
