@@ -23,8 +23,7 @@ from typing import Any
 
 from store import authfile
 from store.config import envfile
-from store.config import read as config_read
-from store.config.read import Config
+from store.config.read import Config, read_config
 from store.errors import ConfigUnreadable, StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from store.pools import events
@@ -90,7 +89,7 @@ def _read_config(home: Home) -> Config | None:
     """store.config.read.read_config(home); None when there is no config file."""
     if not home.config.exists():
         return None
-    return config_read.read_config(home)
+    return read_config(home)
 
 
 def _read_env(home: Home) -> tuple[dict[str, str], str | None]:

@@ -163,16 +163,14 @@ class InotifyTree(Generic[C]):
         # Blocks in poll(); the timeout only bounds how late a plain Event's stop is seen.
         if not self.watch.wait(*stop_check(stop)) or stop.is_set():
             return Burst()
-        early = None
-        if ahead is not None:
-            tell = ahead
 
-            def early(paths: list[str]) -> None:
-                change = self.classifier.classify(paths)
-                if change is not None:
-                    tell(change)
+        def early(paths: list[str]) -> None:
+            change = self.classifier.classify(paths)
+            if change is not None and ahead is not None:
+                ahead(change)
 
-        paths, gone = self.watch.collect(step_ms, debounce_ms, self.classifier.settles, early)
+        paths, gone = self.watch.collect(step_ms, debounce_ms, self.classifier.settles,
+                                         early if ahead is not None else None)
         return Burst(self.classifier.classify(paths), gone)
 
 
