@@ -7,11 +7,11 @@ fallback entry to the pool it draws from.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from store.config.read import read_config
+from store.config.read import Config, read_config
 from store.paths import Home
 from store.pools import policy
 
@@ -38,14 +38,15 @@ class ConfigView:
     working on a half-written config.yaml, as Hermes does.
     """
 
-    def __init__(self, home: Home, loader: Callable[[Home], Any] | None = None) -> None:
+    def __init__(self, home: Home, loader: Callable[[Home], Config] | None = None) -> None:
         self.home = home
-        self.loader = loader or _read_config
-        self._cfg: Any = None
+        self.loader = loader or read_config
+        self._cfg: Config | None = None
         self._stamp: tuple[int, int] | None = None
         self.error: str | None = None
 
-    def get(self) -> Any:
+    def get(self) -> Config | None:
+        """The config as last read (re-read when the file changed); None until one parses."""
         try:
             st = self.home.config.stat()
             stamp = (st.st_mtime_ns, st.st_size)
@@ -62,38 +63,28 @@ class ConfigView:
 
     def strategy_for(self, pool: str) -> str:
         cfg = self.get()
-        try:
-            return str(cfg.strategy_for(pool)) if cfg is not None else policy.DEFAULT_STRATEGY
-        except Exception:
-            return policy.DEFAULT_STRATEGY
+        return cfg.strategy_for(pool) if cfg is not None else policy.DEFAULT_STRATEGY
 
     @property
     def ttls(self) -> policy.Ttls:
         cfg = self.get()
-        ttls = getattr(cfg, "ttls", None)
-        return ttls if isinstance(ttls, policy.Ttls) else policy.DEFAULT_TTLS
+        return cfg.ttls if cfg is not None else policy.DEFAULT_TTLS
 
     def fallback_routes(self) -> list[Route]:
         cfg = self.get()
-        chain = list(getattr(cfg, "fallback_chain", None) or [])
-        customs = list(getattr(cfg, "custom_providers", None) or [])
+        if cfg is None:
+            return []
         routes = []
-        for entry in chain:
-            provider = str(_field(entry, "provider") or "").strip().lower()
-            model = _field(entry, "model")
-            if not provider or not model:
+        for entry in cfg.fallback_chain:
+            provider = entry.provider.strip().lower()
+            if not provider or not entry.model:
                 continue
-            base_url = _field(entry, "base_url")
-            pool = pool_for(provider, base_url, customs)
-            routes.append(Route(pool, str(model), base_url, _field(entry, "key_env"), provider))
+            pool = pool_for(provider, entry.base_url, cfg.custom_providers)
+            routes.append(Route(pool, entry.model, entry.base_url, entry.key_env, provider))
         return routes
 
 
-def _field(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
-
-
-def pool_for(provider: str, base_url: str | None, custom_providers: list[Any]) -> str | None:
+def pool_for(provider: str, base_url: str | None, custom_providers: list[dict[str, Any]]) -> str | None:
     """The pool key a fallback entry draws from: the provider id, or for ``custom`` the
     ``custom:<name>`` whose base_url matches; None when only a key_env can serve it."""
     if provider.startswith("custom:"):
@@ -102,11 +93,7 @@ def pool_for(provider: str, base_url: str | None, custom_providers: list[Any]) -
         return provider
     want = (base_url or "").rstrip("/").lower()
     for cp in custom_providers:
-        name, url = _field(cp, "name"), _field(cp, "base_url")
+        name, url = cp.get("name"), cp.get("base_url")
         if name and want and str(url or "").rstrip("/").lower() == want:
             return "custom:" + str(name).strip().lower().replace(" ", "-")
     return None
-
-
-def _read_config(home: Home) -> Any:
-    return read_config(home)

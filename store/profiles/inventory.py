@@ -24,7 +24,7 @@ from store.config.profile_view import (
     read_delegation,
     read_gateway,
 )
-from store.config.read import FallbackEntry, Primary
+from store.config.read import Config, FallbackEntry, Primary
 from store.errors import StoreUnreadable
 from store.paths import Home
 from store.pools.view import PoolView
@@ -72,13 +72,12 @@ class ProfileInventory:
         return out
 
 
-def _config_extras(cfg: Any, w: list[str]) -> tuple[Delegation, Gateway]:
+def _config_extras(cfg: Config | None, w: list[str]) -> tuple[Delegation, Gateway]:
     # The mapping read_config already parsed: parsing config.yaml twice per profile
     # was a third of a 50-profile load (bench/bench_profiles.py).
-    data = getattr(cfg, "data", None)
-    if not isinstance(data, dict):
+    if cfg is None:
         return Delegation(), Gateway()
-    return read_delegation(data, w), read_gateway(data, w)
+    return read_delegation(cfg.data, w), read_gateway(cfg.data, w)
 
 
 def from_state(name: str, state: HomeState, cron_jobs: list[CronJob] | None = None,
@@ -90,14 +89,15 @@ def from_state(name: str, state: HomeState, cron_jobs: list[CronJob] | None = No
     error = state.store_error
     doc = state.doc if error is None else None
     active = doc.get("active_provider") if isinstance(doc, dict) else None
+    # No config (no config.yaml, or none that ever parsed): the defaults.
     return ProfileInventory(
         name=name, home=state.home, error=error, pools=[] if error else state.pools,
         env=state.env, active_provider=active if isinstance(active, str) and active else None,
-        primary=getattr(cfg, "primary", None),
-        fallbacks=list(getattr(cfg, "fallback_chain", None) or []),
-        strategies=dict(getattr(cfg, "strategies", None) or {}),
-        custom_providers=list(getattr(cfg, "custom_providers", None) or []),
-        auxiliary=dict(getattr(cfg, "auxiliary_chains", None) or {}),
+        primary=cfg.primary if cfg is not None else None,
+        fallbacks=list(cfg.fallback_chain) if cfg is not None else [],
+        strategies=dict(cfg.strategies) if cfg is not None else {},
+        custom_providers=list(cfg.custom_providers) if cfg is not None else [],
+        auxiliary=dict(cfg.auxiliary_chains) if cfg is not None else {},
         delegation=delegation, gateway=gateway, cron_jobs=list(cron_jobs or []),
         config_error=state.config_error, cron_error=cron_error, warnings=w,
     )

@@ -1,4 +1,4 @@
-"""An inotify watch on a home directory, for Linux: no wake-up while nothing changes.
+"""An inotify watch on a home or a root of homes, for Linux: no wake-up while nothing changes.
 
 watchfiles polls its Rust notifier every 10 ms even when idle (about 0.5% of a core
 measured here, see bench/bench_tui.py), which is more than a whole idle Textual
@@ -6,7 +6,7 @@ app. An inotify descriptor blocks in ``poll()`` until the kernel has an event.
 
 ctypes on libc only: no new dependency, and :func:`available` says False anywhere
 this does not work (other OS, no libc symbol, inotify limits reached) so the caller
-falls back to watchfiles.
+falls back to watchfiles. The watch loop that drives it is store.watch.loop's.
 """
 
 from __future__ import annotations
@@ -61,8 +61,10 @@ def available() -> bool:
     return _load() is not None
 
 
-class DirWatch:
-    """One inotify descriptor watching one directory (not recursive)."""
+class TreeWatch:
+    """One inotify descriptor on a directory, and on any directory under it that is
+    :meth:`add`-ed (a root's ``profiles/`` and each profile): one descriptor whatever their
+    number, and still no wake-up while nothing changes. Not recursive by itself."""
 
     def __init__(self, root: str) -> None:
         lib = _load()
@@ -72,11 +74,15 @@ class DirWatch:
         if fd < 0:
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err))
-        if lib.inotify_add_watch(fd, os.fsencode(root), MASK) < 0:
+        wd = lib.inotify_add_watch(fd, os.fsencode(root), MASK)
+        if wd < 0:
             err = ctypes.get_errno()
             os.close(fd)
             raise OSError(err, f"{root}: {os.strerror(err)}")
         self.fd = fd
+        self.root = root
+        self._dirs: dict[int, str] = {wd: root}
+        self._wds: dict[str, int] = {root: wd}
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
 
@@ -85,11 +91,24 @@ class DirWatch:
             os.close(self.fd)
             self.fd = -1
 
-    def __enter__(self) -> DirWatch:
+    def __enter__(self) -> TreeWatch:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def add(self, path: str) -> bool:
+        """Watch *path* too (again is harmless); False when it cannot be watched (gone)."""
+        lib = _load()
+        wd = lib.inotify_add_watch(self.fd, os.fsencode(path), MASK) if lib is not None else -1
+        if wd < 0:
+            return False
+        self._dirs[wd] = path
+        self._wds[path] = wd
+        return True
+
+    def watched(self) -> set[str]:
+        return set(self._wds)
 
     def wait(self, timeout_ms: int, wake_fd: int | None = None) -> bool:
         """Block until an event is readable, *wake_fd* is, or *timeout_ms* passed; True if
@@ -114,69 +133,6 @@ class DirWatch:
             pos += _HEADER.size + length
             yield wd, mask, os.fsdecode(raw.rstrip(b"\0"))
 
-    def read(self) -> Iterator[tuple[int, str]]:
-        """Every pending (mask, name) pair; name is '' for events on the directory itself."""
-        for _wd, mask, name in self.events():
-            yield mask, name
-
-    def collect(self, wanted: frozenset[str], step_ms: int, debounce_ms: int,
-                ahead: Callable[[set[str]], None] | None = None,
-                settles: frozenset[str] = frozenset()) -> tuple[set[str], bool]:
-        """Drain a burst: (watched names that changed, whether the directory itself went).
-
-        After the first event, keep reading until no event has come for *step_ms*, for at
-        most *debounce_ms*, so a burst of writes is one reload of its last state.
-
-        *ahead*, if given, is called with the watched names as soon as the first of them
-        arrives (then once more with the names of every later watched event): the caller
-        can start reading while this waits out the burst, and the wait does not grow by
-        the time *ahead* took. An event on a name in *settles* (a writer closing its
-        lock: the end of a write, not a new one) does not restart the wait.
-        """
-        names: set[str] = set()
-        gone = False
-        start = time.monotonic()
-        deadline = start + debounce_ms / 1000
-        last = start
-        while True:
-            fresh: set[str] = set()
-            for mask, name in self.read():
-                if name not in settles:
-                    last = time.monotonic()
-                if mask & SELF_GONE and not name:
-                    gone = True
-                elif name in wanted:
-                    fresh.add(name)
-            names |= fresh
-            if fresh and ahead is not None and not gone:
-                ahead(fresh)
-            left = min(deadline, last + step_ms / 1000) - time.monotonic()
-            if gone or left <= 0 or not self.wait(int(left * 1000) or 1):
-                return names, gone
-
-
-class TreeWatch(DirWatch):
-    """One inotify descriptor watching a set of directories (a root of profiles): one
-    watcher whatever the number of profiles, still no wake-up while nothing changes."""
-
-    def __init__(self, root: str) -> None:
-        super().__init__(root)
-        self._dirs: dict[int, str] = {1: root}  # the first watch descriptor is 1
-        self._wds: dict[str, int] = {root: 1}
-
-    def add(self, path: str) -> bool:
-        """Watch *path* too (again is harmless); False when it cannot be watched (gone)."""
-        lib = _load()
-        wd = lib.inotify_add_watch(self.fd, os.fsencode(path), MASK) if lib is not None else -1
-        if wd < 0:
-            return False
-        self._dirs[wd] = path
-        self._wds[path] = wd
-        return True
-
-    def watched(self) -> set[str]:
-        return set(self._wds)
-
     def read_paths(self) -> Iterator[tuple[int, str]]:
         """Every pending (mask, full path); a directory's own events give its path."""
         for wd, mask, name in self.events():
@@ -188,25 +144,36 @@ class TreeWatch(DirWatch):
                 self._wds.pop(base, None)
             yield mask, os.path.join(base, name) if name else base
 
-    def collect_paths(self, step_ms: int, debounce_ms: int,
-                      settles: frozenset[str] = frozenset(),
-                      ahead: Callable[[list[tuple[int, str]]], None] | None = None,
-                      ) -> list[tuple[int, str]]:
-        """Drain a burst of (mask, path) events, as :meth:`DirWatch.collect` does (an event
-        on a file named in *settles* does not restart the wait; *ahead* is given each new
-        batch of events while the burst goes on)."""
-        out: list[tuple[int, str]] = []
+    def collect(self, step_ms: int, debounce_ms: int, settles: frozenset[str] = frozenset(),
+                ahead: Callable[[list[str]], None] | None = None) -> tuple[list[str], bool]:
+        """Drain a burst: (the paths its events named, whether the root itself went).
+
+        After the first event, keep reading until no event has come for *step_ms*, for at
+        most *debounce_ms*, so a burst of writes is one reload of its last state; the root
+        removed or moved ends the burst at once (its watch is dead).
+
+        *ahead*, if given, is called with each batch of paths as it arrives, while the burst
+        goes on: the caller can start reading during the wait, and the wait does not grow
+        by the time *ahead* took. An event on a name in *settles* (a writer closing its
+        lock: the end of a write, not a new one) does not restart the wait.
+        """
+        paths: list[str] = []
+        gone = False
         start = time.monotonic()
         deadline = start + debounce_ms / 1000
         last = start
         while True:
-            batch = list(self.read_paths())
-            for _mask, path in batch:
+            batch: list[str] = []
+            for mask, path in self.read_paths():
                 if os.path.basename(path) not in settles:
                     last = time.monotonic()
-            out += batch
-            if batch and ahead is not None:
+                if path == self.root and mask & SELF_GONE:
+                    gone = True
+                else:
+                    batch.append(path)
+            paths += batch
+            if batch and ahead is not None and not gone:
                 ahead(batch)
             left = min(deadline, last + step_ms / 1000) - time.monotonic()
-            if left <= 0 or not self.wait(int(left * 1000) or 1):
-                return out
+            if gone or left <= 0 or not self.wait(int(left * 1000) or 1):
+                return paths, gone

@@ -1,18 +1,25 @@
-"""Reading a write while the watcher waits out its burst (used by store.watch.home and
-store.watch.root): a lone write's read costs no time on the way to the screen."""
+"""Reading a write while the watcher waits out its burst (store.watch.loop.follow_tree, for
+a home and a root): a lone write's read costs no time on the way to the screen."""
 
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
+
+C = TypeVar("C")   # what a burst changed (a set of file names for a home)
+S = TypeVar("S")   # the state read for it (a HomeState for a home)
 
 
-class ReadAhead:
+class Loader(Protocol[C, S]):
+    def load(self, change: C | None = None) -> S: ...
+
+
+class ReadAhead(Generic[C, S]):
     """Reads a lone write while the watcher waits out its burst.
 
-    The watcher reports a burst once no event has come for ``STEP_MS`` (store.watch.home). A write that
+    The watcher reports a burst once no event has come for ``STEP_MS`` (store.watch.loop). A write that
     comes after a quiet spell is most often alone: its files are read as soon as its
     event arrives, during that wait, and if nothing else arrives the state is ready when
     the burst is reported (a 10,000-credential store takes ~3 ms to re-read; the wait
@@ -25,16 +32,16 @@ class ReadAhead:
     watcher uses the same rule with its own (:class:`store.watch.root.RootReadAhead`).
     """
 
-    def __init__(self, loader: Any, quiet_s: float) -> None:
+    def __init__(self, loader: Loader[C, S], quiet_s: float) -> None:
         self.loader = loader
         self.quiet_s = quiet_s
-        self._early: Any = None
-        self._early_change: Any = None
-        self._after: Any = None
+        self._early: S | None = None
+        self._early_change: C | None = None
+        self._after: C | None = None
         self._began = False
         self._last_done = -math.inf
 
-    def __call__(self, change: Any) -> None:
+    def __call__(self, change: C) -> None:
         """The watcher saw *change* (the burst is not over yet)."""
         if self._began:
             self._after = self._union(self._after, change)
@@ -45,7 +52,7 @@ class ReadAhead:
         else:
             self._after = self._union(self._after, change)
 
-    def finish(self, change: Any) -> Any:
+    def finish(self, change: C) -> S:
         """The burst (all of it: *change*) is over: the state to show for it."""
         early, early_change, after = self._early, self._early_change, self._after
         self._early = self._early_change = self._after = None
@@ -64,8 +71,8 @@ class ReadAhead:
     def _union(self, a: Any, b: Any) -> Any:
         return set(b) if a is None else a | b
 
-    def _may_start(self, change: Any) -> bool:
+    def _may_start(self, change: C) -> bool:
         return True
 
-    def _combine(self, early: Any, early_change: Any, final: Any) -> Any:
+    def _combine(self, early: Any, early_change: C, final: Any) -> Any:
         return replace(final, events=list(early.events) + list(final.events))

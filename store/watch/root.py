@@ -1,11 +1,12 @@
-"""Live reload of a whole root: one recursive watch, however many profiles there are.
+"""Live reload of a whole root: one watch, however many profiles there are.
 
-One watchfiles notifier covers ``<root>`` recursively; its events are filtered to the
-files we read (``auth.json``, ``config.yaml``, ``.env``, ``cron/jobs.json`` of the
-root and of each ``profiles/<name>``) and to profiles appearing or disappearing
-(``profiles/<name>`` itself). Each profile keeps its own :class:`store.watch.home.HomeLoader`
-(last good store and config, per-profile events), so a corrupt profile never
-disturbs the others. Nothing here writes.
+One watch covers ``<root>`` (the loop of store.watch.loop: one inotify descriptor, or one
+recursive watchfiles notifier); :class:`RootClassifier` keeps of its events the files we
+read (``auth.json``, ``config.yaml``, ``.env``, ``cron/jobs.json`` of the root and of each
+``profiles/<name>``) and profiles appearing or disappearing (``profiles/<name>`` itself).
+Each profile keeps its own :class:`store.watch.home.HomeLoader` (last good store and
+config, per-profile events), so a corrupt profile never disturbs the others. Nothing
+here writes.
 
 Cost note: a recursive watch also hears Hermes's own churn under the root (logs,
 sessions); those events are dropped here in Python, after one wake-up per debounce
@@ -17,9 +18,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
 
 from store.config.profile_view import CRON_DIR, CRON_JOBS_FILE, CRON_JOBS_PATH, CronJob
 from store.errors import StoreUnreadable
@@ -27,21 +28,8 @@ from store.paths import Home
 from store.profiles import findings as findings_mod
 from store.profiles.inventory import ProfileInventory, from_state, read_cron
 from store.profiles.root import DEFAULT_PROFILE, PROFILES_DIR, Root, discover, is_profile_name
-from store.watch.home import (
-    DEBOUNCE_MS,
-    IDLE_CHECK_MS,
-    MISSING_HOME_POLL,
-    SETTLES,
-    STEP_MS,
-    WATCHED,
-    HomeLoader,
-    HomeState,
-    _dir_identity,
-    backend,
-    inotify,
-    rust_notify,
-    stop_check,
-)
+from store.watch.home import SETTLES, WATCHED, HomeLoader, HomeState
+from store.watch.loop import DEBOUNCE_MS, MISSING_POLL, QUIET_S, STEP_MS, follow_tree, watch_tree
 from store.watch.read_ahead import ReadAhead
 
 ROOT_WATCHED = WATCHED | {CRON_JOBS_PATH}
@@ -82,51 +70,51 @@ def classify(root: Path, path: str) -> tuple[str | None, str | None, bool]:
     return None, None, False
 
 
+class RootClassifier:
+    """What a root's watch keeps: the files each profile's readers read, and profiles coming
+    or going. On inotify it watches the root, ``profiles/``, each profile and each ``cron/``
+    (one descriptor, listed again only when a profile or a ``cron/`` may have come); on
+    watchfiles the root recursively."""
+
+    recursive = True
+    settles = SETTLES
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def everything(self) -> RootChange:
+        return RootChange(rescan=True)
+
+    def classify(self, paths: Iterable[str]) -> RootChange | None:
+        """What events on *paths* touched, in O(events), never O(profiles)."""
+        changed: dict[str, set[str]] = {}
+        rescan = False
+        for p in paths:
+            profile, name, again = classify(self.path, p)
+            rescan = rescan or again
+            if profile is not None and name is not None:
+                changed.setdefault(profile, set()).add(name)
+        return RootChange(changed, rescan) if rescan or changed else None
+
+    def dirs(self) -> list[str]:
+        return _root_dirs(self.path)
+
+    def new_dirs(self, change: RootChange) -> bool:
+        # A listing of every profile: not for a plain file write.
+        return change.rescan or any(CRON_JOBS_PATH in names for names in change.changed.values())
+
+
 def watch_root(root: Root, stop: threading.Event, *, debounce_ms: int = DEBOUNCE_MS,
-               step_ms: int = STEP_MS, missing_poll: float = MISSING_HOME_POLL,
+               step_ms: int = STEP_MS, missing_poll: float = MISSING_POLL,
                ahead: Callable[[RootChange], None] | None = None) -> Iterator[RootChange]:
     """Yield a :class:`RootChange` per burst until *stop*; the first one (once armed) rescans.
 
-    On Linux one inotify descriptor watches the root, ``profiles/``, each profile and each
-    ``cron/`` (no wake-up while idle, as for one home); elsewhere, or when forced as for
-    one home (store.watch.home.backend), watchfiles watches the root recursively. *ahead*
-    (inotify only) is told of a burst's changes as they arrive (:class:`RootReadAhead`).
+    The loop is store.watch.loop's (inotify on Linux: no wake-up while idle, as for one
+    home; watchfiles elsewhere or when forced). *ahead* (inotify only) is told of a burst's
+    changes as they arrive (:class:`RootReadAhead`).
     """
-    if backend() == "inotify":
-        yield from _watch_root_inotify(root, stop, debounce_ms, step_ms, missing_poll, ahead)
-        return
-    path = root.path
-    while not stop.is_set():
-        ident = _dir_identity(path)
-        if ident is None:
-            yield RootChange(rescan=True)  # "nothing there" is a state worth showing too
-            _wait_for(path, stop, missing_poll)
-            continue
-        try:
-            notify = rust_notify(path, recursive=True)
-        except OSError:
-            stop.wait(missing_poll)
-            continue
-        with notify:
-            yield RootChange(rescan=True)
-            while not stop.is_set():
-                raw = notify.watch(debounce_ms, step_ms, IDLE_CHECK_MS, stop)
-                if raw in ("stop", "signal"):
-                    return
-                gone = False
-                if raw != "timeout":
-                    # Any event on the root itself: it was deleted (its inode may be reused).
-                    change, gone = _root_change(path, raw, lambda _kind, p: p == str(path))
-                    if change.rescan or change.changed:
-                        yield change
-                if gone or _dir_identity(path) != ident:
-                    break
-
-
-def _wait_for(path: Path, stop: threading.Event, missing_poll: float) -> None:
-    """Until the root exists again, or *stop* (bounded by *stop*, polled)."""
-    while not stop.is_set() and _dir_identity(path) is None:
-        stop.wait(missing_poll)
+    return watch_tree(root.path, RootClassifier(root.path), stop, debounce_ms=debounce_ms,
+                      step_ms=step_ms, missing_poll=missing_poll, ahead=ahead)
 
 
 def _root_dirs(path: Path) -> list[str]:
@@ -140,72 +128,6 @@ def _root_dirs(path: Path) -> list[str]:
         if is_profile_name(name):
             dirs += [path / PROFILES_DIR / name, path / PROFILES_DIR / name / CRON_DIR]
     return [str(d) for d in dirs if d.is_dir()]
-
-
-def _inotify_gone(path: Path) -> Callable[[int, str], bool]:
-    return lambda mask, p: p == str(path) and bool(mask & inotify.SELF_GONE)
-
-
-def _root_change(path: Path, events: Iterable[tuple[Any, str]],
-                 is_gone: Callable[[Any, str], bool]) -> tuple[RootChange, bool]:
-    """(what *events* under the root *path* touched, whether the root itself went)."""
-    change = RootChange()
-    rescan = gone = False
-    for kind, p in events:
-        if is_gone(kind, p):
-            gone = True
-            continue
-        profile, name, again = classify(path, p)
-        rescan = rescan or again
-        if profile is not None and name is not None:
-            change.changed.setdefault(profile, set()).add(name)
-    return RootChange(change.changed, rescan), gone
-
-
-def _watch_root_inotify(root: Root, stop: threading.Event, debounce_ms: int, step_ms: int,
-                        missing_poll: float, ahead: Callable[[RootChange], None] | None = None,
-                        ) -> Iterator[RootChange]:
-    path = root.path
-    gone_event = _inotify_gone(path)
-
-    def early(events: list[tuple[int, str]]) -> None:
-        assert ahead is not None
-        change, gone = _root_change(path, events, gone_event)
-        if change.changed or change.rescan or gone:
-            ahead(RootChange(change.changed, change.rescan or gone))
-
-    while not stop.is_set():
-        ident = _dir_identity(path)
-        if ident is None:
-            yield RootChange(rescan=True)  # "nothing there" is a state worth showing too
-            _wait_for(path, stop, missing_poll)
-            continue
-        try:
-            watch = inotify.TreeWatch(str(path))
-        except OSError:
-            stop.wait(missing_poll)
-            continue
-        with watch:
-            for d in _root_dirs(path):
-                watch.add(d)
-            yield RootChange(rescan=True)  # armed first, so the first load cannot miss a write
-            while not stop.is_set():
-                if not watch.wait(*stop_check(stop)) or stop.is_set():
-                    if _dir_identity(path) != ident:
-                        break
-                    continue
-                change, gone = _root_change(path, watch.collect_paths(
-                    step_ms, debounce_ms, SETTLES, early if ahead is not None else None), gone_event)
-                rescan = change.rescan
-                if rescan or change.changed:
-                    if rescan or any(CRON_JOBS_PATH in names for names in change.changed.values()):
-                        # A profile or a cron/ directory may have come: watch what exists
-                        # now (a listing of every profile: not for a plain file write).
-                        for d in set(_root_dirs(path)) - watch.watched():
-                            watch.add(d)
-                    yield RootChange(change.changed, rescan)
-                if gone or _dir_identity(path) != ident:
-                    break
 
 
 @dataclass(frozen=True)
@@ -282,16 +204,12 @@ class RootLoader:
 def follow_root(root: Root, stop: threading.Event, *, clock: Callable[[], float] = time.time,
                 loader: RootLoader | None = None) -> Iterator[RootState]:
     """Watch *root* and yield a fresh :class:`RootState` for every relevant change, until *stop*."""
-    loader = loader or RootLoader(root, clock)
-    ahead = RootReadAhead(loader, DEBOUNCE_MS / 1000)
-    for change in watch_root(root, stop, ahead=ahead):
-        if stop.is_set():
-            return
-        yield ahead.finish(change)
+    ahead = RootReadAhead(loader or RootLoader(root, clock), QUIET_S)
+    return follow_tree(root.path, RootClassifier(root.path), stop, ahead)
 
 
-class RootReadAhead(ReadAhead):
-    """:class:`store.watch.home.ReadAhead` for a root: a lone write to a profile is read while
+class RootReadAhead(ReadAhead[RootChange, RootState]):
+    """:class:`store.watch.read_ahead.ReadAhead` for a root: a lone write to a profile is read while
     the watcher waits out its burst. Only file changes are read ahead (a profile that came
     or went waits for the burst's end); a profile read twice keeps both reads' events."""
 

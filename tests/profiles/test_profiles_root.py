@@ -18,7 +18,7 @@ from store.paths import Home
 from store.profiles import inventory
 from store.profiles.root import Root, discover, home_profile, resolve_root, root_of_home
 from store.transaction import apply
-from store.watch import inotify
+from store.watch import inotify, loop
 from store.watch.root import RootChange, RootLoader, classify, follow_root, watch_root
 from tests.conftest import make_row, make_store, read_doc, write_store
 
@@ -223,13 +223,13 @@ def test_watchers_do_not_multiply_with_profiles(tmp_path: Path, monkeypatch) -> 
     """watchfiles (forced): one recursive notifier on the root."""
     monkeypatch.setenv("HERMES_ADMIN_WATCH", "watchfiles")
     made: list[tuple] = []
-    real = rw.rust_notify
+    real = loop.rust_notify
 
     def counting(*args, **kwargs):
         made.append((args, kwargs))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rw, "rust_notify", counting)
+    monkeypatch.setattr(loop, "rust_notify", counting)
     root = make_root(tmp_path, *(f"p{i}" for i in range(30)))
     c = RootCollector(root)
     try:

@@ -1,7 +1,7 @@
 """Guards for the one place hermes-admin uses a library's private API (the credential table
 is a Line API ScrollView built on Textual's public API only).
 
-- store/watch/home.py builds ``watchfiles._rust_notify.RustNotify`` directly, so the watch is
+- store/watch/loop.py builds ``watchfiles._rust_notify.RustNotify`` directly, so the watch is
   armed before the first load.
 
 When an upgrade renames or reshapes any of these, these tests fail first, naming what
@@ -42,4 +42,4 @@ def test_private_api_is_used_in_one_module_each() -> None:
         for prefix in PRIVATE_IMPORTS:
             if f"from {prefix}" in text or f"import {prefix}" in text:
                 users[prefix].add(name)
-    assert users == {"textual._": set(), "watchfiles._": {"store.watch.home"}}
+    assert users == {"textual._": set(), "watchfiles._": {"store.watch.loop"}}

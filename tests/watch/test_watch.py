@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from store.watch import home as watch
-from store.watch.home import HomeLoader, backend, follow, watch_home
+from store.watch import loop
+from store.watch.home import HomeLoader, follow, watch_home
+from store.watch.loop import backend
 from tests.conftest import make_row, make_store, write_store
 from tests.tui_sample import NOW
 from tui.app.console import HermesAdminApp
@@ -112,8 +113,8 @@ def test_negative_control_a_watch_on_the_file_misses_the_replaces(
         tmp_home: Home, monkeypatch: pytest.MonkeyPatch, watch_backend: str) -> None:
     """The reload test can fail: watching auth.json itself (not its directory) follows the
     first inode, which the first atomic replace unlinks, so later writes go unseen."""
-    real = watch.RustNotify
-    monkeypatch.setattr(watch, "RustNotify", lambda paths, *a: real([str(tmp_home.auth)], *a))
+    real = loop.RustNotify
+    monkeypatch.setattr(loop, "RustNotify", lambda paths, *a: real([str(tmp_home.auth)], *a))
     if watch_backend == "inotify":
         # The Linux path arms with IN_ONLYDIR: a watch on the file cannot even be made there.
         monkeypatch.setenv("HERMES_ADMIN_WATCH", "watchfiles")

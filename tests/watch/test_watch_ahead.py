@@ -1,38 +1,45 @@
-"""The watcher's quiet window and read-ahead (store.watch.inotify.DirWatch.collect, store.watch.home.ReadAhead).
+"""The watcher's quiet window and read-ahead (store.watch.inotify.TreeWatch.collect, as
+store.watch.loop.InotifyTree drives it, and store.watch.read_ahead.ReadAhead).
 
-collect is driven by a scripted event timeline on a fake clock, so the window's logic is
+A burst is driven by a scripted event timeline on a fake clock, so the window's logic is
 checked exactly, with no timing in the test. ReadAhead is driven with a real HomeLoader
 on a real home, its calls made as the watcher makes them.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from pathlib import Path
 
 from store.paths import Home
 from store.pools import events as ev
 from store.transaction import transaction
 from store.watch import inotify
-from store.watch.home import DEBOUNCE_MS, SETTLES, HomeLoader
+from store.watch.home import SETTLES, HomeClassifier, HomeLoader
+from store.watch.loop import DEBOUNCE_MS, InotifyTree
 from store.watch.read_ahead import ReadAhead
 from store.watch.root import RootChange
 from tests.conftest import make_row, make_store, write_store
 
 
-class Scripted(inotify.DirWatch):
-    """A DirWatch whose events come from a timeline (ms -> names) on a fake clock."""
+class Scripted(inotify.TreeWatch):
+    """A TreeWatch whose events come from a timeline (ms -> names in *base*) on a fake clock."""
 
-    def __init__(self, timeline: list[tuple[float, str]], clock: list[float]) -> None:
+    def __init__(self, timeline: list[tuple[float, str]], clock: list[float],
+                 base: str = "/root") -> None:
         self.fd = -1
+        self.root = "/root"
+        self.base = base
         self.timeline = sorted(timeline)
         self.clock = clock
 
-    def read(self):
+    def read_paths(self):
         now = self.clock[0]
         due = [n for t, n in self.timeline if t <= now]
         self.timeline = [(t, n) for t, n in self.timeline if t > now]
         for name in due:
-            yield inotify.IN_CLOSE_WRITE, name
+            yield inotify.IN_CLOSE_WRITE, f"{self.base}/{name}"
 
     def wait(self, timeout_ms: int, wake_fd: int | None = None) -> bool:
         nxt = self.timeline[0][0] if self.timeline else float("inf")
@@ -50,8 +57,10 @@ def run_collect(monkeypatch, timeline, *, ahead_ms: float = 0.0, settles=frozens
         calls.append((clock[0], set(names)))
         clock[0] += ahead_ms          # the read-ahead takes this long
 
-    w = Scripted(timeline, clock)
-    names, gone = w.collect(frozenset({"auth.json", "config.yaml"}), 10, 20, ahead, settles)
+    home = HomeClassifier()
+    home.settles = settles
+    tree = InotifyTree(Path("/root"), home, watch=Scripted(timeline, clock))
+    names = tree.burst(threading.Event(), 20, 10, ahead).change   # debounce 20, step 10
     return names, clock[0], calls
 
 
@@ -146,31 +155,19 @@ def test_inside_a_run_of_bursts_nothing_is_read_ahead(tmp_home: Home, monkeypatc
     assert len(loads) == 2
 
 
-class ScriptedTree(inotify.TreeWatch):
-    """TreeWatch.collect_paths over a scripted timeline of paths, on the same fake clock."""
-
-    def __init__(self, timeline: list[tuple[float, str]], clock: list[float]) -> None:
-        self.fd = -1
-        self._inner = Scripted(timeline, clock)
-
-    def read_paths(self):
-        for mask, name in self._inner.read():
-            yield mask, "/root/profiles/team/" + name
-
-    def wait(self, timeout_ms: int, wake_fd: int | None = None) -> bool:
-        return self._inner.wait(timeout_ms, wake_fd)
+TEAM = "/root/profiles/team"   # the same scripted timeline, in a profile of a root
 
 
 def test_the_root_watch_lets_a_profiles_store_lock_settle_too(monkeypatch) -> None:
     clock = [0.0]
     monkeypatch.setattr(inotify.time, "monotonic", lambda: clock[0] / 1000)
     timeline = [(0.0, "auth.json"), (3.0, "auth.lock")]
-    got = ScriptedTree(timeline, clock).collect_paths(10, 20, SETTLES)
-    assert [p.rsplit("/", 1)[-1] for _, p in got] == ["auth.json", "auth.lock"]
+    got, _gone = Scripted(timeline, clock, TEAM).collect(10, 20, SETTLES)
+    assert [p.rsplit("/", 1)[-1] for p in got] == ["auth.json", "auth.lock"]
     assert clock[0] == 10.0
     # Control: without it the lock's close holds the burst open to 13 ms.
     clock[0] = 0.0
-    ScriptedTree(timeline, clock).collect_paths(10, 20)
+    Scripted(timeline, clock, TEAM).collect(10, 20)
     assert clock[0] == 13.0
 
 

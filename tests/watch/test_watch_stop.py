@@ -1,4 +1,4 @@
-"""The inotify watcher sleeps without a timeout step and still stops at once (store.watch.home.StopFlag)."""
+"""The inotify watcher sleeps without a timeout step and still stops at once (store.watch.loop.StopFlag)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from store.paths import Home
 from store.watch import home as w
-from store.watch import inotify
+from store.watch import inotify, loop
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux-only")
 
@@ -27,7 +27,7 @@ def test_a_stop_flag_ends_a_sleeping_watcher_at_once(tmp_path, monkeypatch) -> N
     monkeypatch.delenv("HERMES_ADMIN_WATCH", raising=False)
     home = Home(tmp_path / "h")
     home.root.mkdir()
-    stop = w.StopFlag()
+    stop = loop.StopFlag()
     t = _run(home, stop)
     time.sleep(0.3)  # armed and asleep in poll(), whose timeout is 5 s
     t0 = time.monotonic()
@@ -39,7 +39,7 @@ def test_a_stop_flag_ends_a_sleeping_watcher_at_once(tmp_path, monkeypatch) -> N
 def test_negative_control_a_plain_event_waits_for_the_timeout(tmp_path, monkeypatch) -> None:
     """With a plain Event only the poll timeout notices the stop: here set to 5 s."""
     monkeypatch.delenv("HERMES_ADMIN_WATCH", raising=False)
-    monkeypatch.setattr(w, "STOP_CHECK_MS", 5000)
+    monkeypatch.setattr(loop, "STOP_CHECK_MS", 5000)
     home = Home(tmp_path / "h")
     home.root.mkdir()
     stop = threading.Event()

@@ -27,7 +27,8 @@ from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.pools import events as ev
 from store.redaction import redact
-from store.watch.home import HomeLoader, HomeState, StopFlag, follow
+from store.watch.home import HomeLoader, HomeState, follow
+from store.watch.loop import StopFlag
 from tui.app import session_end
 from tui.app.keymap import apply_keymap, keymap_path, long_keymap
 from tui.app.registry import Views

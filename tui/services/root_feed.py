@@ -1,8 +1,9 @@
 """The console's feed of a root of profiles: one recursive watcher, one message per change.
 
 :func:`follow_root_into` runs on a thread worker and posts :class:`RootLoaded` for every
-:class:`store.watch.root.RootState`; the event loop applies only the newest. One
-watchfiles notifier covers the whole root (store.watch.root), never one per profile.
+:class:`store.watch.root.RootState`; the event loop applies only the newest. One watch
+covers the whole root (store.watch.root: one inotify descriptor, or one watchfiles
+notifier), never one per profile.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from typing import Any
 
 from store.redaction import redact
 from store.redaction.redact import Redactor, escape_controls
+from store.watch.home import HomeState
 
 _state: dict[str, Any] = {"redactor": Redactor(), "cache": {}}
 # Cell texts repeat (statuses, sources, auth types); a bounded cache keeps a 10,000-row
@@ -51,11 +52,11 @@ def shown_lines(value: Any) -> str:
     return "\n".join(shown(line) for line in text.split("\n"))
 
 
-def secrets_of(state: Any, known: redact.HomeSecrets | None = None) -> Redactor:
+def secrets_of(state: HomeState, known: redact.HomeSecrets | None = None) -> Redactor:
     """A redactor from what a loaded :class:`store.watch.home.HomeState` already holds (no second
     read of the files). With *known* (one per home, kept across reloads) only the parts
     that changed since the last state are walked, and an unchanged set of secrets gives
     the same redactor back."""
     known = known if known is not None else redact.HomeSecrets()
     return known.redactor(state.store.doc if state.store else None,
-                          getattr(state.config, "data", None), state.env)
+                          state.config.data if state.config is not None else None, state.env)
