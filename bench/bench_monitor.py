@@ -45,7 +45,7 @@ from tests.monitor.helpers import Running, Webhook, exhaust_all, reset_all, rule
 BASELINE = """
 import sys
 from store.profiles.root import Root
-from store.watch.home import StopFlag
+from store.watch.loop import StopFlag
 from store.watch.root import follow_root
 from pathlib import Path
 print("ready", flush=True)

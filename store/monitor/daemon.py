@@ -30,7 +30,6 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
-from store.config.read import Config
 from store.errors import BadInput, HermesAdminError
 from store.monitor import status
 from store.monitor.alerts import AlertBook, Notification
@@ -45,7 +44,8 @@ from store.profiles.findings import Finding
 from store.profiles.root import Root
 from store.proxy.inbound import Gate
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls, merged
-from store.watch.home import HomeState, StopFlag, follow
+from store.watch.home import HomeState, follow
+from store.watch.loop import StopFlag
 from store.watch.root import follow_root
 
 HEADROOM_SETTLE = 1.5
@@ -202,7 +202,7 @@ class Monitor:
                 prof = self._profiles[name] = _Profile(name, st)
             if prof.redactor is None or prof.state is not st:
                 prof.state = st
-                data = st.config.data if isinstance(st.config, Config) else None
+                data = st.config.data if st.config is not None else None
                 prof.redactor = prof.secrets.redactor(st.doc, data, st.env)
         self._findings = list(findings)
         parts = [p.redactor for p in self._profiles.values() if p.redactor is not None]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.import_graph import cycles, local_imports, modules
+from tests.import_graph import cycles, local_imports, modules, private_uses
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
@@ -107,6 +107,18 @@ def test_a_screens_import_in_any_module_below_the_shell_breaks_the_layers(tmp_pa
     report = result.stdout
     missed = [m for m in below if f"{m} -> screens" not in report]
     assert missed == [], report[-3000:]
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    assert private_uses(ROOT) == []
+
+
+def test_a_private_import_is_caught(tmp_path: Path) -> None:
+    root = _copy_tree(tmp_path)
+    (root / "store" / "_p.py").write_text("from store.authfile import _target\nfrom store import authfile as af\n"
+                                           "x = af._fsync_dir\n")
+    assert {h.split(" ", 1)[1] for h in private_uses(root) if h.startswith("store/_p.py")} == {
+        "_target", "af._fsync_dir"}
 
 
 def test_no_import_cycles_counting_function_local_imports() -> None:
