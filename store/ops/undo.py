@@ -87,8 +87,8 @@ def resolve(home: Home, which: str | None) -> str:
             raise BadInput("ID", "no operator action is kept in the history of this home")
         return ids[-1]
     which = which.strip()
-    if which.isdigit():
-        n = int(which)
+    if which.isascii() and which.isdigit():
+        n = int(which) if len(which) <= 6 else 0
         if not 1 <= n <= len(ids):
             raise BadInput("N", f"only {len(ids)} operator actions are kept (1 is the newest)")
         return ids[-n]

@@ -149,3 +149,12 @@ def test_no_proxy_count_flush_or_agent_write_adds_a_copy(tmp_home: Home) -> None
     for _ in range(3):
         _bump(tmp_home, "r0")
     assert sorted(p.name for p in history.folder(tmp_home).iterdir()) == names
+
+
+def test_a_bad_n_or_id_is_exit_2_naming_it(tmp_home: Home) -> None:
+    _home(tmp_home)
+    run_cli(tmp_home, "reset", "openrouter", "k0")
+    for which, field in (("9" * 5000, "N"), ("0", "N"), ("²", "ID"), ("../../etc/passwd", "ID"),
+                         ("20991231T000000000000Z-abcdef", "ID")):
+        proc = run_cli(tmp_home, "undo", which, "--yes", ok=False)
+        assert proc.returncode == 2 and f"{field}:" in proc.stderr, (which, proc.stderr)
