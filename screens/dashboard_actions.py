@@ -378,7 +378,7 @@ class Operator:
             return
         self.tags ^= {key}
         self.board.writes_changed()
-        self.table.action_cursor_down()  # htop: tag, then move to the next row
+        self.table.action_move("down")  # htop: tag, then move to the next row
 
     def clear_tags(self) -> None:
         self.tags.clear()
