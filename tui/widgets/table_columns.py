@@ -12,9 +12,9 @@ Three layouts:
 - ``custom``: the operator's own set (the column chooser, ``W``).
 
 Whatever the layout, columns keep one order (:data:`ORDER`). Spare cells go, in order, to
-the label (up to its longest text), the code/reason or reason column (up to the longest
-reason Hermes writes, :data:`REASON_WANT`, or the longest shown when that is longer), the key
-and the source (up to their longest texts), and the message column takes the rest. The set
+the label and the key (up to their longest texts), the code/reason or reason column (up to
+the longest reason Hermes writes, :data:`REASON_WANT`, or the longest shown when that is
+longer), the source (up to its longest text), and the message column takes the rest. The set
 of columns depends on the terminal alone, and the reason column is sized for Hermes's
 reasons rather than for the texts of the moment, so a value that changes moves no column:
 only a longer label, key or source does, or a reason longer than any Hermes writes.
@@ -86,8 +86,8 @@ NATURAL, WANT, REST = "natural", "want", "rest"
 # Which columns take spare cells, in order, how (up to their longest text; up to the longest
 # reason Hermes writes or the longest shown; all that is left) and up to how wide.
 GROW: tuple[tuple[str, str, int], ...] = (
-    ("label", NATURAL, 40), ("error", WANT, CODE_WIDTH + REASON_CAP), ("reason", WANT, REASON_CAP),
-    ("fingerprint", NATURAL, 24), ("source", NATURAL, 30), ("message", REST, 120),
+    ("label", NATURAL, 40), ("fingerprint", NATURAL, 24), ("error", WANT, CODE_WIDTH + REASON_CAP),
+    ("reason", WANT, REASON_CAP), ("source", NATURAL, 30), ("message", REST, 120),
 )
 
 

@@ -1,10 +1,11 @@
 """The header lines of the credential table: a pool's (name, strategy, health counts) laid
 over the cells of its row, and a profile's banner, at any width without losing the counts.
 
-A pool header is words poured into the row's cells, left to right (cells.flow). A long pool
-name (``custom:together.ai-…``) may span several cells; when the words do not all fit, the
-name is shortened first, then the strategy goes, and the counts are the last thing cut
-(only when the whole line is narrower than they are). Pure functions: the painter draws
+A pool header is words poured into the row's cells, left to right; a word too long for a
+cell spans the cells after it. A long pool name (``custom:together.ai-…``) may span
+several; when the words do not all fit, the name is shortened first, then the strategy
+goes, and the counts are the last thing cut (only when the whole line is narrower than
+they are). Pure functions: the painter draws
 what they return.
 """
 
@@ -21,21 +22,30 @@ HEALTH = re.compile(r"^\d+ ok · ")   # a profile banner's counts: "2 ok · 7 co
 GAP = "  "                           # between a banner's parts
 
 
-def fill(tokens: Sequence[str], widths: Sequence[int]) -> list[str] | None:
-    """Words laid across cells left to right, none split or cut (a word too long for a cell
-    goes to the next that holds it); None when some word does not fit."""
-    cells = [""] * len(widths)
-    col = 0
+def fill(tokens: Sequence[str], widths: Sequence[int]) -> list[Run] | None:
+    """Words laid across cells left to right, none split or cut: a word that does not fit
+    after others starts the next cell, and one too long for an empty cell spans the cells
+    after it too. None when some word does not fit by the last cell."""
+    runs: list[Run] = []
+    text, start, span = "", 0, 1
+    n = len(widths)
+    if n == 0:
+        return [] if not tokens else None
     for tok in tokens:
-        while col < len(widths):
-            joined = f"{cells[col]} {tok}" if cells[col] else tok
-            if len(joined) <= widths[col]:
-                cells[col] = joined
+        while True:
+            joined = f"{text} {tok}" if text else tok
+            if len(joined) <= span_width(widths[start:], span):
+                text = joined
                 break
-            col += 1
-        else:
-            return None
-    return cells
+            if start + span >= n:
+                return None
+            if text:
+                runs.append((text, span))
+                text, start, span = "", start + span, 1
+            else:
+                span += 1
+    runs.append((text, span))
+    return runs + [("", 1)] * (n - start - span)
 
 
 def span_width(widths: Sequence[int], n: int) -> int:
@@ -57,11 +67,10 @@ def pool_header(name: str, rest: Sequence[str], widths: Sequence[int]) -> list[R
     for tokens in (list(rest), list(rest[1:])):
         whole = next((j for j in range(1, n + 1) if len(name) <= span_width(widths, j)), n)
         for j in range(whole, 0, -1):
-            cells = fill(tokens, widths[j:]) if j < n else ([] if not tokens else None)
-            if cells is not None:
-                shown = name if j == whole and len(name) <= span_width(widths, j) \
-                    else ellipsize(name, span_width(widths, j))
-                return [(shown, j)] + [(c, 1) for c in cells]
+            runs = fill(tokens, widths[j:])
+            if runs is not None:
+                shown = name if len(name) <= span_width(widths, j) else ellipsize(name, span_width(widths, j))
+                return [(shown, j), *runs]
     counts = " ".join(rest[1:])
     if n == 1:
         return [(ellipsize(f"{name} {counts}", widths[0]), 1)]
