@@ -50,11 +50,9 @@ def settle_heap() -> None:
 class DashboardScreen(Screen):
     """The live table, its status lines, the events log and the filter box."""
 
-    # Textual's compact footer gives the palette key (docked right) the 1-cell right margin
-    # of every key, so the last column showed a letter of whatever key lay under it.
-    DEFAULT_CSS = """
-    DashboardScreen Footer.-compact FooterKey.-command-palette { margin-right: 0; }
-    """
+    # The compact footer's palette key (docked right) had every key's right margin: the
+    # last column showed a letter of whatever key lay under it.
+    DEFAULT_CSS = "DashboardScreen Footer.-compact FooterKey.-command-palette { margin-right: 0; }"
     BINDINGS = [
         # The app binds ? too; repeated here, first, so a narrow footer cuts anything but help.
         Binding("question_mark", "app.help", "Help", key_display="?", id="dashboard.help"),
@@ -62,6 +60,8 @@ class DashboardScreen(Screen):
                 tooltip="Credential detail — every field of the selected row"),
         Binding("slash", "filter", "Filter", key_display="/", id="dashboard.filter",
                 tooltip="Filter credentials — label, id, source, pool or status"),
+        # Before Clear filter: while a range mark is on, Esc ends it (and the footer says so).
+        Binding("escape", "end_range", "End range", id="dashboard.end_range"),
         Binding("escape", "clear_filter", "Clear filter", id="dashboard.clear_filter"),
         Binding("a", "add", "Add", id="dashboard.add",
                 tooltip="Add a key — new API key in a pool (masked input)"),
@@ -270,9 +270,10 @@ class DashboardScreen(Screen):
         if action == "detail":
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
+        if action == "end_range":
+            return self._ready and self.table.range_active
         if action == "clear_filter":
-            return self._ready and (bool(self.filter_text) or self.table.range_active
-                                    or self.filter_box.has_class("-shown"))
+            return self._ready and (bool(self.filter_text) or self.filter_box.has_class("-shown"))
         return True
 
     def on_key(self, event: events.Key) -> None:
@@ -371,6 +372,9 @@ class DashboardScreen(Screen):
 
     def action_clear_filter(self) -> None:
         self.controls.clear_filter()
+
+    def action_end_range(self) -> None:
+        self.controls.end_range()
 
     def action_sort(self) -> None:
         self.controls.next_sort()

@@ -97,9 +97,7 @@ class ViewControls:
         v.refresh_bindings()
 
     def clear_filter(self) -> None:
-        """Esc: end a range mark if there is one; else clear the filter and hide the box."""
-        if self.end_range():
-            return
+        """Esc: clear the filter and hide the box."""
         v = self.viewer
         box = v.filter_box
         box.remove_class("-shown")
@@ -165,13 +163,9 @@ class ViewControls:
         self.say("range mark: move the cursor, then space tags the range, r or c act on it; "
                  "m or esc ends it", timeout=4)
 
-    def end_range(self) -> bool:
-        """Esc: end a range mark (True), if there is one."""
-        table = self.viewer.table
-        if not table.range_active:
-            return False
-        table.mark_range(False)
-        return True
+    def end_range(self) -> None:
+        """Esc during a range mark: end it, tagging nothing."""
+        self.viewer.table.mark_range(False)
 
     # ------------------------------------------------------------ n / N
     def step(self, step: int) -> None:
