@@ -286,3 +286,32 @@ async def test_the_column_chooser_refuses_an_empty_choice(tmp_home: Home) -> Non
         await pilot.pause()
         assert app.screen is chooser   # still open, saying why
         assert "tick at least one column" in str(chooser.query_one("#columns-error").render())
+
+
+# ---------------------------------------------------------------- on a root of profiles
+async def test_on_a_root_a_whole_pool_reset_writes_that_profile_only(tmp_path) -> None:
+    from tests.profiles_sample import home, make_root, root_app, row_key, table
+
+    root = make_root(tmp_path)
+    before = {p: read_doc(home(root, p)) for p in ("default", "team-b")}
+    app = root_app(root)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        assert table(app).move_to_key("pool\x1fteam-a/openrouter")
+        await pilot.pause()
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert "whole pool team-a/openrouter: 2 credentials" in app.screen.text
+        await pilot.press("y")
+        await settle(app, pilot)
+        rows = read_doc(home(root, "team-a"))["credential_pool"]["openrouter"]
+        assert all(r["status_cleared_at"] == NOW for r in rows)
+        assert {p: read_doc(home(root, p)) for p in before} == before
+        # Control: a range across two profiles is refused, naming them; nothing written.
+        assert table(app).move_to_key(row_key("default", "openrouter", "a1a1a1"))
+        await pilot.press("m", "down", "down", "down", "r")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("tagged rows are in profile" in n for n in notes(app))
+        assert {p: read_doc(home(root, p)) for p in before} == before
