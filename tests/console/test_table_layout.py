@@ -350,3 +350,33 @@ async def test_the_footers_palette_key_reaches_the_right_edge(tmp_home, width: i
     async with BareFooter().run_test(size=(width, 10)) as pilot:
         await pilot.pause()
         assert await palette_right(pilot.app, pilot) == width - 1
+
+
+async def test_wide_at_160_columns_keeps_the_reasons_the_issue_saw_cut(tmp_home) -> None:
+    """`w` at 160x50 cut insufficie… and manual_coo…: the label's and the source's unused
+    cells, then the message's, give way before a reason does."""
+    write_sample(tmp_home)
+    with transaction(tmp_home) as doc:
+        doc["credential_pool"]["openrouter"][0].update(
+            last_status="exhausted", last_status_at=NOW - 5, last_error_reason="manual_cooldown",
+            last_error_reset_at=NOW + 600)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await pilot.press("w")
+        await pilot.pause()
+        table = table_of(app)
+        assert table.cell_text(key("openrouter", "a1b2c3"), "reason") == "manual_cooldown"
+        assert table.cell_text(key("openrouter", "d4e5f6"), "reason") == "insufficient_credits"
+        assert table.cell_text(key("openrouter", "d4e5f6"), "message").endswith("…")  # it gave way
+
+
+@pytest.mark.parametrize("old", [False, True], ids=["label-before-reason", "control-old-order"])
+def test_labels_as_long_as_their_column_give_way_before_the_reason(monkeypatch, old: bool) -> None:
+    if old:   # the order before: the reason gave way before the label
+        shrink = (("message", 10), ("error", 9), ("source", 8), ("reason", 8), ("label", 8))
+        monkeypatch.setattr(TC, "SHRINK", shrink)
+        monkeypatch.setattr(TC, "FLOOR", dict(shrink))
+    layout = ColumnLayout(wide=True)
+    layout.fit(159, {"label": 16, "reason": 20, "message": 30, "source": 12}, 0, 160)
+    reason = dict(zip(layout.keys, layout.widths, strict=True))["reason"]
+    assert (reason < 20) is old

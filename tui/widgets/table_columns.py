@@ -77,11 +77,13 @@ TITLES: dict[str, str] = {k: BASE[k].label for k in ORDER}
 # What the auto layout adds as the terminal widens, in this order.
 EXTRAS: tuple[str, ...] = ("message", "requests", "resets", "source", "priority", "id", "auth")
 
-# Below the base widths (a terminal under 80 columns), these give way first, in order,
-# down to these widths.
+# Below the base widths (under 80 columns; the wide layout under 180), these give way
+# first, in order, down to these widths: the message and the source, then the label down
+# to ten, before the reason; the label's last cells go last.
 SHRINK: tuple[tuple[str, int], ...] = (
-    ("message", 10), ("error", 9), ("source", 8), ("reason", 8), ("label", 8),
+    ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8), ("label", 8),
 )
+FLOOR: dict[str, int] = {k: min(f for key, f in SHRINK if key == k) for k, _ in SHRINK}
 NATURAL, WANT, REST = "natural", "want", "rest"
 # Which columns take spare cells, in order, how (up to their longest text; up to the longest
 # reason Hermes writes or the longest shown; all that is left) and up to how wide.
@@ -140,13 +142,23 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
     """Each column's text width for a table *total* cells wide.
 
     Every column gets its base width (or *minimum*, when larger). Too narrow for that, the
-    SHRINK columns give way, but only when that makes the table fit (else it scrolls
-    sideways at full widths); spare cells go to the GROW columns in order.
+    SHRINK columns give back the cells their texts do not need, then give way, but only
+    when that makes the table fit (else it scrolls sideways at full widths); spare cells
+    go to the GROW columns in order.
     """
     minimum = minimum or {}
     out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
     spare = total - sum(w + 2 * PAD for w in out.values())
-    give = sum(max(0, out[k] - floor) for k, floor in SHRINK if k in out)
+    for key in FLOOR:
+        # First the cells no text needs (a label column wider than every label)...
+        if spare >= 0:
+            break
+        if key in out:
+            take = min(max(0, out[key] - max(FLOOR[key], natural.get(key, 0))), -spare)
+            out[key] -= take
+            spare += take
+    # ...then text, message text before the reason's.
+    give = sum(max(0, out[k] - floor) for k, floor in FLOOR.items() if k in out)
     for key, floor in SHRINK:
         # Too narrow for the base widths: give up message text before the key's tail.
         if spare >= 0 or give < -spare:
