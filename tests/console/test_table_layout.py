@@ -161,18 +161,23 @@ def reason_writes():
             lambda cp: cp["anthropic"][0].update(last_error_code=403, last_error_reason=LONGEST)]
 
 
-@pytest.mark.parametrize("size", [(120, 40), (200, 50)])
-async def test_no_column_moves_when_a_reason_changes(tmp_home, size) -> None:
+@pytest.mark.parametrize("size, wide", [((120, 40), False), ((200, 50), False), ((170, 40), True)],
+                         ids=["auto-120", "auto-200", "wide-170"])
+async def test_no_column_moves_when_a_reason_changes(tmp_home, size, wide: bool) -> None:
     write_sample(tmp_home)
     app = app_for(tmp_home)
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         table = table_of(app)
+        if wide:
+            await pilot.press("w")
+            await pilot.pause()
         before = table.columns
         for write in reason_writes():
             await write_and_reload(app, pilot, tmp_home, write)
             assert table.columns == before
-        assert table.cell_text(key("anthropic", "aa11bb"), "error") == f"403 {LONGEST}"
+        if not wide:
+            assert table.cell_text(key("anthropic", "aa11bb"), "error") == f"403 {LONGEST}"
 
 
 async def test_control_widths_sized_by_the_texts_of_the_moment_do_move(tmp_home, monkeypatch) -> None:

@@ -149,8 +149,9 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
     minimum = minimum or {}
     out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
     spare = total - sum(w + 2 * PAD for w in out.values())
-    for key in FLOOR:
-        # First the cells no text needs (a label column wider than every label)...
+    for key in ("label", "source", "message"):
+        # First the cells no text needs (a label column wider than every label); not the
+        # reason's: sized for Hermes's reasons, it must not move when one appears...
         if spare >= 0:
             break
         if key in out:
