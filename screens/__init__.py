@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from screens.add_key import AddKeyScreen
 from screens.audit_view import AuditScreen
+from screens.column_chooser import ColumnChooser
 from screens.config_view import ConfigScreen
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
@@ -36,6 +37,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("proxy", ProxyScreen), ("fleet", FleetScreen), ("help", HelpScreen),
     ("profiles", ProfilesDashboard), ("profile picker", ProfilePicker),
     ("command line", CommandLine), ("findings", FindingsScreen), ("profile config", ProfileConfigScreen),
+    ("columns", ColumnChooser),
 )
 
 

@@ -4,8 +4,10 @@ It shows what the app hands it (:meth:`DashboardScreen.show_state`) and keeps
 the countdowns honest with a one-second tick. It never reads the store itself
 (the app's watcher worker does) and never writes it directly: its operator
 actions (a screens.dashboard_actions.Operator it owns) hand functions to the app's writer.
-It also owns the proxy's status-bar summary (screens.proxy_view.ProxyWatch) and the one
-answer to why a key is disabled (screens.explain.Refusals).
+It also owns how its table reads (screens.dashboard_view.ViewControls: sort and its
+direction, columns, range mark, n/N), the proxy's status-bar summary
+(screens.proxy_view.ProxyWatch) and the one answer to why a key is disabled
+(screens.explain.Refusals).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from textual.widgets import Footer, Input
 from screens.config_view import ConfigScreen
 from screens.dashboard_actions import WRITING, Operator
 from screens.dashboard_chrome import clock_time, empty_message, problems
+from screens.dashboard_view import VIEW_BINDINGS, ViewControls
 from screens.detail import DetailScreen
 from screens.explain import Refusals
 from screens.proxy_view import ProxyWatch
@@ -31,7 +34,7 @@ from store.pools.view import PoolView, build_pools
 from store.watch.home import HomeState
 from tui.services.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
-from tui.widgets.rows import SORT_ORDER, SORTS
+from tui.widgets.rows import SORT_ORDER
 
 
 def settle_heap() -> None:
@@ -47,6 +50,9 @@ def settle_heap() -> None:
 class DashboardScreen(Screen):
     """The live table, its status lines, the events log and the filter box."""
 
+    # The compact footer's palette key (docked right) had every key's right margin: the
+    # last column showed a letter of whatever key lay under it.
+    DEFAULT_CSS = "DashboardScreen Footer.-compact FooterKey.-command-palette { margin-right: 0; }"
     BINDINGS = [
         # The app binds ? too; repeated here, first, so a narrow footer cuts anything but help.
         Binding("question_mark", "app.help", "Help", key_display="?", id="dashboard.help"),
@@ -54,13 +60,16 @@ class DashboardScreen(Screen):
                 tooltip="Credential detail — every field of the selected row"),
         Binding("slash", "filter", "Filter", key_display="/", id="dashboard.filter",
                 tooltip="Filter credentials — label, id, source, pool or status"),
+        # Before Clear filter: while a range mark is on, Esc ends it (and the footer says so).
+        Binding("escape", "end_range", "End range", id="dashboard.end_range"),
         Binding("escape", "clear_filter", "Clear filter", id="dashboard.clear_filter"),
         Binding("a", "add", "Add", id="dashboard.add",
                 tooltip="Add a key — new API key in a pool (masked input)"),
         Binding("r", "reset", "Reset", id="dashboard.reset",
-                tooltip="Reset cooldown — selected or tagged rows; stamps status_cleared_at"),
+                tooltip="Reset cooldown — selected or tagged rows, or a whole pool from its header; "
+                        "stamps status_cleared_at"),
         Binding("c", "cooldown", "Cooldown", id="dashboard.cooldown",
-                tooltip="Set a cooldown — bench the selected or tagged rows by hand"),
+                tooltip="Set a cooldown — bench the selected or tagged rows, or a whole pool, by hand"),
         Binding("d", "remove", "Remove", id="dashboard.remove",
                 tooltip="Remove credential — the selected row, after confirmation"),
         Binding("K,shift+up", "move_up", "Move up", show=False, key_display="K",
@@ -70,7 +79,7 @@ class DashboardScreen(Screen):
                 id="dashboard.move_down",
                 tooltip="Move down in priority — the selected row, one place"),
         Binding("space", "tag", "Tag / untag", show=False, id="dashboard.tag",
-                tooltip="Tag / untag row — for bulk reset and cooldown"),
+                tooltip="Tag / untag row — for bulk reset and cooldown; on a pool header, the whole pool"),
         Binding("u", "clear_tags", "Untag all", show=False, id="dashboard.clear_tags",
                 tooltip="Clear all tags — untag every row"),
         Binding("s", "strategy", "Strategy", id="dashboard.strategy",
@@ -79,17 +88,14 @@ class DashboardScreen(Screen):
                 tooltip="Probe this pool — ask the provider if benched keys reopened; lift those"),
         Binding("L", "audit", "Audit log", show=False, id="dashboard.audit",
                 tooltip="Audit log — the latest operator actions"),
-        Binding("o", "sort", "Sort", show=False, id="dashboard.sort",
-                tooltip="Sort: next order — priority, status, time left, label, requests"),
         Binding("z", "pause", "Pause", show=False, id="dashboard.pause",
                 tooltip="Pause / resume live updates — hold store changes while reading"),
-        Binding("w", "wide", "Wide", show=False, id="dashboard.wide",
-                tooltip="Toggle wide columns — auth, source, resets at, message, ids..."),
         Binding("e", "events", "Events", show=False, id="dashboard.events",
                 tooltip="Toggle events timeline — transitions seen in the store"),
         Binding("v", "config", "Config", id="dashboard.config"),
         Binding("x", "proxy", "Proxy", show=False, id="dashboard.proxy",
                 tooltip="Proxy panel — live traffic of the proxy running on this home"),
+        *VIEW_BINDINGS,
     ]
 
     def __init__(self, clock: Callable[[], float], *, read_only: bool = False,
@@ -109,6 +115,7 @@ class DashboardScreen(Screen):
         self.refusals = Refusals(self, self.disabled_reason)
         self.operator = self.make_operator()     # the tags, the row just added, every write
         self.proxy = ProxyWatch(self, self._refresh_chrome)   # the status bar's proxy summary
+        self.controls = ViewControls(self)       # sort, columns, range mark, n/N
 
     def make_operator(self) -> Operator:
         return Operator(self)
@@ -179,6 +186,10 @@ class DashboardScreen(Screen):
             # Once the first screen is written (the writer thread needs the GIL too).
             self.set_timer(1.0, settle_heap, name="settle-heap")
 
+    def refresh_table(self) -> None:
+        """Show the pools again under the current filter and sort (the view controls ask)."""
+        self._refresh_table()
+
     def _refresh_table(self) -> None:
         now = self.clock()
         table = self.table
@@ -214,7 +225,7 @@ class DashboardScreen(Screen):
             home=str(state.home.root) if state else "",
             live="⏸ PAUSED" if self.paused else "● LIVE",
             read_only=self.read_only, stale=bool(state and state.stale),
-            sort=self.sort, filter_text=self.filter_text,
+            sort=self.controls.sort_text, filter_text=self.filter_text,
             generation=state.generation if state else 0,
             updated=clock_time(state.read_at) if state else "",
             held=held, busy=host(self).writer.status_text(), tagged=len(self.operator.tags),
@@ -259,9 +270,10 @@ class DashboardScreen(Screen):
         if action == "detail":
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
+        if action == "end_range":
+            return self._ready and self.table.range_active
         if action == "clear_filter":
-            return self._ready and (bool(self.filter_text)
-                                    or self.query_one("#filter").has_class("-shown"))
+            return self._ready and (bool(self.filter_text) or self.filter_box.has_class("-shown"))
         return True
 
     def on_key(self, event: events.Key) -> None:
@@ -309,6 +321,21 @@ class DashboardScreen(Screen):
     def action_clear_tags(self) -> None:
         self.operator.clear_tags()
 
+    def action_mark_range(self) -> None:
+        self.controls.mark_range()
+
+    def action_next_match(self) -> None:
+        self.controls.step(+1)
+
+    def action_previous_match(self) -> None:
+        self.controls.step(-1)
+
+    def action_reverse_sort(self) -> None:
+        self.controls.reverse_sort()
+
+    def action_columns(self) -> None:
+        self.controls.choose_columns()
+
     def action_audit(self) -> None:
         self.operator.audit()
 
@@ -328,44 +355,29 @@ class DashboardScreen(Screen):
     def on_credential_table_row_highlighted(self, event: CredentialTable.RowHighlighted) -> None:
         self.refresh_bindings()
 
+    @property
+    def filter_box(self) -> Input:
+        return self.query_one("#filter", Input)
+
     def action_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.add_class("-shown")
-        box.value = self.filter_text
-        box.focus()
-        self.refresh_bindings()
+        self.controls.open_filter()
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id != "filter":
-            return
-        self.filter_text = event.value.strip()
-        self._refresh_table()
+        if event.input.id == "filter":
+            self.controls.filter_changed(event.value)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "filter":
-            return
-        event.input.remove_class("-shown")
-        table = self.table
-        table.focus()
-        first = next((i for i, k in enumerate(table.order) if not table.entry(k).is_header), None)
-        if first is not None:
-            table.move_cursor(row=first, animate=False)
-        self.refresh_bindings()
+        if event.input.id == "filter":
+            self.controls.filter_done()
 
     def action_clear_filter(self) -> None:
-        box = self.query_one("#filter", Input)
-        box.remove_class("-shown")
-        box.value = ""
-        self.filter_text = ""
-        self._refresh_table()
-        self.table.focus()
-        self.refresh_bindings()
+        self.controls.clear_filter()
+
+    def action_end_range(self) -> None:
+        self.controls.end_range()
 
     def action_sort(self) -> None:
-        i = SORT_ORDER.index(self.sort)
-        self.sort = SORT_ORDER[(i + 1) % len(SORT_ORDER)]
-        self._refresh_table()
-        self.notify(f"Sort: {SORTS[self.sort]}", timeout=2)
+        self.controls.next_sort()
 
     def action_pause(self) -> None:
         self.paused = not self.paused
@@ -374,7 +386,7 @@ class DashboardScreen(Screen):
         self._refresh_chrome()
 
     def action_wide(self) -> None:
-        self.table.set_wide(not self.table.wide)
+        self.controls.toggle_wide()
 
     def action_events(self) -> None:
         self.events_log.toggle_class("-shown")

@@ -6,8 +6,11 @@ one job for ``store.ops.write.perform`` (a ``StoreChange`` with ``store.ops.acti
 found again inside the transaction, in the file as it is then; the table itself updates
 from the watcher like after any other change.
 
-Bulk actions (reset, cooldown) apply to the tagged rows when any are tagged, else to the
-row under the cursor; their confirmation lists which.
+Bulk actions (reset, cooldown) apply to the tagged rows when any are tagged, else to every
+row of the pool whose header the cursor is on, else to the row under the cursor; their
+confirmation lists which. A range mark (``m``, then move) is tagged when it ends: by
+``space``, or by ``r``/``c``, which then act on the tags. The store changes and the
+wording are pure functions in screens.dashboard_changes.
 
 The dashboard owns one :class:`Operator`, which holds the actions' own state (the tags,
 the row just added) and sees the dashboard only through :class:`Board`. The dashboard's
@@ -23,19 +26,18 @@ from screens.add_key import AddKeyScreen
 from screens.audit_view import AuditScreen
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
+from screens.dashboard_changes import LIST_LIMIT, cooldown_rows, count, describe, listing, move_row, reset_rows
 from screens.explain import Refusals
 from screens.probe_result import ProbeResultScreen
 from screens.strategy import open_strategy_picker
-from store.errors import BadInput
-from store.model import is_manual_source, pool_rows, sorted_rows
+from store.model import is_manual_source
 from store.ops import actions, audit
-from store.ops.actions import Outcome
 from store.ops.probe_report import run_probe
 from store.ops.write import StoreChange
 from store.pools.view import CredentialView, PoolView
 from tui.services.host import HasApp, Host, host
 from tui.services.writer import WriteResult
-from tui.text.format import NULL, countdown, status_word
+from tui.text.format import NULL
 from tui.text.sentences import (
     READ_ONLY,
     REMOVE_SEEDED,
@@ -45,69 +47,12 @@ from tui.text.sentences import (
     SHORTEN_WARNING,
 )
 from tui.widgets import CredentialTable
-from tui.widgets.cells import PENDING_MARK, TAG_MARK, error_text
+from tui.widgets.cells import PENDING_MARK, TAG_MARK
+from tui.widgets.rows import Entry, ProfileBanner, mark_key
 
 WRITING = frozenset({"add", "reset", "cooldown", "remove", "move_up", "move_down", "strategy", "probe"})
-LIST_LIMIT = 8
 
 Key = tuple[str, str]
-
-
-# ---------------------------------------------------------------- store changes (pure)
-def reset_rows(doc: dict, keys: Iterable[Key], now: float) -> list[Outcome]:
-    """store.ops.actions.reset for each (pool, id), one Outcome per pool."""
-    out: dict[str, Outcome] = {}
-    for pool, rid in keys:
-        o = actions.reset(doc, pool, rid, now)
-        agg = out.setdefault(pool, Outcome("reset", pool, notes=list(o.notes)))
-        agg.changes.extend(o.changes)
-    return list(out.values())
-
-
-def cooldown_rows(doc: dict, keys: Iterable[Key], until: float, now: float,
-                  reason: str | None, shorten: bool = False) -> list[Outcome]:
-    """store.ops.actions.cooldown for each (pool, id), one Outcome per pool."""
-    out: dict[str, Outcome] = {}
-    for pool, rid in keys:
-        o = actions.cooldown(doc, pool, rid, until, now, reason, shorten=shorten)
-        agg = out.setdefault(pool, Outcome("cooldown", pool, notes=list(o.notes)))
-        agg.changes.extend(o.changes)
-    return list(out.values())
-
-
-def move_row(doc: dict, pool: str, rid: str, delta: int) -> Outcome:
-    """Move a row one place up (-1) or down (+1) in its pool's order, as it is in the file now."""
-    rows = sorted_rows(r for r in pool_rows(doc, pool) if isinstance(r, dict))
-    at = next((i for i, r in enumerate(rows) if str(r.get("id")) == rid), None)
-    if at is None:
-        raise BadInput("TARGET", f"{pool}: no credential with id {rid} any more")
-    to = at + delta
-    if not 0 <= to < len(rows):
-        where = "first" if delta < 0 else "last"
-        raise BadInput("TARGET", f"{rows[at].get('label')!r} is already {where} in {pool}")
-    return actions.set_priority(doc, pool, rid, to)
-
-
-# ---------------------------------------------------------------- wording
-def describe(cv: CredentialView) -> str:
-    """``openrouter #2 backup-key (id d4e5f6) ◐ cooling 402 insufficient_credits``."""
-    err = error_text(cv.row)
-    tail = f" {err}" if err != NULL else ""
-    left = cv.effective.seconds_left
-    if left:                                       # the time left, so a shorter cooldown shows as such
-        tail += f" ({countdown(left)} left)"
-    return f"{cv.pool} #{cv.index} {cv.label or NULL} (id {cv.id}) {status_word(cv.effective.status)}{tail}"
-
-
-def listing(cvs: list[CredentialView], limit: int = LIST_LIMIT) -> list[str]:
-    lines = ["  " + describe(cv) for cv in cvs[:limit]]
-    if len(cvs) > limit:
-        lines.append(f"  …and {len(cvs) - limit} more")
-    return lines
-
-
-def count(n: int, what: str = "credential") -> str:
-    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 class Board(HasApp, Protocol):
@@ -154,12 +99,33 @@ class Operator:
         return [cv for cv in self.credential_views if cv.key in self.tags]
 
     def targets(self) -> list[CredentialView]:
-        """Tagged rows when any are tagged, else the row under the cursor."""
+        """Tagged rows (and a range mark's) when there are any, else the pool's under its
+        header, else the row under the cursor."""
+        ranged = [e.cred for e in self.table.cursor.range_entries() if e.cred is not None]
         tagged = self.tagged()
-        if tagged:
-            return tagged
+        if tagged or ranged:
+            return tagged + [cv for cv in ranged if cv not in tagged]
+        if (pool := self.header_pool()) is not None:
+            return [e.cred for e in self.table.rows.pool_entries(pool) if e.cred is not None]
         cv = self.table.cursor_credential
         return [cv] if cv is not None else []
+
+    def header_pool(self) -> str | None:
+        """The table's key of the pool whose header the cursor is on (None elsewhere)."""
+        entry = self.table.cursor_entry
+        if entry is None or entry.cred is not None or isinstance(entry.pool, ProfileBanner):
+            return None
+        return entry.pool.key
+
+    def whole_pool(self) -> str | None:
+        """The pool a bulk action acts on whole: the cursor's header, when nothing is tagged."""
+        return None if self.tags or self.table.range_active else self.header_pool()
+
+    def end_range(self) -> None:
+        """Tag the rows of a range mark and end it (``r``/``c`` then act on the tags)."""
+        if self.table.range_active:
+            self.tags |= {mark_key(e) for e in self.table.mark_range(False)}
+            self.board.writes_changed()
 
     def cursor_pool(self) -> str | None:
         entry = self.table.cursor_entry
@@ -179,7 +145,11 @@ class Operator:
             return None
         cursor = self.table.cursor_credential
         if action in ("reset", "cooldown"):
-            return None if self.targets() else "select a credential row (or tag rows with space) first"
+            if self.targets():
+                return None
+            if (pool := self.header_pool()) is not None:
+                return f"{pool} has no credential to act on"
+            return "select a credential row (or tag rows with space) first"
         if action in ("remove", "move_up", "move_down"):
             if cursor is None:
                 return "move the cursor to a credential row first"
@@ -241,12 +211,17 @@ class Operator:
 
     # ------------------------------------------------------------ reset
     def reset(self) -> None:
+        self.end_range()
         if self.refuse("reset"):
             return
         cvs = self.targets()
         keys = {cv.key for cv in cvs}
-        title = (f"Reset {describe(cvs[0])}?" if len(cvs) == 1
-                 else f"Reset {count(len(cvs), 'tagged credential')}?")
+        if (pool := self.whole_pool()) is not None:
+            title = f"Reset the whole pool {pool}: {count(len(cvs))}?"
+        elif len(cvs) == 1:
+            title = f"Reset {describe(cvs[0])}?"
+        else:
+            title = f"Reset {count(len(cvs), 'tagged credential')}?"
         lines = ["Clears the status and cooldown of:", *listing(cvs)]
 
         def answered(yes: bool | None) -> None:
@@ -261,9 +236,11 @@ class Operator:
 
     # ------------------------------------------------------------ cooldown
     def cooldown(self) -> None:
+        self.end_range()
         if self.refuse("cooldown"):
             return
         cvs = self.targets()
+        pool = self.whole_pool()
         live = [cv for cv in cvs if cv.effective.status != "dead"]
         dead = [cv for cv in cvs if cv.effective.status == "dead"]
         if not live:
@@ -275,7 +252,8 @@ class Operator:
             notes.append(f"skipped, dead (reset or re-add instead): {', '.join(cv.label for cv in dead)}")
         notes.append("A running agent honours last_error_reset_at as written.")
         keys = {cv.key for cv in live}
-        lines = [f"Bench {count(len(live))}:", *listing(live)]
+        whole = f" of the whole pool {pool}" if pool is not None else ""
+        lines = [f"Bench {count(len(live))}{whole}:", *listing(live)]
 
         def chosen(value: tuple[float, str | None] | None) -> None:
             if value is None:
@@ -371,6 +349,14 @@ class Operator:
         return cv.key if cv is not None else None
 
     def tag(self) -> None:
+        table = self.table
+        if table.range_active:
+            self.tag_rows(table.mark_range(False), "the range")
+            return
+        if (pool := self.header_pool()) is not None:
+            self.tag_rows(table.rows.pool_entries(pool), pool)
+            table.action_move("down")
+            return
         key = self.tag_key()
         if key is None:
             self.host.notify("tags are for credential rows; move the cursor to one", timeout=3,
@@ -378,7 +364,17 @@ class Operator:
             return
         self.tags ^= {key}
         self.board.writes_changed()
-        self.table.action_cursor_down()  # htop: tag, then move to the next row
+        table.action_move("down")  # htop: tag, then move to the next row
+
+    def tag_rows(self, entries: list[Entry], where: str) -> None:
+        """Tag every row of *entries* (untag them when all are tagged already), saying so."""
+        keys = {mark_key(e) for e in entries if e.cred is not None}
+        untag = bool(keys) and keys <= self.tags
+        self.tags = self.tags - keys if untag else self.tags | keys
+        self.board.writes_changed()
+        done = "untagged" if untag else "tagged"
+        self.host.notify(f"{done} {count(len(keys), 'row')} of {where} · {len(self.tags)} tagged "
+                         "· u untags all", timeout=3, markup=False)
 
     def clear_tags(self) -> None:
         self.tags.clear()

@@ -285,7 +285,7 @@ class ProfilesDashboard(DashboardScreen):
             # Context first: a long root path is what a narrow status line should cut.
             home=f"profile: {context} · acting: {app.acting} · {app.root.path}",
             live="⏸ PAUSED" if self.paused else "● LIVE",
-            read_only=self.read_only, stale=False, sort=self.sort, filter_text=self.filter_text,
+            read_only=self.read_only, stale=False, sort=self.controls.sort_text, filter_text=self.filter_text,
             generation=rs.generation if rs else 0,
             updated=clock_time(rs.read_at) if rs else "",
             held=held, busy=app.writer.status_text(), tagged=len(self.operator.tags),

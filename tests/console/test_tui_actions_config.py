@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Input, OptionList
 
 from screens.audit_view import AuditScreen, audit_rows
 from screens.confirm import ConfirmScreen
-from screens.dashboard_actions import cooldown_rows, move_row, reset_rows
+from screens.dashboard_changes import cooldown_rows, move_row, reset_rows
 from screens.fallback_edit import FallbackAddScreen
 from screens.help import HelpScreen
 from screens.probe_result import ProbeResultScreen

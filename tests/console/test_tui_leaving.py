@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Input
 from screens import SCOPES
 from screens.add_key import AddKeyScreen
 from screens.audit_view import AuditScreen
+from screens.column_chooser import ColumnChooser
 from screens.config_view import ConfigScreen
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
@@ -59,6 +60,7 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     "command line": lambda app: CommandLine(["default"]),
     "findings": lambda app: FindingsScreen([]),
     "profile config": lambda app: ProfileConfigScreen(read_root(Root(app.home.root))[0]),
+    "columns": lambda app: ColumnChooser(["label", "status"], "auto"),
 }
 # The profiles dashboard is the dashboard over a root (tests/console/test_tui_profiles.py).
 NOT_SCREENS = {"dashboard", "table", "profiles"}

@@ -36,21 +36,24 @@ NARROW: tuple[ColumnSpec, ...] = (
     ColumnSpec("error", "code/reason", 17),
     ColumnSpec("fingerprint", "key", 12),
 )
+# Wide (``w``): every column, in the one order of tui.widgets.table_columns.ORDER; 179
+# cells with padding, so at 200 columns the reason column still grows to hold every reason
+# Hermes writes (table_columns.REASON_WANT) and the message takes the rest.
 WIDE: tuple[ColumnSpec, ...] = (
     ColumnSpec("pos", "#", 5),
-    ColumnSpec("label", "label", 18),
+    ColumnSpec("label", "label", 16),
     ColumnSpec("auth", "auth", 7),
-    ColumnSpec("source", "source", 18),
+    ColumnSpec("source", "source", 12),
     ColumnSpec("status", "status", 11),
     ColumnSpec("left", "left", 8),
     ColumnSpec("resets", "resets at", 16),
     ColumnSpec("code", "code", 4),
     ColumnSpec("reason", "reason", 20),
-    ColumnSpec("message", "message", 30),
     ColumnSpec("requests", "reqs", 6),
     ColumnSpec("priority", "prio", 4),
     ColumnSpec("id", "id", 8),
-    ColumnSpec("fingerprint", "key", 16),
+    ColumnSpec("message", "message", 20),
+    ColumnSpec("fingerprint", "key", 14),
 )
 
 NEXT_MARK = "←"

@@ -10,7 +10,8 @@ The widget scrolls and says which lines to repaint; the state is held by the hel
 owns, as Textual's ``TextArea`` owns its history and navigator: :attr:`rows` (which rows,
 in which order, what their cells say), :attr:`cells` (formatted cells, versions, lengths),
 :attr:`countdowns` (cooling rows, the one timer), :attr:`painter` (strips and their
-cache), :attr:`column_layout` (column widths) and :attr:`cursor` (where moves go).
+cache), :attr:`column_layout` (which columns, how wide) and :attr:`cursor` (where moves go,
+the range mark).
 
 Cells are plain text (never parsed as markup): a label ``[/]`` shows as ``[/]``.
 """
@@ -60,17 +61,17 @@ class CredentialTable(ScrollView, can_focus=True):
     COMPONENT_CLASSES = {HEADER, CURSOR, POOL}
     BINDINGS = [
         Binding("enter", "select_cursor", "Open detail / fold pool", show=False, id="table.select"),
-        Binding("up", "cursor_up", "Cursor up", show=False, id="table.up"),
-        Binding("down", "cursor_down", "Cursor down", show=False, id="table.down"),
+        Binding("up", "move('up')", "Cursor up", show=False, id="table.up"),
+        Binding("down", "move('down')", "Cursor down", show=False, id="table.down"),
         Binding("left", "cursor_left", "Fold pool / scroll left", show=False, id="table.left"),
         Binding("right", "cursor_right", "Unfold pool / scroll right", show=False, id="table.right"),
-        Binding("pageup", "page_up", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="table.page_down"),
-        Binding("home,ctrl+home", "first_row", "First row", show=False, id="table.top"),
-        Binding("end,ctrl+end", "last_row", "Last row", show=False, id="table.bottom"),
-        Binding("left_square_bracket", "prev_pool", "Previous pool", show=False, key_display="[",
+        Binding("pageup", "move('page_up')", "Page up", show=False, id="table.page_up"),
+        Binding("pagedown", "move('page_down')", "Page down", show=False, id="table.page_down"),
+        Binding("home,ctrl+home", "move('first')", "First row", show=False, id="table.top"),
+        Binding("end,ctrl+end", "move('last')", "Last row", show=False, id="table.bottom"),
+        Binding("left_square_bracket", "move('prev_pool')", "Previous pool", show=False, key_display="[",
                 id="table.prev_pool"),
-        Binding("right_square_bracket", "next_pool", "Next pool", show=False, key_display="]",
+        Binding("right_square_bracket", "move('next_pool')", "Next pool", show=False, key_display="]",
                 id="table.next_pool"),
     ]
 
@@ -88,6 +89,7 @@ class CredentialTable(ScrollView, can_focus=True):
         self.countdowns = CountdownClock()
         self.painter = RowPainter(self.rows, self.cells, self.column_layout, self._style_of)
         self.cursor = TableCursor(self.rows)
+        self.reverse = False   # each pool's order turned round, from the next reconcile on
 
     def _style_of(self, component: str | None) -> Style:
         return self.rich_style if component is None else self.get_component_rich_style(component)
@@ -137,8 +139,8 @@ class CredentialTable(ScrollView, can_focus=True):
 
     def cell_text(self, row_key: str, column: str) -> str:
         """The text *column* of *row_key* shows at the current width."""
-        cols = [s.key for s in self.column_layout.specs]
-        return self.row_texts(row_key)[cols.index(column)]
+        texts = self.row_texts(row_key)
+        return texts[self.column_layout.keys.index(column)]
 
     def row_texts(self, row_key: str) -> list[str]:
         self._fit()
@@ -176,7 +178,7 @@ class CredentialTable(ScrollView, can_focus=True):
         rows it changed, unless that could move a row."""
         keep = self.cursor_key
         old_row = self.rows.index_of(keep)
-        intake = self.rows.intake(pools, filter_text, sort)
+        intake = self.rows.intake(pools, filter_text, sort, self.reverse)
         self.countdowns.now = now
         dirty, moved = self.rows.apply(intake, now)
         self.countdowns.take(intake)
@@ -186,6 +188,8 @@ class CredentialTable(ScrollView, can_focus=True):
         self.relayout()
         if self.rows.row_count:
             self.move_cursor(row=self.cursor.restored(keep, old_row))
+        if moved and self.range_active:
+            self._show_range()
         if moved:
             self.refresh()
         else:
@@ -203,6 +207,21 @@ class CredentialTable(ScrollView, can_focus=True):
     def set_marks(self, marks: dict[tuple[str, str], str]) -> None:
         """Show *marks* ((pool, id) -> symbol) in the # cells; only rows whose mark moved change."""
         self.refresh_rows(self.rows.set_marks(marks, self.countdowns.now))
+
+    @property
+    def range_active(self) -> bool:
+        return self.cursor.anchor is not None
+
+    def mark_range(self, on: bool) -> list[Entry]:
+        """Start a range mark on the cursor's row (the rows up to wherever the cursor goes:
+        marked under the screen's own marks), or end it; the credential rows it held."""
+        held = self.cursor.range_entries()
+        self.cursor.anchor = self.cursor_key if on else None
+        self._show_range()
+        return held
+
+    def _show_range(self) -> None:
+        self.refresh_rows(self.rows.set_marks(None, self.countdowns.now, self.cursor.range_marks()))
 
     def set_notes(self, notes: dict[tuple[str, str], str]) -> None:
         """Show *notes* ((view pool key, id) -> "⚑ shared") before the reason; only moved rows change."""
@@ -225,9 +244,14 @@ class CredentialTable(ScrollView, can_focus=True):
             self.relayout()
 
     def relayout(self) -> None:
-        """Recompute column widths; only a real change invalidates the cached strips."""
-        total = max(0, self.scrollable_content_region.width or self.size.width)
-        if self.column_layout.fit(total, self.cells.natural(), self.rows.fingerprint_need):
+        """Recompute column widths; only a real change invalidates the cached strips.
+
+        The columns leave the scrollbar's cell free even when every row fits: a scrollbar
+        that comes and goes with a filter or a reload must not move every column by one.
+        """
+        line = max(0, self.scrollable_content_region.width or self.size.width)
+        total = max(0, self.size.width - self.styles.scrollbar_size_vertical)
+        if self.column_layout.fit(total, self.cells.natural(), self.rows.fingerprint_need, line):
             self.virtual_size = Size(self.column_layout.used, self.rows.row_count + 1)
             self.refresh()
 
@@ -237,8 +261,15 @@ class CredentialTable(ScrollView, can_focus=True):
         self._arm()
 
     def set_wide(self, wide: bool) -> None:
-        """Switch layout (a user toggle): every line repaints once."""
-        if self.column_layout.set_wide(wide):
+        """Every column (True) or the layout before (a user toggle): every line repaints once."""
+        self._new_layout(self.column_layout.set_wide(wide))
+
+    def set_columns(self, keys: Sequence[str] | None) -> None:
+        """Show the columns *keys* (the column chooser's), or as many as fit (None)."""
+        self._new_layout(self.column_layout.choose(keys))
+
+    def _new_layout(self, changed: bool) -> None:
+        if changed:
             self.relayout()
             self.refresh()
 
@@ -324,6 +355,8 @@ class CredentialTable(ScrollView, can_focus=True):
             return
         if moved := self.cursor.move(row):
             self.refresh_rows(moved)
+            if self.range_active:
+                self._show_range()
             self.post_message(self.RowHighlighted(moved[-1]))
         if scroll and (y := self._window().scroll_for(self.cursor.row)) is not None:
             self.scroll_to(y=y, animate=False, immediate=True)
@@ -346,30 +379,9 @@ class CredentialTable(ScrollView, can_focus=True):
         self.refresh()
         self._arm()
 
-    def action_cursor_up(self) -> None:
-        self.move_cursor(row=self.cursor_row - 1)
-
-    def action_cursor_down(self) -> None:
-        self.move_cursor(row=self.cursor_row + 1)
-
-    def action_page_up(self) -> None:
-        self.move_cursor(row=self.cursor_row - self._window().page)
-
-    def action_page_down(self) -> None:
-        self.move_cursor(row=self.cursor_row + self._window().page)
-
-    def action_first_row(self) -> None:
-        self.move_cursor(row=0)
-
-    def action_last_row(self) -> None:
-        self.move_cursor(row=self.rows.row_count - 1)
-
-    def action_prev_pool(self) -> None:
-        if (row := self.cursor.pool_above()) is not None:
-            self.move_cursor(row=row)
-
-    def action_next_pool(self) -> None:
-        if (row := self.cursor.pool_below()) is not None:
+    def action_move(self, where: str) -> None:
+        """Up, down, a page either way, the first or last row, the pool header above or below."""
+        if (row := self.cursor.target(where, self._window().page)) is not None:
             self.move_cursor(row=row)
 
     def action_select_cursor(self) -> None:

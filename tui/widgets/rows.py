@@ -24,6 +24,21 @@ SORTS: dict[str, str] = {
     "requests": "requests, most first",
 }
 SORT_ORDER = tuple(SORTS)
+# The same orders turned round (``O``).
+REVERSED: dict[str, str] = {
+    "priority": "Hermes order turned round (last pick first)",
+    "status": "status: ok, ready, cooling, dead",
+    "left": "time left, latest first",
+    "label": "label Z-A",
+    "requests": "requests, fewest first",
+}
+# The direction of each order as named in SORTS (requests: most first, so descending).
+DESCENDING = frozenset({"requests"})
+
+
+def sort_arrow(sort: str, reverse: bool) -> str:
+    """``↑`` (ascending) or ``↓`` (descending): the direction *sort* runs in, turned round or not."""
+    return "↓" if (sort in DESCENDING) != reverse else "↑"
 
 _STATUS_RANK = {"dead": 0, "cooling": 1, "ready": 2, "ok": 3}
 
@@ -113,9 +128,10 @@ def _sort_key(mode: str) -> Callable[[CredentialView], tuple]:
 
 
 def entries(
-    pools: Sequence[PoolView], filter_text: str = "", sort: str = "priority",
+    pools: Sequence[PoolView], filter_text: str = "", sort: str = "priority", reverse: bool = False,
 ) -> list[Entry]:
-    """Header + credentials per pool, filtered and sorted within each pool.
+    """Header + credentials per pool, filtered and sorted within each pool (*reverse*: the
+    order turned round).
 
     A pool with no matching credential disappears while a filter is active; an
     empty pool (no rows at all) still shows its header when there is no filter.
@@ -132,6 +148,8 @@ def entries(
             continue
         if sort != "priority":
             creds.sort(key=key_fn)
+        if reverse:
+            creds.reverse()
         out.append(Entry(header_key(pv.key), pv))
         seen: dict[str, int] = {}
         for cv in creds:
@@ -168,6 +186,9 @@ def patch_entries(
     if len(pairs) > PATCH_MAX:
         return None
     terms = filter_text.lower().split()
+    # Turned round or not (the caller patches only under the same view), the priority
+    # order moves a row when its index does, which a changed id already refuses; any
+    # other order, when its sort key does.
     key_fn = _sort_key(sort) if sort != "priority" else None
     rows = list(old_rows)
     header = Entry(old_rows[0].key, new_pv)

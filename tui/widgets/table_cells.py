@@ -17,6 +17,7 @@ from __future__ import annotations
 from itertools import count
 from typing import Iterable
 
+from store.model import as_int
 from tui.widgets import cells as C
 from tui.widgets.rows import Entry
 
@@ -48,11 +49,16 @@ def estimate(rows: Iterable[Entry], fps: dict, notes: dict) -> dict[str, int]:
         why = get("last_error_reason") or get("failure_reason")
         code = get("last_error_code")
         n_why = len(str(why)) if why else 0
-        n_err = (len(str(code)) + 1 if code is not None else 0) + n_why
+        n_code = 0
+        if code is not None and not isinstance(code, bool) and (n := as_int(code, -1)) >= 0:
+            n_code = len(str(n))
+        # As error_text and noted() join them: one space between parts that are there, and
+        # "—" for none (a one-cell slip here moves a column when the row is first shown).
+        n_err = n_code + n_why + (1 if n_code and n_why else 0)
         note = notes.get((e.pool.key, cv.id)) if notes else None
         if note:
-            n_why += len(note) + 1
-            n_err += len(note) + 1
+            n_why = len(note) + (n_why + 1 if n_why else 0)
+            n_err = len(note) + (n_err + 1 if n_err else 0)
         reason = max(reason, n_why)
         error = max(error, n_err)
         f = (fps.get(cv.key) if fps else None) or cv.fingerprint

@@ -1,18 +1,22 @@
 """The credential table's cursor and window: which row the cursor is on, where each move
-takes it, and which rows the widget's lines show.
+takes it, the range it marks, and which rows the widget's lines show.
 
 :class:`TableCursor` holds the cursor's row and answers "where to" for every move (the
 pool above or below, back onto the same credential after a reload), the way Textual's
-``DocumentNavigator`` answers for a ``TextArea``; :class:`Window` maps rows to lines at
-one scroll position. The widget moves the cursor, repaints the lines and scrolls.
+``DocumentNavigator`` answers for a ``TextArea``, and the anchor of a range mark (lazygit's
+range select: the rows from the anchor to the cursor, wherever it moves); :class:`Window`
+maps rows to lines at one scroll position. The widget moves the cursor, repaints the lines
+and scrolls.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tui.widgets.rows import Entry
+from tui.widgets.rows import Entry, mark_key
 from tui.widgets.table_rows import RowStore
+
+RANGE_MARK = "┃"   # in the # cell of a range mark's rows: a symbol, not a colour alone
 
 
 class TableCursor:
@@ -21,6 +25,21 @@ class TableCursor:
     def __init__(self, rows: RowStore) -> None:
         self._rows = rows
         self.row = 0
+        self.anchor: str | None = None   # the row key a range mark started on
+
+    def range_entries(self) -> list[Entry]:
+        """The credential rows from the anchor to the cursor, either way round (none without
+        an anchor, or when the anchor's row is no longer shown)."""
+        at = self._rows.index_of(self.anchor)
+        if at is None or not self._rows.row_count:
+            return []
+        lo, hi = sorted((at, self.clamp(self.row)))
+        rows = map(self._rows.entry, self._rows.keys_in(range(lo, hi + 1)))
+        return [e for e in rows if e is not None and e.cred is not None]
+
+    def range_marks(self) -> dict[tuple[str, str], str]:
+        """(pool, id) -> RANGE_MARK for the rows of the range mark."""
+        return {mark_key(e): RANGE_MARK for e in self.range_entries()}
 
     @property
     def key(self) -> str | None:
@@ -44,6 +63,19 @@ class TableCursor:
             return []
         left = [self._rows.key_at(old)] if old < self._rows.row_count else []
         return [*left, self._rows.key_at(self.row)]
+
+    def target(self, where: str, page: int) -> int | None:
+        """The row a move *where* goes to (kept in range by the move): ``up``, ``down``,
+        ``page_up``, ``page_down`` (by *page* rows), ``first``, ``last``, ``prev_pool``,
+        ``next_pool`` (None: no pool header that way)."""
+        if where == "prev_pool":
+            return self.pool_above()
+        if where == "next_pool":
+            return self.pool_below()
+        steps = {"up": -1, "down": 1, "page_up": -page, "page_down": page}
+        if where in steps:
+            return self.row + steps[where]
+        return 0 if where == "first" else self._rows.row_count - 1
 
     def pool_above(self) -> int | None:
         """The nearest pool header above the cursor."""

@@ -1,8 +1,8 @@
 """Column widths that follow the terminal, and fingerprints that stay tellable apart.
 
 :class:`ColumnLayout` is the credential table's layout: which columns it shows and how
-wide each is, changed only when the terminal or the longest text did. The arithmetic
-under it is pure functions, so tests can check it alone.
+wide each is, changed only when the terminal, the layout or a longest text did. The
+arithmetic under it is pure (tui.widgets.table_columns), so tests can check it alone.
 """
 
 from __future__ import annotations
@@ -15,53 +15,9 @@ from store.pools.view import CredentialView
 from store.redaction.fingerprints import fingerprint
 from tui.text.format import ellipsize
 from tui.widgets.cells import NARROW, WIDE, ColumnSpec
+from tui.widgets.table_columns import AUTO, CUSTOM, ORDER, PAD, WIDE_MODE, columns_for, widths
 
-PAD = 1  # blank cells on each side of a column
-# Which columns take spare width, in order, and how wide each may grow. Label and the
-# error text first (what an operator reads), then the key's prefix, then the rest.
-GROW: tuple[tuple[str, int], ...] = (
-    ("label", 40), ("message", 80), ("error", 60), ("fingerprint", 24),
-    ("reason", 32), ("source", 30),
-)
-# Below the spec widths (a terminal under 80 columns), these give way first, in order.
-SHRINK: tuple[tuple[str, int], ...] = (
-    ("message", 10), ("error", 9), ("source", 8), ("reason", 8), ("label", 8),
-)
 ELLIPSIS = "…"
-
-
-def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
-           minimum: dict[str, int] | None = None) -> tuple[int, ...]:
-    """Each column's text width for a table *total* cells wide.
-
-    Every column gets its spec width (or *minimum*, when larger); spare cells go to
-    the GROW columns in order, each up to the longest text it holds (*natural*) and
-    its cap, so a wide terminal shows whole labels and messages, not blank space.
-    """
-    minimum = minimum or {}
-    out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
-    spare = total - sum(w + 2 * PAD for w in out.values())
-    give = sum(max(0, out[k] - floor) for k, floor in SHRINK if k in out)
-    for key, floor in SHRINK:
-        # Too narrow for the spec widths: give up message text before the key's tail.
-        # Only when that makes the table fit; otherwise it scrolls sideways at full widths.
-        if spare >= 0 or give < -spare:
-            break
-        if key in out and out[key] > floor:
-            take = min(out[key] - floor, -spare)
-            out[key] -= take
-            spare += take
-    for key, cap in GROW:
-        if spare <= 0:
-            break
-        if key not in out:
-            continue
-        want = min(cap, natural.get(key, 0)) - out[key]
-        if want > 0:
-            take = min(want, spare)
-            out[key] += take
-            spare -= take
-    return tuple(out[s.key] for s in specs)
 
 
 @dataclass(frozen=True)
@@ -74,16 +30,23 @@ class Column:
 
 
 class ColumnLayout:
-    """The table's columns (narrow or wide) and their widths: fixed per spec, grown to the
-    longest text, and stable: only a real change of width bumps :attr:`version`, which
-    every cached line is keyed by."""
+    """The table's layout (auto, wide or the operator's own columns; see
+    tui.widgets.table_columns) and its columns' widths, worked out again only when the
+    terminal, the layout or a longest text changed: only a real change of the columns or
+    their widths bumps :attr:`version`, which every cached line is keyed by."""
 
     def __init__(self, wide: bool = False) -> None:
-        self.wide = wide
+        self.mode = WIDE_MODE if wide else AUTO
+        self.chosen: tuple[str, ...] = ()   # the custom layout's columns
+        self.back = AUTO                    # the layout `w` goes back to
         self.specs: tuple[ColumnSpec, ...] = WIDE if wide else NARROW
         self.widths: tuple[int, ...] = ()
         self.full = 0      # painted width of a line: the terminal's, or the columns' if wider
         self.version = 0
+
+    @property
+    def wide(self) -> bool:
+        return self.mode == WIDE_MODE
 
     @property
     def fitted(self) -> bool:
@@ -94,28 +57,52 @@ class ColumnLayout:
         return [Column(s.key, s.label, w) for s, w in zip(self.specs, self.widths, strict=True)]
 
     @property
+    def keys(self) -> tuple[str, ...]:
+        """The columns shown, in order."""
+        return tuple(s.key for s in self.specs)
+
+    @property
     def used(self) -> int:
         """Cells the columns take, padding included."""
         return sum(w + 2 * PAD for w in self.widths)
 
     def set_wide(self, wide: bool) -> bool:
-        """Switch between the narrow and the wide columns; True if that changed anything."""
+        """Switch to every column (True) or back to the layout before; True if that changed
+        anything."""
         if wide == self.wide:
             return False
-        self.wide = wide
-        self.specs = WIDE if wide else NARROW
-        self.widths, self.full = (), 0   # to fit again: the old widths are another layout's
-        self.version += 1
+        if wide:
+            self.back, self.mode = self.mode, WIDE_MODE
+        else:
+            self.mode = self.back
+        self._unfit()
         return True
 
-    def fit(self, total: int, natural: dict[str, int], fingerprint_need: int) -> bool:
-        """Widths for a table *total* cells wide whose longest texts are *natural*; True
-        (and a new version) only when a width or the line's width changed."""
-        layout = widths(self.specs, total, natural, {"fingerprint": fingerprint_need})
-        full = max(total, sum(w + 2 * PAD for w in layout))
-        if layout == self.widths and full == self.full:
+    def choose(self, keys: Sequence[str] | None) -> bool:
+        """Show the columns *keys* (in the one order; ``#`` always), or the automatic layout
+        (None); True if that changed anything."""
+        mode, chosen = (AUTO, ()) if keys is None else (CUSTOM, tuple(k for k in ORDER if k in keys))
+        if (mode, chosen) == (self.mode, self.chosen):
             return False
-        self.widths, self.full = layout, full
+        self.mode, self.chosen, self.back = mode, chosen, mode
+        self._unfit()
+        return True
+
+    def _unfit(self) -> None:
+        self.widths, self.full = (), 0   # to fit again: the old widths are another layout's
+        self.version += 1
+
+    def fit(self, total: int, natural: dict[str, int], fingerprint_need: int,
+            line: int | None = None) -> bool:
+        """Columns and widths for *total* cells whose longest texts are *natural*, on lines
+        *line* cells wide (default *total*); True (and a new version) only when a column,
+        a width or the line's width changed."""
+        specs = columns_for(self.mode, self.chosen, total, natural)
+        layout = widths(specs, total, natural, {"fingerprint": fingerprint_need})
+        full = max(total if line is None else line, sum(w + 2 * PAD for w in layout))
+        if specs == self.specs and layout == self.widths and full == self.full:
+            return False
+        self.specs, self.widths, self.full = specs, layout, full
         self.version += 1
         return True
 

@@ -21,7 +21,9 @@ from textual.strip import Strip
 from tui.widgets import cells as C
 from tui.widgets.rows import ProfileBanner
 from tui.widgets.table_cells import CellStore
-from tui.widgets.table_layout import PAD, ColumnLayout, cut_fingerprint
+from tui.widgets.table_columns import PAD
+from tui.widgets.table_headers import Run, banner_text, pool_header, runs_line, runs_to_cells
+from tui.widgets.table_layout import ColumnLayout, cut_fingerprint
 from tui.widgets.table_rows import RowStore
 
 COLLAPSED_MARK = "▸"
@@ -42,7 +44,7 @@ def banner_strip(banner: ProfileBanner, base: Style, layout: tuple[int, ...], fu
     """A profile's header line in the all-profiles view: its primary, fallback chain and
     health counts as one text across every column (they do not fit a row's cells)."""
     width = max(full, sum(w + 2 * PAD for w in layout))
-    text = C.ellipsize(" " * PAD + banner.text, width).ljust(width)
+    text = (" " * PAD + banner_text(banner.tokens, width - PAD)).ljust(width)
     return Strip([Segment(text, base)], width)
 
 
@@ -82,10 +84,10 @@ class RowPainter:
         e = self._rows.entry(key)
         assert e is not None, key
         if isinstance(e.pool, ProfileBanner):
-            return [e.pool.text] + [""] * (len(layout) - 1)
+            text = banner_text(e.pool.tokens, max(self._layout.full, self._layout.used) - PAD)
+            return [text] + [""] * (len(layout) - 1)
         if e.cred is None:
-            mark = COLLAPSED_MARK if self._rows.is_folded(e.pool.key) else C.HEADER_MARK
-            return [mark] + C.flow(C.header_tokens(e.pool), list(layout[1:]))
+            return [self.fold_mark(e.pool.key)] + runs_to_cells(self.header_runs(key))
         row = self._cells.row(key)
         out = []
         for spec, w in zip(specs, layout, strict=True):
@@ -93,6 +95,28 @@ class RowPainter:
             out.append(cut_fingerprint(text, w) if spec.key == "fingerprint"
                        else C.ellipsize(text, w))
         return out
+
+    def fold_mark(self, pool: str) -> str:
+        return COLLAPSED_MARK if self._rows.is_folded(pool) else C.HEADER_MARK
+
+    def header_runs(self, key: str) -> list[Run]:
+        """A pool header's words over the cells after ``#``: the name shortened first, the
+        counts kept whole (tui.widgets.table_headers)."""
+        e = self._rows.entry(key)
+        assert e is not None and e.cred is None, key
+        name, *rest = C.header_tokens(e.pool)
+        return pool_header(name, rest, self._layout.widths[1:])
+
+    def header_strip(self, key: str, base: Style) -> Strip:
+        """A pool header's line: the fold mark, then its runs, full width."""
+        e = self._rows.entry(key)
+        assert e is not None, key
+        layout = self._layout
+        pad = " " * PAD
+        text = (pad + self.fold_mark(e.pool.key).ljust(layout.widths[0]) + pad
+                + runs_line(self.header_runs(key), layout.widths[1:]))
+        length = max(layout.full, layout.used)
+        return Strip([Segment(text.ljust(length), base)], length)
 
     def line(self, key: str, cursor: bool) -> Strip:
         """The row's strip, full width, from the cache while its version holds."""
@@ -139,10 +163,12 @@ class RowPainter:
         layout = self._layout
         if isinstance(entry.pool, ProfileBanner):
             return banner_strip(entry.pool, base, layout.widths, layout.full)
+        if entry.cred is None:
+            return self.header_strip(key, base)
         fk = (key, self._cells.frame_version(key), layout.version, cursor)
         frame = self.frames.get(fk)
         if frame is None:
-            frame = self.frame(key, base, cursor, entry.cred is not None)
+            frame = self.frame(key, base, cursor, True)
             self.frames[fk] = frame
         before, at, after, length = frame
         if at < 0:

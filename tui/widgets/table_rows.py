@@ -27,7 +27,7 @@ POS = (ColumnSpec("pos", "#", 10**6),)
 # The columns a finding's note leads (narrow "code/reason", wide "reason"), uncut.
 NOTED = (ColumnSpec("error", "code/reason", 10**6), ColumnSpec("reason", "reason", 10**6))
 
-Shown = tuple[PoolView, tuple[str, str], list[Entry]]   # a pool's view, (filter, sort), rows
+Shown = tuple[PoolView, tuple[str, str, bool], list[Entry]]   # view, (filter, sort, reversed), rows
 
 
 def noted(cells: Cells, note: str) -> Cells:
@@ -66,7 +66,9 @@ class RowStore:
         self._shown: dict[str, Shown] = {}
         self._pool_fps: dict[str, dict[tuple[str, str], str]] = {}
         self._fps: dict[tuple[str, str], str] = {}
-        self._marks: dict[tuple[str, str], str] = {}
+        self._marks: dict[tuple[str, str], str] = {}   # shown: the screen's over the range's
+        self._under: dict[tuple[str, str], str] = {}   # a range mark's
+        self._screen_marks: dict[tuple[str, str], str] = {}
         self._notes: dict[tuple[str, str], str] = {}   # findings: "⚑ shared" before the reason
 
     # ----------------------------------------------------------- queries
@@ -100,19 +102,30 @@ class RowStore:
         """The first credential's row (a first fill starts there, not on a pool header)."""
         return next((i for i, k in enumerate(self._order) if not self._entries[k].is_header), 0)
 
+    def pool_entries(self, pool: str) -> list[Entry]:
+        """The credential rows of *pool* the table holds (the filter's, folded ones too)."""
+        hit = self._shown.get(pool)
+        return [e for e in hit[2] if e.cred is not None] if hit is not None else []
+
+    def every_key(self) -> list[str]:
+        """Every row key in display order, the rows of folded pools included."""
+        return [e.key for _, rows in self._blocks for e in rows]
+
     @property
     def fingerprint_need(self) -> int:
         """Width the longest distinguishing fingerprint needs (0 when no keys clash)."""
         return max((len(f) for f in self._fps.values()), default=0)
 
     # ----------------------------------------------------------- reconcile
-    def intake(self, pools: Sequence[PoolView], filter_text: str, sort: str) -> Intake:
-        """Each pool's rows under *filter_text* and *sort*, looking only at what changed.
+    def intake(self, pools: Sequence[PoolView], filter_text: str, sort: str,
+               reverse: bool = False) -> Intake:
+        """Each pool's rows under *filter_text* and *sort* (turned round: *reverse*), looking
+        only at what changed.
 
         A pool whose view is the very object shown last time (the loader reuses the
         views of pools nobody wrote to) is not even looked at row by row.
         """
-        view = (filter_text, sort)
+        view = (filter_text, sort, reverse)
         blocks: list[tuple[str, list[Entry]]] = []
         fresh: set[str] = set()
         patched: dict[str, list[Entry]] = {}
@@ -129,7 +142,7 @@ class RowStore:
                 if got is not None:
                     rows, patched[pv.key] = got
                 else:
-                    rows = entries([pv], filter_text, sort)
+                    rows = entries([pv], filter_text, sort, reverse)
                     fresh.add(pv.key)
             shown[pv.key] = (pv, view, rows)
             blocks.append((pv.key, rows))
@@ -312,9 +325,15 @@ class RowStore:
         self._entries.pop(key, None)
 
     # ----------------------------------------------------------- marks and notes
-    def set_marks(self, marks: dict[tuple[str, str], str], now: float) -> list[str]:
-        """Show *marks* ((pool, id) -> symbol) in the # cells; return the rows whose mark moved."""
-        old, self._marks = self._marks, {k: v for k, v in marks.items() if v}
+    def set_marks(self, marks: dict[tuple[str, str], str] | None, now: float,
+                  under: dict[tuple[str, str], str] | None = None) -> list[str]:
+        """Show *marks* ((pool, id) -> symbol) in the # cells over *under* (a range mark's);
+        either as last given when None. Return the rows whose mark moved."""
+        if marks is not None:
+            self._screen_marks = {k: v for k, v in marks.items() if v}
+        if under is not None:
+            self._under = under
+        old, self._marks = self._marks, {**self._under, **self._screen_marks}
         dirty = []
         for key, e in self._moved(old, self._marks, now):
             pos = C.credential_cells(e.cred, now, POS, self._marks.get(mark_key(e), ""))

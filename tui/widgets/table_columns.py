@@ -1,0 +1,181 @@
+"""Which columns the credential table shows, and how wide each is: pure functions of the
+terminal's width, the layout the operator picked and the longest texts.
+
+Three layouts:
+
+- ``auto`` (the default): the columns of ``cells.NARROW``, then as many of :data:`EXTRAS` as
+  the terminal has room for, in that order, once the columns shown have room for their
+  longest texts and the code/reason column for every reason Hermes writes; a wider
+  terminal shows more columns, never fewer;
+- ``wide`` (``w``): every column of ``cells.WIDE``; a terminal narrower than that scrolls
+  sideways;
+- ``custom``: the operator's own set (the column chooser, ``W``).
+
+Whatever the layout, columns keep one order (:data:`ORDER`). Spare cells go, in order, to
+the label and the key (up to their longest texts), the code/reason or reason column (up to
+the longest reason Hermes writes, :data:`REASON_WANT`, or the longest shown when that is
+longer), the source (up to its longest text), and the message column takes the rest. The set
+of columns depends on the terminal alone, and the reason column is sized for Hermes's
+reasons rather than for the texts of the moment, so a value that changes moves no column:
+only a longer label, key or source does, or a reason longer than any Hermes writes.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from tui.widgets.cells import NARROW, WIDE, ColumnSpec
+
+PAD = 1  # blank cells on each side of a column
+
+AUTO, WIDE_MODE, CUSTOM = "auto", "wide", "custom"
+
+# Every last_error_reason / failure_reason Hermes 0.19 writes (agent/credential_pool.py,
+# agent/error_classifier.py: the terminal OAuth reasons, the billing codes, the classifier's
+# verdicts), the provider codes the spec names, and the console's own manual_cooldown.
+# tests/console/test_table_layout.py checks this list against the hermes-agent wheel.
+HERMES_REASONS: tuple[str, ...] = (
+    # 401s that make a row dead
+    "token_invalidated", "token_revoked", "invalid_token", "invalid_grant",
+    "unauthorized_client", "refresh_token_reused",
+    # refresh and rate limits
+    "token_expired", "credential_pool_refresh_failure", "rate_limit_exceeded",
+    "usage_limit_reached", "manual_cooldown",
+    # billing codes
+    "insufficient_quota", "billing_not_active", "payment_required", "insufficient_credits",
+    "no_usable_credits", "balance_depleted", "model_not_supported_on_free_tier",
+    "personal-team-blocked:spending-limit",
+    # the classifier's verdicts (failure_reason)
+    "auth", "auth_permanent", "billing", "billing_unverified", "rate_limit",
+    "upstream_rate_limit", "overloaded", "server_error", "timeout", "ssl_cert_verification",
+    "context_overflow", "payload_too_large", "image_too_large", "model_not_found",
+    "provider_policy_blocked", "content_policy_blocked", "format_error",
+    "invalid_encrypted_content", "multimodal_tool_content_unsupported", "thinking_signature",
+    "long_context_tier", "oauth_long_context_beta_forbidden", "llama_cpp_grammar_pattern",
+    "unknown",
+)
+REASON_WANT = max(map(len, HERMES_REASONS))
+CODE_WIDTH = 4          # "429 " before the reason in the code/reason column
+REASON_CAP = 60         # longer reasons are cut, however wide the terminal
+
+# The one order of every column, whichever are shown.
+ORDER: tuple[str, ...] = (
+    "pos", "label", "auth", "source", "status", "left", "resets", "error", "code", "reason",
+    "requests", "priority", "id", "message", "fingerprint",
+)
+_NARROW_KEYS = tuple(s.key for s in NARROW)
+# Base widths in the auto and custom layouts: the narrow ones, and for the rest the wide
+# ones (a smaller message: it takes whatever is left).
+BASE: dict[str, ColumnSpec] = {
+    **{s.key: s for s in WIDE},
+    "source": ColumnSpec("source", "source", 12),
+    "message": ColumnSpec("message", "message", 16),
+    "error": ColumnSpec("error", "code/reason", 17),
+    **{s.key: s for s in NARROW},
+}
+TITLES: dict[str, str] = {k: BASE[k].label for k in ORDER}
+# What the auto layout adds as the terminal widens, in this order.
+EXTRAS: tuple[str, ...] = ("message", "requests", "resets", "source", "priority", "id", "auth")
+
+# Below the base widths (under 80 columns; the wide layout under 180), these give way
+# first, in order, down to these widths: the message and the source, then the label down
+# to ten, before the reason; the label's last cells go last.
+SHRINK: tuple[tuple[str, int], ...] = (
+    ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8), ("label", 8),
+)
+FLOOR: dict[str, int] = {k: min(f for key, f in SHRINK if key == k) for k, _ in SHRINK}
+NATURAL, WANT, REST = "natural", "want", "rest"
+# Which columns take spare cells, in order, how (up to their longest text; up to the longest
+# reason Hermes writes or the longest shown; all that is left) and up to how wide.
+GROW: tuple[tuple[str, str, int], ...] = (
+    ("label", NATURAL, 40), ("fingerprint", NATURAL, 24), ("error", WANT, CODE_WIDTH + REASON_CAP),
+    ("reason", WANT, REASON_CAP), ("source", NATURAL, 30), ("message", REST, 120),
+)
+
+
+def want(key: str) -> int:
+    """How wide a WANT column should be to show every reason Hermes writes whole."""
+    return CODE_WIDTH + REASON_WANT if key == "error" else REASON_WANT
+
+
+def padded(specs: Iterable[ColumnSpec]) -> int:
+    return sum(s.width + 2 * PAD for s in specs)
+
+
+def growth(key: str, base: int, natural: dict[str, int]) -> int:
+    """Cells a column of *base* width takes beyond it before the message gets any: up to
+    its longest text (NATURAL), up to every Hermes reason (WANT); none for the rest."""
+    for k, how, cap in GROW:
+        if k == key and how != REST:
+            target = natural.get(key, 0) if how == NATURAL else max(natural.get(key, 0), want(key))
+            return max(0, min(cap, target) - base)
+    return 0
+
+
+def columns_for(mode: str, chosen: Sequence[str], total: int,
+                natural: dict[str, int] | None = None) -> tuple[ColumnSpec, ...]:
+    """The columns a table *total* cells wide shows in layout *mode* (*chosen*: the custom
+    layout's keys). The auto layout adds an extra column only when, with it, every column
+    shown still has room for its longest text (or every Hermes reason) first."""
+    if mode == WIDE_MODE:
+        return WIDE
+    if mode == CUSTOM:
+        return tuple(BASE[k] for k in ORDER if k in {"pos", *chosen})
+    natural = natural or {}
+
+    def need(key: str) -> int:
+        base = BASE[key].width
+        return base + 2 * PAD + growth(key, base, natural)
+
+    keys = set(_NARROW_KEYS)
+    used = sum(need(k) for k in keys)
+    for key in EXTRAS:
+        if used + need(key) > total:
+            break   # in order: a wider terminal only ever adds columns
+        keys.add(key)
+        used += need(key)
+    return tuple(BASE[k] for k in ORDER if k in keys)
+
+
+def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
+           minimum: dict[str, int] | None = None) -> tuple[int, ...]:
+    """Each column's text width for a table *total* cells wide.
+
+    Every column gets its base width (or *minimum*, when larger). Too narrow for that, the
+    SHRINK columns give back the cells their texts do not need, then give way, but only
+    when that makes the table fit (else it scrolls sideways at full widths); spare cells
+    go to the GROW columns in order.
+    """
+    minimum = minimum or {}
+    out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
+    spare = total - sum(w + 2 * PAD for w in out.values())
+    for key in ("label", "source", "message"):
+        # First the cells no text needs (a label column wider than every label); not the
+        # reason's: sized for Hermes's reasons, it must not move when one appears...
+        if spare >= 0:
+            break
+        if key in out:
+            take = min(max(0, out[key] - max(FLOOR[key], natural.get(key, 0))), -spare)
+            out[key] -= take
+            spare += take
+    # ...then text, message text before the reason's.
+    give = sum(max(0, out[k] - floor) for k, floor in FLOOR.items() if k in out)
+    for key, floor in SHRINK:
+        # Too narrow for the base widths: give up message text before the key's tail.
+        if spare >= 0 or give < -spare:
+            break
+        if key in out and out[key] > floor:
+            take = min(out[key] - floor, -spare)
+            out[key] -= take
+            spare += take
+    for key, how, cap in GROW:
+        if spare <= 0:
+            break
+        if key not in out:
+            continue
+        grow = (cap - out[key]) if how == REST else growth(key, out[key], natural)
+        if grow > 0:
+            take = min(grow, spare)
+            out[key] += take
+            spare -= take
+    return tuple(out[s.key] for s in specs)
