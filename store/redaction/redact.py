@@ -182,15 +182,25 @@ class Redactor:
 def escape_controls(text: Any) -> str:
     """*text* with control, bidi, zero-width and line/paragraph separator characters shown
     as escapes (``\\x1b``, ``\\u202e``), so text from a store is never sent raw to a
-    terminal (no title changes, no cleared screen, no reordered line)."""
+    terminal (no title changes, no cleared screen, no reordered line).
+
+    Above the C0 range each escape is also a JSON escape (``\\u0085``, a surrogate pair
+    beyond U+FFFF): ``json.dumps`` escapes C0 itself but passes DEL, C1 and format
+    characters, so ``list --json`` stays valid JSON after the CLI's stream has escaped them.
+    """
     text = text if isinstance(text, str) else str(text)
     out = []
     for ch in text:
         cat = unicodedata.category(ch)
         if cat in ("Cc", "Cf", "Zl", "Zp", "Cs"):
             code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
-                       else f"\\U{code:08x}")
+            if code < 0x20:
+                out.append(f"\\x{code:02x}")
+            elif code < 0x10000:
+                out.append(f"\\u{code:04x}")
+            else:
+                code -= 0x10000
+                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
         else:
             out.append(ch)
     return "".join(out)
