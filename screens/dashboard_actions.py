@@ -35,7 +35,7 @@ from store.ops.write import StoreChange
 from store.pools.view import CredentialView, PoolView
 from tui.services.host import HasApp, Host, host
 from tui.services.writer import WriteResult
-from tui.text.format import NULL, countdown, status_word
+from tui.text.format import NULL, remaining, status_word
 from tui.text.sentences import (
     READ_ONLY,
     REMOVE_SEEDED,
@@ -95,7 +95,7 @@ def describe(cv: CredentialView) -> str:
     tail = f" {err}" if err != NULL else ""
     left = cv.effective.seconds_left
     if left:                                       # the time left, so a shorter cooldown shows as such
-        tail += f" ({countdown(left)} left)"
+        tail += f" ({remaining(left)})"
     return f"{cv.pool} #{cv.index} {cv.label or NULL} (id {cv.id}) {status_word(cv.effective.status)}{tail}"
 
 
