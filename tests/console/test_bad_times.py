@@ -36,9 +36,9 @@ from store.paths import Home
 from store.pools import view
 from store.redaction import redact
 from tests.conftest import make_row, make_store, write_store
-from tests.console.test_hostile_console import screen_text
 from tests.time_values import ABSURD, FIELDS, NOW, STORED_TIME, hostile_row
 from tests.tui_sample import app_for, key
+from tests.tui_sample import visible_text as screen_text
 from tui.cli import entry
 from tui.text import format as fmt
 from tui.widgets import CredentialTable
