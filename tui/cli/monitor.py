@@ -34,6 +34,7 @@ from store.paths import Home, resolve_home
 from store.profiles.root import Root, resolve_root
 from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.inbound import gate_for
+from tui.cli import boundary
 from tui.text.format import clock_time
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -137,7 +138,11 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         return EXIT_OK
     log = _log(args.quiet)
     monitor = Monitor(rules=rules, gate=gate, home=home, root=root, metrics=metrics, targets=targets, log=log)
-    asyncio.run(_run(monitor, args.drain_timeout, what, log))
+    undo = boundary.follow_tracebacks(monitor.redactor)
+    try:
+        asyncio.run(_run(monitor, args.drain_timeout, what, log))
+    finally:
+        undo()
     return EXIT_OK
 
 
