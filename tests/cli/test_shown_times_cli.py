@@ -116,3 +116,13 @@ def test_negative_control_the_unchecked_forms_raise() -> None:
     with pytest.raises(json.JSONDecodeError):   # the old escape of a C1 character inside JSON text
         json.loads('"c1 \\x85"')
     assert NOW   # the fixtures' clock, so the property's rows are benched "a moment ago"
+
+
+def test_cooldown_over_an_absurd_bench_names_it_and_shorten_replaces_it(tmp_home: Home) -> None:
+    write_store(tmp_home, make_store({"openrouter": [hostile_row("last_error_reset_at", ABSURD)]}))
+    code, _, err = run(tmp_home, "cooldown", "openrouter", "aaaaaa", "--for", "15m")
+    assert code == 2 and "already benched until ⚠ bad time" in err and "internal error" not in err, err
+    code, out, err = run(tmp_home, "cooldown", "openrouter", "aaaaaa", "--for", "15m", "--shorten")
+    assert code == 0 and "benched until" in out, err
+    code, out, _ = run(tmp_home, "list", "--json")
+    assert json.loads(out)["pools"]["openrouter"]["credentials"][0]["data_error"] is None

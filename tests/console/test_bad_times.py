@@ -195,3 +195,32 @@ async def opened(home: Home) -> str:
     async with app.run_test(size=(120, 24)) as pilot:
         await pilot.pause()
         return screen_text(app)
+
+
+async def test_a_cooldown_over_an_absurd_bench_asks_and_replaces_it(tmp_home: Home) -> None:
+    """Replacing the bench is what an operator does next: the confirmation names the old
+    bench as a bad time, and yes replaces it; the data error is gone."""
+    plant(tmp_home, hostile_row("last_error_reset_at", ABSURD, token=CANARY))
+    app = app_for(tmp_home)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        app.dashboard.query_one(CredentialTable).move_to_key(key("openrouter", "aaaaaa"))
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, CooldownScreen)
+        await pilot.press("1", "5", "m", "enter")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        asked = screen_text(app)
+        assert "Shorten 1 longer bench?" in asked and "(⚠ bad" in asked, asked   # "time)" wraps
+        await pilot.press("y")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        after = screen_text(app)
+        cv = app.state.pools[0].credentials[0]
+    assert cv.effective.data_error is None and cv.effective.status == "cooling"
+    row = next(line for line in after.splitlines() if "key-aaaaaa" in line)
+    assert "⚠ bad" not in row and "15m" in row, after
+    assert CANARY not in asked + after
