@@ -11,7 +11,7 @@ from store.model import pool_rows, sorted_rows
 from store.ops import actions
 from store.ops.actions import Outcome
 from store.pools.view import CredentialView
-from tui.text.format import NULL, countdown, status_word
+from tui.text.format import NULL, remaining, status_word
 from tui.widgets.cells import error_text
 
 LIST_LIMIT = 8
@@ -59,7 +59,7 @@ def describe(cv: CredentialView) -> str:
     tail = f" {err}" if err != NULL else ""
     left = cv.effective.seconds_left
     if left:                                       # the time left, so a shorter cooldown shows as such
-        tail += f" ({countdown(left)} left)"
+        tail += f" ({remaining(left)})"
     return f"{cv.pool} #{cv.index} {cv.label or NULL} (id {cv.id}) {status_word(cv.effective.status)}{tail}"
 
 

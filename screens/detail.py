@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime
 from typing import Any, Callable
 
 from rich.table import Table
@@ -16,11 +15,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from store.model import parse_epoch
+from store.pools.times import on_calendar
 from store.pools.view import CredentialView
 from store.redaction.fingerprints import fingerprint
 from store.watch.home import HomeState
 from tui.services.host import host
-from tui.text.format import NULL, STATUS_STYLE, countdown, status_word
+from tui.text.format import BAD_TIME, NULL, STATUS_STYLE, full_time, relative, status_word
 from tui.text.shown import shown
 
 # Fields holding a time, and how to read them.
@@ -70,21 +70,19 @@ def masked_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def full_time(epoch: float) -> str:
-    """Local date and time to the second (a detail view has the room)."""
-    return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def relative(epoch: float, now: float) -> str:
-    if epoch > now:
-        return f"in {countdown(epoch - now)}"
-    return f"{countdown(now - epoch)} ago"
+def when(epoch: float, now: float) -> tuple[str, str]:
+    """(local time, how far from *now*) of a time the row's state gives."""
+    if not on_calendar(epoch):
+        return BAD_TIME, "no calendar shows it (see the data error)"
+    return full_time(epoch), relative(epoch, now)
 
 
 def time_meaning(value: Any, now: float) -> str:
     t = parse_epoch(value)
     if t is None:
         return NULL if value is None else "unparseable time"
+    if not on_calendar(t):
+        return f"{BAD_TIME}: no calendar shows it (see the data error)"
     return f"{full_time(t)} local · {relative(t, now)}"
 
 
@@ -105,8 +103,7 @@ def detail_lines(cv: CredentialView, now: float) -> list[tuple[str, str, str]]:
                       "dead": "never expires; only a reset or a new token clears it"}
     lines.append(("effective status", status_word(eff.status), status_meaning.get(eff.status, "")))
     if eff.available_at is not None and math.isfinite(eff.available_at):
-        lines.append(("available at", full_time(eff.available_at),
-                      relative(eff.available_at, now)))
+        lines.append(("available at", *when(eff.available_at, now)))
     lines.append(("next pick", "yes ←" if cv.next else "no", "what the pool's strategy picks next"))
     if eff.data_error:
         lines.append(("data error", eff.data_error, "the raw value, shown as stored; fix or reset the row"))
@@ -115,7 +112,7 @@ def detail_lines(cv: CredentialView, now: float) -> list[tuple[str, str, str]]:
         lines.append(("env backing", "set" if cv.backed else "unset",
                       "is the variable in the home's .env"))
     for model, until in sorted(eff.model_benches.items()):
-        lines.append((f"bench: {model}", full_time(until), relative(until, now)))
+        lines.append((f"bench: {model}", *when(until, now)))
     row = masked_row(cv.row)
     for key, value in row.items():
         if key in ("model_cooldowns", "model_cooldown_observed_at") and isinstance(value, dict):

@@ -29,9 +29,10 @@ from textual.widgets import DataTable, Footer, Static
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
 from screens.explain import Refusals
+from store.pools.times import on_calendar
 from tui.services.fleet_feed import FleetActionDone, FleetDown, FleetLink, FleetUpdate
 from tui.services.host import host
-from tui.text.format import NULL, countdown, ellipsize, local_time
+from tui.text.format import BAD_TIME, NULL, countdown, ellipsize, local_time
 from tui.text.sentences import READ_ONLY, RESET_WARNING
 from tui.text.shown import shown_lines
 
@@ -114,7 +115,7 @@ def host_line(h: HostInfo, now: float, version: int, me: str) -> str:
 
 
 def hhmm(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch).strftime("%H:%M")
+    return datetime.fromtimestamp(epoch).strftime("%H:%M") if on_calendar(epoch) else BAD_TIME
 
 
 class FleetScreen(Screen):

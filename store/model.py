@@ -168,7 +168,10 @@ def parse_epoch(value: Any) -> float | None:
         return None
     numeric: float | None = None
     if isinstance(value, (int, float)):
-        numeric = float(value)
+        try:
+            numeric = float(value)
+        except OverflowError:   # an integer too large for a float is no time either
+            return None
     elif isinstance(value, str):
         raw = value.strip()
         if not raw:

@@ -9,7 +9,7 @@ replace data we do not understand; so writes refuse (exit 3) and reads show the 
 Only fields hermes-admin reads or writes are checked, and only for the types it
 handles; unknown fields are never looked at. ``last_error_reset_at`` is deliberately
 not checked: Hermes tolerates any value there, and the view shows an unusable one as a
-data error on its row instead (policy.reset_at_problem).
+data error on its row instead (store.pools.times.reset_at_problem).
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ def _is_time(v: Any) -> bool:
     """Epoch seconds (finite number) or an ISO/numeric string, or null (spec section 2)."""
     if v is None or isinstance(v, str):
         return True
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    if isinstance(v, bool):
+        return False
+    # Any integer is finite (and math.isfinite raises on one too large for a float): a huge
+    # one is the view's data error to show (store.pools.times), not an unreadable store.
+    return isinstance(v, int) or (isinstance(v, float) and math.isfinite(v))
 
 
 def _opt_int(v: Any) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -48,6 +50,12 @@ def write_sample(home: Home, now: float = NOW) -> dict[str, Any]:
     write_store(home, doc)
     return doc
 
+
+
+def visible_text(app: HermesAdminApp) -> str:
+    """The visible text of the current screen, from its SVG screenshot (spans joined in order)."""
+    svg = app.export_screenshot()
+    return html.unescape("".join(re.findall(r"<text[^>]*>(.*?)</text>", svg, re.S))).replace("\xa0", " ")
 
 
 def app_for(home: Home, **kw: Any) -> HermesAdminApp:

@@ -4,7 +4,8 @@ Every text a host publishes (a bench's reason and message, whoever wrote them: a
 provider's error, an agent, an operator) passes :meth:`Outbound.text`:
 
 - every secret of the home (each row's tokens, config.yaml's keys, the ``.env`` values,
-  as ``store.redaction.redact.home_secrets`` collects them) becomes its **fleet
+  URL passwords, as ``store.redaction.redact.HomeSecrets`` collects them from the store the
+  daemon last read) becomes its **fleet
   fingerprint** ``fl:<12 hex>``, the HMAC under the fleet secret that ``fleet status``
   shows for that key, so a reader of Redis learns nothing of it, and an operator can
   still tell which key the message was about;
@@ -19,12 +20,14 @@ becomes ``fl:…``: a key was there, and nothing of it is kept.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
+from store.config.envfile import read_env
 from store.fleet.keys import FP_PREFIX, fleet_fingerprint, short
+from store.model import Doc
 from store.paths import Home
 from store.redaction.fingerprints import ELLIPSIS
-from store.redaction.redact import MIN_SECRET_LEN, Redactor, home_secrets
+from store.redaction.redact import MIN_SECRET_LEN, HomeSecrets, Redactor, config_data, home_secrets
 
 TEXT_LIMIT = 200
 
@@ -41,9 +44,20 @@ class Outbound:
 
     @classmethod
     def for_home(cls, home: Home | None, fleet_secret: bytes | None = None,
-                 extra: Iterable[str | None] = ()) -> Outbound:
-        """Every secret *home* holds or borrows now, plus *extra* (the rows just read)."""
-        secrets = set(home_secrets(home)) if home is not None else set()
+                 extra: Iterable[str | None] = (), *, doc: Doc | None = None,
+                 env: Mapping[str, str] | None = None, known: HomeSecrets | None = None) -> Outbound:
+        """Every secret *home* holds or borrows now, plus *extra* (the rows just read).
+
+        With *doc* (and *env*), the store and environment the caller read last: they are
+        not read again (a second parse of a 5 MB store per publish), only config.yaml is;
+        *known*, kept by the caller across publishes, walks again only what changed."""
+        if home is None:
+            secrets: set[str] = set()
+        elif doc is None:
+            secrets = set(home_secrets(home))
+        else:
+            secrets = set((known or HomeSecrets()).secrets(doc, config_data(home),
+                                                           read_env(home) if env is None else env))
         secrets.update(v for v in extra if isinstance(v, str))
         return cls(secrets, fleet_secret)
 

@@ -47,6 +47,7 @@ from store.fleet.state_file import write_state_file
 from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Doc, row_secrets
 from store.paths import Home
 from store.pools import events, policy
+from store.redaction.redact import HomeSecrets
 from store.watch.home import follow
 
 RECONCILE_INTERVAL = 5.0
@@ -102,6 +103,7 @@ class SyncDaemon:
         self._doc: Doc | None = None
         self._env: Mapping[str, str] = {}
         self._ttls: policy.Ttls = policy.DEFAULT_TTLS
+        self._known = HomeSecrets()   # the home's secrets from what the watcher read, kept walked
         self._threads: list[threading.Thread] = []
         self.applier = FleetApplier(home, secret, lock_timeout=lock_timeout, clock=clock, log=self.log,
                                     error=self._error)
@@ -229,9 +231,12 @@ class SyncDaemon:
         if not pending:
             return 0
         # The home's secrets as they are now, plus those of the rows being published: any
-        # of them in a reason or message goes out as its fleet fingerprint.
-        self.client.outbound = Outbound.for_home(self.home, self.secret, extra=[
-            s for _pool, rws in rows_by_pool(doc) for r in rws for s in row_secrets(r, env)])
+        # of them in a reason or message goes out as its fleet fingerprint. From the store
+        # just read (not read again); the kept walk is one thread's at a time.
+        with self._mu:
+            self.client.outbound = Outbound.for_home(self.home, self.secret, doc=doc, env=env, known=self._known,
+                                                     extra=[s for _pool, rws in rows_by_pool(doc) for r in rws
+                                                            for s in row_secrets(r, env)])
         n = 0
         for lr in pending:
             try:

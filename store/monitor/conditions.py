@@ -26,6 +26,7 @@ from store.model import AUTH_OAUTH, as_int, parse_epoch
 from store.monitor import rules as R
 from store.monitor.sample import ProfileSample, ProxyView, Sample, state_at
 from store.pools.policy import COOLING, DEAD
+from store.pools.times import BAD_TIME, LONGEST_SHOWN, on_calendar
 from store.pools.view import CredentialView, PoolView
 
 
@@ -68,11 +69,15 @@ def utc(t: float | None) -> str:
     """An absolute time as operators compare them across hosts."""
     if t is None or not math.isfinite(t):
         return "never"
+    if not on_calendar(t):   # a stored 1e+287: said, never raised on (gmtime would)
+        return BAD_TIME
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
 
 
 def span(seconds: float) -> str:
     """``59m 30s``, ``6d 23h``: the two largest units."""
+    if not abs(seconds) <= LONGEST_SHOWN:
+        return BAD_TIME
     s = max(0, int(seconds + 0.5))
     parts = []
     for unit, n in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):

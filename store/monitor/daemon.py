@@ -43,6 +43,7 @@ from store.paths import Home
 from store.profiles.findings import Finding
 from store.profiles.root import Root
 from store.proxy.inbound import Gate
+from store.redaction import crash
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls, merged
 from store.watch.home import HomeState, follow
 from store.watch.loop import StopFlag
@@ -117,6 +118,9 @@ class Monitor:
     async def start(self) -> None:
         """Bind the metrics port, take over a previous run's open alerts, start watching."""
         self._loop = asyncio.get_running_loop()
+        # A callback or task that raises is said through the log, redacted with the homes'
+        # secrets as last read (asyncio's default would print its traceback as it is).
+        self._loop.set_exception_handler(crash.loop_handler(self.log, self.redactor))
         self._queue = asyncio.Queue()
         previous = status.read(self.status_home)
         if status.is_running(previous) and previous is not None and previous.get("pid") != os.getpid():
@@ -243,6 +247,7 @@ class Monitor:
         self._timer = self._timer_at = None
         if self._stop.is_set() or not self._profiles:
             return
+        crash.crash_for_tests("monitor", self._a_token)
         now = self.clock()
         sample = self.sample(now)
         ev = evaluate(sample, self.rules, now)
@@ -292,6 +297,14 @@ class Monitor:
             self.deliveries = (self.deliveries + got)[-status.KEEP_DELIVERIES:]
             self._write_status()
             self._queue.task_done()
+
+    def redactor(self) -> Redactor:
+        """The redactor of every followed home as last read (its log and tracebacks pass it)."""
+        return self._redactor
+
+    def _a_token(self) -> object:
+        rows = [r for p in self._profiles.values() for pv in p.state.pools for r in (cv.row for cv in pv.credentials)]
+        return next((r.get("access_token") for r in reversed(rows) if r.get("access_token")), None)
 
     def _audit_home(self, n: Notification) -> Home:
         prof = self._profiles.get(n.condition.profile)

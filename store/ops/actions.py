@@ -28,7 +28,7 @@ from store.model import (
     sorted_rows,
     validate_pool_key,
 )
-from store.pools import policy
+from store.pools import policy, times
 from store.redaction.fingerprints import fingerprint, redact
 
 
@@ -202,7 +202,8 @@ class LongerBench(BadInput):
 
 
 def _when(t: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t))
+    # The bench being replaced is a stored time: 1e+284 from an older proxy is said, not raised on.
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if times.on_calendar(t) else times.BAD_TIME
 
 
 def current_bench(doc: Doc, pool: str, row: Row, now: float) -> float | None:

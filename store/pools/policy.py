@@ -24,6 +24,7 @@ from store.model import (
     priority_of,
     sorted_rows,
 )
+from store.pools import times
 
 # Effective statuses (what an operator sees), distinct from the stored last_status.
 OK = "ok"
@@ -77,7 +78,7 @@ class Effective:
     available_at: float | None       # epoch seconds the row is usable again (None: now/never)
     seconds_left: float | None       # > 0 only while cooling
     model_benches: dict[str, float] = field(default_factory=dict)  # model -> until, still future
-    data_error: str | None = None    # a stored value Hermes cannot use, shown raw (e.g. reset time)
+    data_error: str | None = None    # stored times Hermes cannot use or no calendar shows (times.data_problem)
 
     @property
     def usable(self) -> bool:
@@ -92,18 +93,6 @@ class Effective:
 
 
 _PLAIN_OK = Effective(OK, None, None, {}, None)
-
-
-def reset_at_problem(row: Row) -> str | None:
-    """Why the row's ``last_error_reset_at`` cannot be used (None when absent or usable).
-
-    Hermes then ignores it and falls back to ``last_status_at + TTL`` (spec section 4),
-    which is what :func:`until` computes; the raw value is shown so an operator can fix it.
-    """
-    value = row.get("last_error_reset_at")
-    if value is None or value == "" or parse_epoch(value) is not None:
-        return None
-    return f"last_error_reset_at {value!r} is not a usable time; Hermes ignores it"
 
 
 def is_dead(row: Row) -> bool:
@@ -195,13 +184,14 @@ def model_benches(row: Row, now: float) -> dict[str, float]:
 def effective(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) -> Effective:
     """The effective status of *row* at *now*."""
     benches = model_benches(row, now)
-    problem = reset_at_problem(row)
     if is_dead(row):
-        return Effective(DEAD, None, None, benches, problem)
+        return Effective(DEAD, None, None, benches, times.data_problem(row))
     if row.get("last_status") != STATUS_EXHAUSTED:
+        problem = times.data_problem(row)
         # Most rows of a large pool: one shared value (an Effective is never changed).
         return _PLAIN_OK if not benches and problem is None else Effective(OK, None, None, benches, problem)
     t = until(row, pool_rows, now, ttls)
+    problem = times.data_problem(row, t)
     if t is not None and t > now:
         return Effective(COOLING, t, t - now, benches, problem)
     return Effective(READY, t, None, benches, problem)

@@ -1,6 +1,9 @@
 """Secrets leave hermes-admin only as fingerprints: the one redaction boundary.
 
 ``fingerprints`` (``sk-or-…a1B2``), ``secret_ids`` (which rows share a secret, by a hash
-kept in memory) and ``redact`` (the redactor every output passes: the home's secrets,
-key shapes, URL userinfo). Imports the store core and ``config``'s YAML guard.
+kept in memory), ``walk`` (which fields of a store, a config and an environment hold a
+secret), ``urls`` (a URL's password, shown as ``***``), ``redact`` (the redactor every output
+passes: the home's secrets, key shapes, URL userinfo) and ``crash`` (every traceback
+hermes-admin prints, through the redactor, never with locals). Imports the store core and
+``config``'s YAML guard.
 """

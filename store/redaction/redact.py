@@ -8,7 +8,9 @@ A :class:`Redactor` replaces, in any text or JSON-like value:
   providers, auxiliary), and the ``.env`` values rows or config borrow;
 - values registered at runtime with :func:`register` (an argument that was a key);
 - key-shaped strings, by provider prefix and minimum length (:data:`KEY_PATTERNS`),
-  so a key nobody told us about is still caught.
+  so a key nobody told us about is still caught;
+- the password of any URL's userinfo (``http://user:***@host``, store.redaction.urls),
+  and, as a known secret, the password of every ``*url`` field of the store and config.
 
 Each is replaced by :func:`store.redaction.fingerprints.fingerprint` (``sk-or-…a1B2``), so the output
 is idempotent: a fingerprint holds ``…`` and is never key-shaped itself.
@@ -25,7 +27,6 @@ where keys do not belong (labels, reasons, base URLs, pool names, targets).
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import unicodedata
@@ -40,6 +41,8 @@ from store.config.envfile import read_env
 from store.errors import StoreUnreadable
 from store.paths import Home
 from store.redaction.fingerprints import ELLIPSIS, fingerprint
+from store.redaction.urls import mask_userinfo
+from store.redaction.walk import env_borrowed, walk_secrets, walked_row
 
 # Known secrets shorter than this are not replaced by value: a 4-letter "secret" would
 # garble ordinary words everywhere. Key-shaped patterns below catch real keys anyway.
@@ -61,11 +64,6 @@ KEY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 # A single long token mixing letters and digits: key-like for *refusing input*, but not
 # redacted from output (UUIDs, hashes and long ids would be garbled).
 _LONG_TOKEN = re.compile(r"^[A-Za-z0-9_\-.+/=]{32,}$")
-
-# Field names (store rows, config at any depth) whose string values are secrets.
-_SECRET_NAME = re.compile(r"(?:^|_)(?:token|secret|password|api_?key|agent_key|access_key)$",
-                          re.IGNORECASE)
-_ENV_SECRET_NAME = re.compile(r"(?:KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
 
 _runtime: set[str] = set()
 
@@ -159,6 +157,7 @@ class Redactor:
         text = text if isinstance(text, str) else str(text)
         if len(text) < MIN_SECRET_LEN:
             return text  # no known secret and no key shape is this short
+        text = mask_userinfo(text)   # first: a password goes whole, as ***, whatever its shape
         for s in self._present(text):
             text = text.replace(s, _fp(s))
         if _ANY_KEY.search(text):
@@ -182,55 +181,31 @@ class Redactor:
 def escape_controls(text: Any) -> str:
     """*text* with control, bidi, zero-width and line/paragraph separator characters shown
     as escapes (``\\x1b``, ``\\u202e``), so text from a store is never sent raw to a
-    terminal (no title changes, no cleared screen, no reordered line)."""
+    terminal (no title changes, no cleared screen, no reordered line).
+
+    Above the C0 range each escape is also a JSON escape (``\\u0085``, a surrogate pair
+    beyond U+FFFF): ``json.dumps`` escapes C0 itself but passes DEL, C1 and format
+    characters, so ``list --json`` stays valid JSON after the CLI's stream has escaped them.
+    """
     text = text if isinstance(text, str) else str(text)
     out = []
     for ch in text:
         cat = unicodedata.category(ch)
         if cat in ("Cc", "Cf", "Zl", "Zp", "Cs"):
             code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
-                       else f"\\U{code:08x}")
+            if code < 0x20:
+                out.append(f"\\x{code:02x}")
+            elif code < 0x10000:
+                out.append(f"\\u{code:04x}")
+            else:
+                code -= 0x10000
+                out.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
         else:
             out.append(ch)
     return "".join(out)
 
 
 # --- collecting a home's secrets ------------------------------------------------------------
-
-_SECRET, _ENV_REF, _SOURCE, _OTHER = range(4)
-
-
-@functools.lru_cache(maxsize=4096)
-def _field_kind(name: str) -> int:
-    """What a string under field *name* is (field names repeat: one regex search each)."""
-    if _SECRET_NAME.search(name):
-        return _SECRET
-    if name in ("key_env", "api_key_env"):
-        return _ENV_REF
-    return _SOURCE if name == "source" else _OTHER
-
-
-def _walk_secrets(node: Any, out: set[str], env_refs: set[str], depth: int = 0) -> None:
-    if depth > 64:
-        return
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if isinstance(v, str):
-                kind = _field_kind(k if isinstance(k, str) else str(k))
-                if kind == _SECRET:
-                    out.add(v)
-                elif kind == _ENV_REF:
-                    env_refs.add(v)
-                elif kind == _SOURCE and v.startswith("env:"):
-                    env_refs.add(v[4:])
-            elif isinstance(v, (dict, list)):
-                _walk_secrets(v, out, env_refs, depth + 1)
-    elif isinstance(node, list):
-        for v in node:
-            if isinstance(v, (dict, list)):
-                _walk_secrets(v, out, env_refs, depth + 1)
-
 
 def _load(path: Path, cap: int, parse: Any) -> Any:
     """Best-effort parse for collecting secrets: a file we cannot read holds none we can show."""
@@ -248,16 +223,22 @@ def _yaml(path: Path) -> Callable[[bytes], Any]:
     return parse
 
 
+def config_data(home: Home) -> Any:
+    """config.yaml parsed for collecting its secrets (None when it cannot be read)."""
+    return _load(home.config, safeio.CONFIG_CAP, _yaml(home.config))
+
+
 def home_secrets(home: Home) -> set[str]:
-    """Every secret a home holds or borrows: store tokens, config keys, borrowed .env values."""
+    """Every secret a home holds or borrows: store tokens, config keys, borrowed .env values.
+    Reads the files; a reader that holds them already asks :meth:`HomeSecrets.secrets`."""
     found: set[str] = set()
     refs: set[str] = set()
-    _walk_secrets(_load(home.auth, safeio.AUTH_CAP, lambda b: json.loads(b.decode("utf-8-sig"))),
-                  found, refs)
-    _walk_secrets(_load(home.config, safeio.CONFIG_CAP, _yaml(home.config)), found, refs)
+    walk_secrets(_load(home.auth, safeio.AUTH_CAP, lambda b: json.loads(b.decode("utf-8-sig"))),
+                 found, refs)
+    walk_secrets(config_data(home), found, refs)
     env = read_env(home)
     for name, value in env.items():
-        if name in refs or _ENV_SECRET_NAME.search(name):
+        if env_borrowed(name, refs):
             found.add(value)
     return found
 
@@ -267,19 +248,10 @@ def from_parts(doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
     reload does not read the files a second time."""
     found: set[str] = set()
     refs: set[str] = set()
-    _walk_secrets(doc, found, refs)
-    _walk_secrets(config_data, found, refs)
-    found.update(v for k, v in env.items() if k in refs or _ENV_SECRET_NAME.search(k))
+    walk_secrets(doc, found, refs)
+    walk_secrets(config_data, found, refs)
+    found.update(v for k, v in env.items() if env_borrowed(k, refs))
     return Redactor(found)
-
-
-def _row_secrets(row: Any) -> tuple[Any, frozenset[str], frozenset[str]]:
-    """(row, its secrets, its env references), found at the depth a whole-document walk
-    meets a pool's row."""
-    f: set[str] = set()
-    r: set[str] = set()
-    _walk_secrets(row, f, r, 3)
-    return (row, frozenset(f), frozenset(r))
 
 
 class HomeSecrets:
@@ -298,6 +270,7 @@ class HomeSecrets:
         self._env: frozenset[str] = frozenset()
         self._redactor = Redactor()
         self._known: frozenset[str] = frozenset()
+        self._redacting: frozenset[str] = self._known   # the set self._redactor was built from
 
     def _walked(self, place: Any, node: Any, parts: dict[Any, Any], name: str | None = None) -> None:
         """Note the secrets of *node* (found under the field *name*, if any) at *place*."""
@@ -307,7 +280,7 @@ class HomeSecrets:
             return
         found: set[str] = set()
         refs: set[str] = set()
-        _walk_secrets(node if name is None else {name: node}, found, refs)
+        walk_secrets(node if name is None else {name: node}, found, refs)
         parts[place] = (node, frozenset(found), frozenset(refs))
 
     def _pool(self, pool: Any, rows: Any, parts: dict[Any, Any]) -> None:
@@ -329,7 +302,7 @@ class HomeSecrets:
             same = True
             for i, (row, old) in enumerate(zip(rows, seen, strict=True)):
                 if old[0] is not row:
-                    per_row[i] = got = _row_secrets(row)
+                    per_row[i] = got = walked_row(row)
                     same = same and got[1] == old[1] and got[2] == old[2]
             if same:
                 parts[place] = (rows, hit[1], hit[2], per_row)
@@ -337,12 +310,15 @@ class HomeSecrets:
         else:
             by_id = {id(got[0]): got for got in seen or ()}
             per_row = [got if (got := by_id.get(id(row))) is not None and got[0] is row
-                       else _row_secrets(row) for row in rows]  # an id can be reused
+                       else walked_row(row) for row in rows]  # an id can be reused
         parts[place] = (rows, frozenset().union(*(got[1] for got in per_row)),
                         frozenset().union(*(got[2] for got in per_row)), per_row)
 
-    def redactor(self, doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
-        """The redactor for this read of the home (equal to :func:`from_parts`)."""
+    def secrets(self, doc: Any, config_data: Any, env: Mapping[str, str]) -> frozenset[str]:
+        """Every secret of this read of the home (the store's tokens and keys, config.yaml's,
+        the ``.env`` values they borrow, URL passwords), from what the reader already holds:
+        no file is read, and only the parts that are new objects since the last call are
+        walked again. The same set object while the secrets are the same."""
         parts: dict[Any, tuple[Any, ...]] = {}
         if isinstance(doc, dict):
             for key, value in doc.items():
@@ -355,15 +331,23 @@ class HomeSecrets:
         before = self._parts
         self._parts = parts
         refs = frozenset().union(*(p[2] for p in parts.values()))
-        env_found = frozenset(v for k, v in env.items() if k in refs or _ENV_SECRET_NAME.search(k))
-        # Same places, and every part walked again found the same secrets: same redactor.
+        env_found = frozenset(v for k, v in env.items() if env_borrowed(k, refs))
+        # Same places, and every part walked again found the same secrets: the same set.
         if parts.keys() == before.keys() and env_found == self._env and all(
                 part[1] == before[k][1] for k, part in parts.items() if part is not before[k]):
-            return self._redactor
+            return self._known
         self._env = env_found
         known = frozenset().union(env_found, *(p[1] for p in parts.values()))
         if known != self._known:
             self._known = known
+        return self._known
+
+    def redactor(self, doc: Any, config_data: Any, env: Mapping[str, str]) -> Redactor:
+        """The redactor for this read of the home (equal to :func:`from_parts`): the same
+        object while the secrets are the same, so text shown through it stays valid."""
+        known = self.secrets(doc, config_data, env)
+        if known is not self._redacting:
+            self._redacting = known
             self._redactor = Redactor(known)
         return self._redactor
 

@@ -292,7 +292,8 @@ def test_every_secret_of_the_home_reaches_redis_only_as_its_fleet_fingerprint(fl
 def test_negative_control_the_rows_own_secret_only_leaks_the_rest(fleet: Any, redis_server: Any,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     home, daemon, _b, _heard = fleet
-    monkeypatch.setattr(Outbound, "for_home", classmethod(lambda cls, home, fleet_secret=None, extra=(): cls()))
+    monkeypatch.setattr(Outbound, "for_home",
+                        classmethod(lambda cls, home, fleet_secret=None, extra=(), **_read: cls()))
     with transaction(home) as doc:
         target = doc["credential_pool"][POOL][1]
         target.update(last_status="exhausted", last_status_at=time.time(), last_error_code=429,

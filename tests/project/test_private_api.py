@@ -3,6 +3,10 @@ is a Line API ScrollView built on Textual's public API only).
 
 - store/watch/loop.py builds ``watchfiles._rust_notify.RustNotify`` directly, so the watch is
   armed before the first load.
+- tui/app/console.py overrides ``textual.app.App._fatal_error``: Textual has no public hook for
+  its crash report, whose own version prints every local of every frame (a row's
+  ``access_token`` included). The override keeps Textual's exit path through the public
+  ``App.panic`` and prints the redacted traceback instead (RELIABILITY 36).
 
 When an upgrade renames or reshapes any of these, these tests fail first, naming what
 changed, instead of the console drawing stale rows or the watcher dying at run time.
@@ -43,3 +47,18 @@ def test_private_api_is_used_in_one_module_each() -> None:
             if f"from {prefix}" in text or f"import {prefix}" in text:
                 users[prefix].add(name)
     assert users == {"textual._": set(), "watchfiles._": {"store.watch.loop"}}
+
+
+def test_textual_still_reports_crashes_through_fatal_error() -> None:
+    from textual.app import App
+
+    assert _params(App._fatal_error) == [], "App._fatal_error changed its signature"
+    source = inspect.getsource(App._handle_exception)
+    assert "self._fatal_error()" in source, "App._handle_exception no longer calls _fatal_error"
+    assert _params(App.panic) == ["renderables"], "App.panic, the public way out, changed"
+
+
+def test_the_crash_report_override_is_in_one_module() -> None:
+    overriding = {name for name, path in modules(ROOT).items()
+                  if "def _fatal_error(" in path.read_text(encoding="utf-8")}
+    assert overriding == {"tui.app.console"}

@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from store.pools import policy
+from store.pools import policy, times
 from store.pools.policy import Ttls
 
 NOW = 1_800_000_000.0
@@ -159,9 +159,9 @@ def test_only_live_row() -> None:
 
 
 def test_reset_at_problem_none_and_empty_are_fine() -> None:
-    assert policy.reset_at_problem(row("a", last_error_reset_at=None)) is None
-    assert policy.reset_at_problem(row("a", last_error_reset_at="")) is None
-    assert policy.reset_at_problem(row("a", last_error_reset_at=" ")) is not None
+    assert times.reset_at_problem(row("a", last_error_reset_at=None)) is None
+    assert times.reset_at_problem(row("a", last_error_reset_at="")) is None
+    assert times.reset_at_problem(row("a", last_error_reset_at=" ")) is not None
 
 
 def test_known_strategy() -> None:

@@ -11,10 +11,12 @@ it opens, and how `q` leaves them, are its :class:`tui.app.registry.Views`.
 
 from __future__ import annotations
 
+import sys
 from collections import deque
 from pathlib import Path
 from typing import Any, ClassVar, Iterable
 
+from rich.text import Text
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, Keymap
@@ -26,7 +28,7 @@ from screens.dashboard import DashboardScreen
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
 from store.pools import events as ev
-from store.redaction import redact
+from store.redaction import crash, redact
 from store.watch.home import HomeLoader, HomeState, follow
 from store.watch.loop import StopFlag
 from tui.app import session_end
@@ -207,6 +209,26 @@ class HermesAdminApp(App):
         self.log_events(events)
         self.state_signal.publish(state)
 
+    # ------------------------------------------------------------ crash report
+    def _fatal_error(self) -> None:
+        # Textual has no public hook for its crash report: App._handle_exception calls this
+        # method, whose own version prints a rich Traceback with show_locals=True (every local
+        # of every frame, a row's access_token included) straight to the terminal. Kept: the
+        # bell, and panic(), Textual's public way to print on exit. Replaced: what is printed,
+        # the traceback through the redaction boundary with no locals (store.redaction.crash).
+        # tests/project/test_private_api.py pins the method this relies on (textual <9).
+        self.bell()
+        error = sys.exc_info()[1]
+        self.panic(crash_report(error, self.crash_redactor()))
+
+    def crash_redactor(self) -> redact.Redactor:
+        """What a crash report is redacted with: every secret on screen so far, and the
+        home's as its files hold them now (the crash may come before the first read)."""
+        try:
+            return redact.merged([shown.redactor(), redact.for_home(self.home)])
+        except Exception:  # a crash report must come out; the screen's secrets still apply
+            return shown.redactor()
+
     def notify(self, message: str, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
         """Every toast passes the console's text funnel (redacted, controls escaped)."""
         super().notify(shown.shown(message), *args, **kwargs)
@@ -233,6 +255,13 @@ class HermesAdminApp(App):
         if self.screen_stack:
             self.dashboard.add_events(events)
 
+
+
+def crash_report(error: BaseException | None, redactor: redact.Redactor) -> Text:
+    """What the console prints when it dies: a sentence, then the redacted traceback."""
+    head = "hermes-admin stopped on an internal error (keys are shown as fingerprints, no values of variables)"
+    body = crash.report(error, redactor) if error is not None else "no traceback was available"
+    return Text(f"{head}:\n{body}", no_wrap=False)
 
 
 def run(home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,

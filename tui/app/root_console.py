@@ -97,6 +97,14 @@ class RootApp(HermesAdminApp):
         self.use_profile(self.acting if state.profile(self.acting) else DEFAULT_PROFILE)
         self.root_signal.publish(state)
 
+    def crash_redactor(self) -> redact.Redactor:
+        """The console's, plus every profile's secrets as their files hold them now."""
+        try:
+            return redact.merged([super().crash_redactor(),
+                                  *(redact.for_home(p.home) for p in discover(self.root))])
+        except Exception:  # a crash report must come out; the screen's secrets still apply
+            return shown.redactor()
+
     def use_profile(self, name: str) -> None:
         """Make *name* the acting profile: screens' ``home`` and ``state`` become its own."""
         rs = self.root_state

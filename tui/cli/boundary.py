@@ -14,16 +14,18 @@ whichever verb printed them. Only newline and tab pass as they are.
 from __future__ import annotations
 
 import io
+import logging
 import os
 import sys
-from typing import Sequence, TextIO
+import threading
+from typing import Callable, Sequence, TextIO
 
 from store.errors import HermesAdminError
 from store.fleet.keys import url_passwords
 from store.ops import textcheck
 from store.paths import resolve_home
 from store.profiles import root
-from store.redaction import redact
+from store.redaction import crash, redact
 
 # Options whose value is a key: registered whole, whatever its shape.
 SECRET_OPTIONS = ("--api-key", "--redis", "--secret")
@@ -179,6 +181,32 @@ def settle_streams() -> None:
                 os.close(devnull)
         except (OSError, ValueError):
             pass
+
+
+def follow_tracebacks(redactor_of: Callable[[], redact.Redactor]) -> Callable[[], None]:
+    """For a long-running verb: every traceback it prints later goes through the redactor
+    *redactor_of* gives at that moment (the homes' secrets as last read, not only those the
+    boundary knew at start), without locals: log records with a traceback (aiohttp's
+    "Error handling request", asyncio's) and a thread that dies. Returns the undo."""
+    root = logging.getLogger()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s: %(message)s", "%H:%M:%S"))
+    handler.addFilter(crash.LogRedaction(redactor_of))
+    saved_handlers, saved_hook = list(root.handlers), threading.excepthook
+    root.handlers = [handler]
+
+    def thread_died(args: threading.ExceptHookArgs) -> None:
+        if args.exc_value is not None:
+            name = args.thread.name if args.thread is not None else "a thread"
+            sys.stderr.write(f"hermes-admin: {name} stopped: {crash.report(args.exc_value, redactor_of())}\n")
+
+    threading.excepthook = thread_died
+
+    def undo() -> None:
+        root.handlers = saved_handlers
+        threading.excepthook = saved_hook
+
+    return undo
 
 
 def debug_enabled() -> bool:

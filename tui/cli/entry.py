@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import traceback
 from typing import Callable, Sequence
 
 from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
 from store.profiles.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
+from store.redaction import crash
 from tui.cli import (
     boundary,
     config_verbs,
@@ -126,10 +126,10 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     except RecursionError:
         _fail("input nested too deeply to read")
         return EXIT_BAD_INPUT
-    except Exception as exc:  # never a raw traceback: the stream redacts even the debug one
-        _fail(f"internal error: {type(exc).__name__}: {exc}")
+    except Exception as exc:  # never a raw traceback: the debug one passes the boundary, no locals
+        _fail(f"internal error: {crash.summary(exc, edge.redactor)}")
         if boundary.debug_enabled():
-            sys.stderr.write(traceback.format_exc())
+            sys.stderr.write(crash.report(exc, edge.redactor) + "\n")
         return EXIT_FAILURE
 
 

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from store.errors import EXIT_FAILURE, EXIT_OK, BadInput
 from store.paths import Home, resolve_home
+from store.pools.times import on_calendar
 from tui.text.durations import MAX_SECONDS, parse_duration
-from tui.text.format import NULL, countdown, local_time
+from tui.text.format import BAD_TIME, NULL, countdown, local_time
 
 # Imported in the commands, not here: redis-py and store.fleet add ~125 ms to every
 # hermes-admin start (python -X importtime), and only the fleet verbs need them.
@@ -228,7 +229,8 @@ def _disconnected(args: argparse.Namespace, exc: BaseException) -> int:
     state = read_state_file(home_of(args))
     since = state.get("disconnected_since") if state else None
     if isinstance(since, (int, float)):
-        line = f"fleet: disconnected since {datetime.fromtimestamp(since).strftime('%H:%M')}"
+        when = datetime.fromtimestamp(since).strftime("%H:%M") if on_calendar(since) else BAD_TIME
+        line = f"fleet: disconnected since {when}"
     else:
         line = "fleet: disconnected"
     reason = scrub(str(exc), args.redis)

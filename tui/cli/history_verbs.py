@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any, Callable
 
 from store.errors import BadInput
 from store.ops import audit, undo
 from store.ops.write import StoreChange, perform
 from tui.cli.common import confirm, home_of, print_notes
-from tui.text.format import NULL
+from tui.text.format import NULL, full_time
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
@@ -63,7 +62,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         print("no operator action is kept in this home's history")
         return 0
     for e in got:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(e["time"] or 0))) if e["time"] else NULL
+        when = full_time(e["time"]) if e["time"] else NULL
         rows = ", ".join(e["rows"][:3]) + (f" +{len(e['rows']) - 3}" if len(e["rows"]) > 3 else "")
         print(f"{e['n']:>3}  {e['id']}  {when}  {e['user'] or NULL} {e['via'] or NULL}: "
               f"{e['action'] or NULL} {rows or NULL}")

@@ -22,7 +22,6 @@ import os
 import re
 import signal
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -35,6 +34,8 @@ from store.paths import Home, resolve_home
 from store.profiles.root import Root, resolve_root
 from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.inbound import gate_for
+from tui.cli import boundary
+from tui.text.format import clock_time
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 NOTIFY_ENV = "HERMES_ADMIN_MONITOR_NOTIFY"
@@ -137,7 +138,11 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         return EXIT_OK
     log = _log(args.quiet)
     monitor = Monitor(rules=rules, gate=gate, home=home, root=root, metrics=metrics, targets=targets, log=log)
-    asyncio.run(_run(monitor, args.drain_timeout, what, log))
+    undo = boundary.follow_tracebacks(monitor.redactor)
+    try:
+        asyncio.run(_run(monitor, args.drain_timeout, what, log))
+    finally:
+        undo()
     return EXIT_OK
 
 
@@ -156,7 +161,7 @@ async def _run(monitor: Any, drain: float, what: str, log: Callable[[str], None]
 
 
 def _hhmm(ts: Any) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "—"
+    return clock_time(ts)   # a status file another process wrote: checked, never raised on
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -30,7 +30,7 @@ from tui.cli.common import (
     warn,
 )
 from tui.text.durations import parse_duration, parse_when
-from tui.text.format import NULL, countdown
+from tui.text.format import NULL, countdown, countdown_to, full_time, remaining
 
 
 def _priority(text: str) -> int:
@@ -163,14 +163,14 @@ def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lam
             state = {"cooling": "exhausted", "ready": "exhausted", "dead": "dead"}[eff.status]
             parts.append(f"{state} {why}".rstrip())
             if eff.status == "cooling":
-                parts.append(f"({countdown(eff.seconds_left)} left)")
+                parts.append(f"({remaining(eff.seconds_left)})")
             elif eff.status == "ready":
                 parts.append("(ready to retry)")
             else:
                 parts.append("(never expires: reset or re-add)")
         if eff.model_benches:
             parts.append("models benched: " + ", ".join(
-                f"{m} {countdown(t - now)}" for m, t in sorted(eff.model_benches.items())))
+                f"{m} {countdown_to(t, now)}" for m, t in sorted(eff.model_benches.items())))
         if eff.data_error:
             parts.append(f"[data error: {eff.data_error}]")
         if cv.backed is False:
@@ -259,7 +259,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return 0
     for e in entries:
-        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(e.get("time") or 0)))
+        when = full_time(e.get("time") or 0)   # a time another tool wrote: checked, never raised on
         rows = ", ".join(f"{c.get('label')}({c.get('id')})" for c in e.get("changes") or []) or NULL
         print(f"{when} {e.get('user')}@{e.get('host')} {e.get('via')}: {e.get('action')} {e.get('pool')} {rows}")
     return 0

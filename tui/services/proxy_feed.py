@@ -17,7 +17,7 @@ from typing import Any
 
 from store.paths import Home
 from store.proxy.stats import is_live, read_statuses
-from tui.text.format import NULL
+from tui.text.format import NULL, clock_time
 
 
 def live_status(home: Home, now: float | None = None) -> dict[str, Any] | None:
@@ -31,7 +31,7 @@ def live_status(home: Home, now: float | None = None) -> dict[str, Any] | None:
 
 def hhmm(ts: Any) -> str:
     """Local HH:MM:SS of an epoch, or ``—``."""
-    return time.strftime("%H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else NULL
+    return clock_time(ts)   # a status file another process wrote: checked, never raised on
 
 
 def text(value: Any) -> str:

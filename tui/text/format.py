@@ -1,11 +1,24 @@
-"""Text forms shared by the CLI and the TUI: countdowns, nulls, times, statuses."""
+"""Text forms shared by the CLI and the TUI: countdowns, nulls, times, statuses.
+
+Every time the console or the CLI shows passes :func:`local_time`, :func:`full_time`,
+:func:`countdown` or :func:`relative`: a stored time no calendar shows (``1e+287``, an ISO
+year 0001; :mod:`store.pools.times`) is shown as :data:`BAD_TIME` (``⚠ bad time``) or, in a
+countdown, :data:`BAD_SPAN`, never raised on. The row's data error says what it holds.
+"""
 
 from __future__ import annotations
 
 import math
 from datetime import datetime
+from typing import Any
 
+from store.pools.times import BAD_TIME as BAD_TIME
+from store.pools.times import LONGEST_SHOWN, on_calendar
 from store.pools.view import NULL as NULL
+
+# A countdown to a time no calendar shows: a symbol and a word that fit the table's
+# 8-cell "left" column (``⚠ bad time`` would be cut there).
+BAD_SPAN = "⚠ bad"
 
 # Every state has a word and a symbol, so colour is never the only signal.
 STATUS_SYMBOL = {"ok": "●", "cooling": "◐", "ready": "○", "dead": "✖"}
@@ -21,8 +34,10 @@ def countdown(seconds: float | None) -> str:
     """
     if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
         return NULL
-    if math.isinf(seconds):
+    if isinstance(seconds, float) and math.isinf(seconds):
         return "never"
+    if not abs(seconds) <= LONGEST_SHOWN:
+        return BAD_SPAN
     s = max(0, int(math.ceil(seconds)))
     days, rem = divmod(s, 86400)
     hours, rem = divmod(rem, 3600)
@@ -42,21 +57,70 @@ def countdown_changes_in(seconds: float) -> float:
     """Seconds until :func:`countdown` of a cooldown *seconds* away shows other text: within
     a second under ten minutes, at the next minute boundary under a day, else at the next
     hour. The console sleeps until then instead of waking every second."""
-    if not math.isfinite(seconds) or seconds <= 0:
-        return math.inf
+    if not math.isfinite(seconds) or seconds <= 0 or seconds > LONGEST_SHOWN:
+        return math.inf   # never changes: over, or a countdown to no time (BAD_SPAN)
     s = int(math.ceil(seconds))
     unit = 1 if s < 600 else 60 if s < 86400 else 3600
     return max(0.0, seconds - ((s // unit) * unit - 1))
 
 
+def _local(epoch: Any) -> datetime | None:
+    """*epoch* as a local datetime, or None when no calendar shows it."""
+    if not on_calendar(epoch):
+        return None
+    try:
+        return datetime.fromtimestamp(epoch)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
 def local_time(epoch: float | None, now: float | None = None) -> str:
     """Absolute local time; the date is shown only when it is not today."""
-    if epoch is None or math.isinf(epoch):
+    if epoch is None or (isinstance(epoch, float) and math.isinf(epoch)):
         return NULL
-    dt = datetime.fromtimestamp(epoch)
-    if now is not None and datetime.fromtimestamp(now).date() == dt.date():
+    dt = _local(epoch)
+    if dt is None:
+        return BAD_TIME
+    today = _local(now) if now is not None else None
+    if today is not None and today.date() == dt.date():
         return dt.strftime("%H:%M:%S")
     return dt.strftime("%Y-%m-%d %H:%M")
+
+
+def clock_time(epoch: Any) -> str:
+    """Local ``HH:MM:SS`` of an epoch from a status file; ``—`` for no number."""
+    if isinstance(epoch, bool) or not isinstance(epoch, (int, float)):
+        return NULL
+    dt = _local(epoch)
+    return BAD_TIME if dt is None else dt.strftime("%H:%M:%S")
+
+
+def full_time(epoch: Any) -> str:
+    """Local date and time to the second (a detail view, the audit log)."""
+    if epoch is None:
+        return NULL
+    dt = _local(epoch)
+    return BAD_TIME if dt is None else dt.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def relative(epoch: float, now: float) -> str:
+    """``in 5m 0s`` or ``2h 3m ago``; :data:`BAD_TIME` for a time no calendar shows."""
+    if not on_calendar(epoch):
+        return BAD_TIME
+    if epoch > now:
+        return f"in {countdown(epoch - now)}"
+    return f"{countdown(now - epoch)} ago"
+
+
+def remaining(seconds: float | None) -> str:
+    """``59m 30s left`` for a cooldown, :data:`BAD_TIME` when it ends on no calendar."""
+    text = countdown(seconds)
+    return BAD_TIME if text == BAD_SPAN else f"{text} left"
+
+
+def countdown_to(epoch: float, now: float) -> str:
+    """:func:`countdown` to *epoch*, or :data:`BAD_TIME` when no calendar shows it."""
+    return countdown(epoch - now) if on_calendar(epoch) else BAD_TIME
 
 
 # "dead" is a light red, not ANSI red: red is dark (237 on 235 under NO_COLOR, 3.6:1 in colour).
