@@ -361,7 +361,9 @@ def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
         if pending is not None:      # an operator's edit keeps the file as it was
             if raw is not None:
                 history.keep_before(pending, path, path.name)
-            pending.meta["config"] = {"file": path.name, "touched": sorted(touched), "after": data.decode("utf-8")}
+            written, _ = load_plain(data, path)
+            pending.meta["config"] = {"file": path.name, "touched": sorted(touched), "after": {
+                k: history.digest(written.get(k, history.ABSENT)) for k in sorted(touched)}}
         write_keeping_mode(path, data)
         session.written = data
 

@@ -4,8 +4,9 @@ An operator action (a CLI verb, a console write, a config edit) gets an id
 (``20261201T204512123456Z-3f9a0c``). Before its write replaces auth.json or config.yaml, the file
 as it was is kept in ``<home>/hermes-admin-history/auth.json.<id>`` (a hard link of the
 old inode: no copy) or ``config.yaml.<id>``, and ``<id>.json`` records what the action
-touched: for auth.json the rows it changed, as it left them (a secret field only as a
-hash: the record holds no key); for config.yaml the top-level keys and the text it wrote.
+touched: for auth.json the rows it changed, as it left them, and for config.yaml the
+top-level keys it wrote, each value only as a digest (the record holds no key and no value:
+undo compares digests and takes the values back from the kept copy).
 The audit line carries the id. Only operator writes keep copies: the proxy's count
 flushes, the fleet daemon and agents write through :func:`store.transaction.transaction`
 without one, so they never replace a kept copy.
@@ -24,7 +25,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +33,6 @@ from typing import Any
 
 from store import safeio
 from store.errors import StoreUnreadable, WriteFailed
-from store.model import SECRET_FIELDS, Row
 from store.paths import Home
 
 HISTORY_DIR = "hermes-admin-history"
@@ -62,18 +62,23 @@ def _id_of(name: str) -> str | None:
     return tail if valid_id(tail) else None
 
 
-def scrub_row(row: Row) -> Row:
-    """*row* with each secret field as ``sha256:<hex>``: compared by undo, never a key."""
-    out = dict(row)
-    for f in SECRET_FIELDS:
-        v = out.get(f)
-        if isinstance(v, str) and v:
-            out[f] = "sha256:" + hashlib.sha256(v.encode()).hexdigest()
-    return out
-
-
 def folder(home: Home) -> Path:
     return home.root / HISTORY_DIR
+
+
+ABSENT = "absent"
+
+
+def digest(value: Any) -> str:
+    """A value as ``sha256:<hex>`` of its canonical JSON: undo compares what an action left
+    with what is there now without the record holding the value (a key, a URL's password)."""
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str, allow_nan=True)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def digests(mapping: Mapping[str, Any]) -> dict[str, str]:
+    """Every field of a row (or key of a config) as its digest."""
+    return {str(k): digest(v) for k, v in mapping.items()}
 
 
 @dataclass

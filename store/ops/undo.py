@@ -60,7 +60,7 @@ class Plan:
         out = []
         for r in self.rows:
             before = _find(self.before_doc, r["pool"], r["id"])
-            label = (before or r.get("after") or {}).get("label") or r["id"]
+            label = r.get("label") or r["id"]
             if r.get("after") is None:
                 out.append(f"{r['pool']} {label} (id={r['id']}): comes back")
             elif before is None:
@@ -188,8 +188,9 @@ def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any,
 
 
 def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -> list[str]:
-    """Each field the action changed goes back where nobody changed it since; the kept ones."""
-    b, f = history.scrub_row(before), history.scrub_row(fresh)
+    """Each field the action changed goes back where nobody changed it since; the kept ones.
+    *after* holds the digests of what the action left (:func:`store.ops.history.digests`)."""
+    b, f = history.digests(before), history.digests(fresh)
     kept = []
     new_priority = None
     for key in sorted(set(b) | set(after)):
@@ -224,23 +225,25 @@ def _unsuppress(doc: Doc, before_doc: Doc | None, pool: str, row: Row) -> None:
 def config_edit(home: Home, p: Plan, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> ConfigChange | None:
     """The config.yaml half of the undo: one locked edit of the keys the action changed."""
     cfg = p.meta.get("config")
-    if not isinstance(cfg, dict) or not isinstance(cfg.get("after"), str):
+    if not isinstance(cfg, dict) or not isinstance(cfg.get("after"), dict):
         return None
+    after = cfg["after"]
     keys = [k for k in cfg.get("touched") or [] if isinstance(k, str)]
     raw_before = history.kept_bytes(home, p.meta, CONFIG_FILE)
     path = home.config
     before_plain = yamlread.load_plain(raw_before, path)[0] if raw_before is not None else {}
     before_tree = yamlread.load_tree(raw_before, path)[0]
-    after_plain = yamlread.load_plain(cfg["after"].encode("utf-8"), path)[0]
     before_plain = before_plain if isinstance(before_plain, dict) else {}
-    after_plain = after_plain if isinstance(after_plain, dict) else {}
+
+    def now_digest(plain: dict[str, Any], key: str) -> str:
+        return history.digest(plain.get(key, history.ABSENT))
+
     back, kept = [], []
     with yamledit.locked_edit(path, home.config_lock, touched=frozenset(keys), lock_timeout=lock_timeout) as s:
         for key in keys:
-            bv, av = before_plain.get(key, _MISSING), after_plain.get(key, _MISSING)
-            if bv == av:
-                continue
-            if s.plain.get(key, _MISSING) != av:
+            if now_digest(before_plain, key) == after.get(key):
+                continue                                     # the action did not change it
+            if now_digest(s.plain, key) != after.get(key):
                 kept.append(key)
                 continue
             if key in before_tree:
@@ -250,5 +253,5 @@ def config_edit(home: Home, p: Plan, lock_timeout: float = DEFAULT_LOCK_TIMEOUT)
             back.append(key)
         s.dirty = bool(back)
     notes = tuple([f"undo of {p.id}"] + ([f"kept {', '.join(kept)} (changed since)"] if kept else []))
-    return ConfigChange("undo", ",".join(back) or ",".join(keys), {k: before_plain.get(k) for k in back},
-                        {k: after_plain.get(k) for k in back}, written=bool(back), notes=notes)
+    return ConfigChange("undo", ",".join(back) or ",".join(keys), {k: "as the action left it" for k in back},
+                        {k: before_plain.get(k) for k in back}, written=bool(back), notes=notes)

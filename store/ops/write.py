@@ -20,7 +20,6 @@ Nothing here touches a terminal.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
@@ -88,8 +87,10 @@ def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
     for o in outcomes:
         for c in o.changes:
             row = next((r for r in pool_rows(doc, c.pool) if str(r.get("id")) == c.id), None)
-            after = None if row is None else history.scrub_row(json.loads(json.dumps(row)))
-            out.append({"pool": c.pool, "id": c.id, "after": after})
+            after = None if row is None else history.digests(row)
+            # The label is named in undo's confirmation: as every output shows it, fingerprinted.
+            label = redact.Redactor(row_secrets(row) if row else ()).redact(c.label)
+            out.append({"pool": c.pool, "id": c.id, "label": label, "after": after})
     return out
 
 

@@ -158,3 +158,21 @@ def test_a_bad_n_or_id_is_exit_2_naming_it(tmp_home: Home) -> None:
                          ("20991231T000000000000Z-abcdef", "ID")):
         proc = run_cli(tmp_home, "undo", which, "--yes", ok=False)
         assert proc.returncode == 2 and f"{field}:" in proc.stderr, (which, proc.stderr)
+
+
+def test_the_history_record_holds_no_value_only_digests(tmp_home: Home) -> None:
+    """A key, a URL's password or a key-shaped label never sits in <id>.json: undo compares
+    digests and takes values back from the kept copy."""
+    _home(tmp_home)
+    label = "sk-or-v1-undolabel-" + "f" * 40
+    with transaction(tmp_home) as doc:
+        doc["credential_pool"]["openrouter"][0].update(label=label, base_url="http://u:pw-undo-CANARY1@h/v1")
+    tmp_home.config.write_text("fallback_providers:\n- provider: nous\n  api_key: sk-nous-undo-CANARY-000000000001\n")
+    run_cli(tmp_home, "reset", "openrouter", "r0")
+    run_cli(tmp_home, "fallback", "clear")
+    for p in history.folder(tmp_home).glob("*.json"):
+        text = p.read_text()
+        for secret in (KEYS[0], label, "pw-undo-CANARY1", "sk-nous-undo-CANARY"):
+            assert secret not in text, (p.name, secret)
+    run_cli(tmp_home, "undo", "--yes")                 # the config edit still undoes from digests
+    assert "sk-nous-undo-CANARY-000000000001" in tmp_home.config.read_text()
