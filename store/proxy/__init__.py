@@ -29,6 +29,7 @@ from __future__ import annotations
 ALLOWED_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models")
 DEFAULT_PORT = 8645
 DRAIN_TIMEOUT = 10.0      # seconds SIGTERM waits for in-flight requests
+BODY_TIMEOUT = 60.0       # seconds a request body may take to arrive (a slow client is cut)
 # One status file per proxy (two proxies may share a home): hermes-admin-proxy-<port>.json
 STATUS_PREFIX = "hermes-admin-proxy-"
 CLIENT_KEYS_FILE = "hermes-admin-proxy-keys"

@@ -50,9 +50,9 @@ from store.agent.outcomes import (
 from store.proxy.chain import Attempt, Chain
 from store.proxy.offloop import run_blocking
 from store.proxy.redacting import ProxySecrets
-from store.proxy.report import reopen_times, retry_after, route_name
+from store.proxy.report import reopen_times, retry_after
 from store.proxy.stats import Stats
-from store.proxy.upstreams import base_for, display
+from store.proxy.upstreams import base_for, display, route_name
 from store.proxy.wire import (
     DROP_REQUEST,
     DROP_RESPONSE,

@@ -2,7 +2,8 @@
 file (and ``proxy status``), and when each pool can serve again for a 503.
 
 Pure functions of :meth:`store.proxy.chain.Chain.states` and the clock. Route names may
-hold a base URL (a custom fallback): they are shown without any user or password in it.
+hold a base URL (a custom fallback): they are shown without any user or password in it
+(:func:`store.proxy.upstreams.route_name`).
 """
 
 from __future__ import annotations
@@ -13,13 +14,7 @@ from typing import Any
 
 from store.pools import policy
 from store.proxy.chain import Chain
-from store.proxy.upstreams import display
-
-
-def route_name(name: str) -> str:
-    """A route's name as it may be shown (``custom:<base url>`` without userinfo)."""
-    head, sep, rest = name.partition(":")
-    return head + sep + display(rest) if sep and "@" in rest else name
+from store.proxy.upstreams import route_name
 
 
 def describe(chain: Chain) -> list[dict[str, Any]]:

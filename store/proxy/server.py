@@ -37,21 +37,21 @@ from aiohttp import web
 from store.agent import probe
 from store.errors import StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
-from store.proxy import ALLOWED_PATHS, DRAIN_TIMEOUT
+from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT
 from store.proxy.chain import Chain
 from store.proxy.forward import Forwarder
 from store.proxy.inbound import Gate
 from store.proxy.offloop import run_blocking
 from store.proxy.redacting import ProxySecrets, RedactingFilter
-from store.proxy.report import describe, route_name
+from store.proxy.report import describe
 from store.proxy.stats import Stats, write_status
+from store.proxy.upstreams import route_name
 from store.proxy.wire import error_body
 from store.watch.home import watch_home
 
 log = logging.getLogger("hermes_admin.proxy")
 
 BODY_CAP = 10 * 1024 * 1024
-BODY_TIMEOUT = 60.0       # seconds a request body may take to arrive (a slow client is cut)
 IDLE_TIMEOUT = 75.0       # an idle or silent client connection is closed after this
 FLUSH_INTERVAL = 1.0
 FINAL_LOCK_WAIT = 5.0     # the last flush of counts on shutdown waits this long for the lock

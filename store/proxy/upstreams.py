@@ -17,8 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
-
-from yarl import URL
+from urllib.parse import urlsplit, urlunsplit
 
 DEFAULT_BASES = {
     "openrouter": "https://openrouter.ai/api/v1",
@@ -42,12 +41,18 @@ def base_for(pool: str, base_url: str | None) -> str:
 def display(base: str) -> str:
     """*base* as it may be shown: without any user or password in it."""
     try:
-        url = URL(base)
-    except (ValueError, TypeError):
+        parts = urlsplit(base)
+    except ValueError:
         return "(an unparseable base URL)"
-    if url.user is None and url.password is None:
+    if "@" not in parts.netloc:
         return base
-    return str(url.with_user(None))
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def route_name(name: str) -> str:
+    """A route's name as it may be shown (``custom:<base url>`` without userinfo)."""
+    head, sep, rest = name.partition(":")
+    return head + sep + display(rest) if sep and "@" in rest else name
 
 
 @dataclass
