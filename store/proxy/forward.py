@@ -308,15 +308,7 @@ class Forwarder:
     async def _after_key_fault(self, attempt: Attempt, result: Result, verdict: Verdict, answer: Answer | None,
                                rid: str) -> tuple[Attempt | None, web.StreamResponse | None]:
         chain = self.chain
-        sel = attempt.selection
-        try:
-            decision = await run_blocking(chain.outcome, attempt, result, verdict)
-        except Exception as exc:
-            # The bench is in the view already (or the row is avoided): another key serves.
-            log.warning("request %s: %s/%s: the %s could not be recorded in the store (%s: %s); it holds "
-                        "in memory, another key serves", rid, sel.pool, sel.row_id, verdict.kind,
-                        type(exc).__name__, exc)
-            decision = Decision(ROTATED, None)
+        decision = await self._record(attempt, result, verdict, rid)
         if decision.action != RETRY:
             attempt.failed_on()
         if decision.action in (RETRY, ROTATED) and decision.selection is not None:
@@ -333,6 +325,19 @@ class Forwarder:
         if decision.action == OUT:
             return None, None
         return self._carry(attempt, chain.select(attempt.index, attempt.tried)), None
+
+    async def _record(self, attempt: Attempt, result: Result, verdict: Verdict, rid: str) -> Decision:
+        """The agent's rules for a key's fault, off the loop. A store that cannot record it
+        (a lock held past the timeout, an unreadable file) never stops another key: the bench
+        is in the view already, and the row is avoided for this request anyway."""
+        try:
+            return await run_blocking(self.chain.outcome, attempt, result, verdict)
+        except Exception as exc:
+            sel = attempt.selection
+            log.warning("request %s: %s/%s: the %s could not be recorded in the store (%s: %s); it holds "
+                        "in memory, another key serves", rid, sel.pool, sel.row_id, verdict.kind,
+                        type(exc).__name__, exc)
+            return Decision(ROTATED, None)
 
     # -- answers --
 

@@ -165,6 +165,18 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _breaker_text(u: dict[str, Any], now: Any) -> str:
+    """One failing upstream's circuit breaker, in words (a route's fault: no key benched)."""
+    until, last = u.get("open_until"), u.get("last_error") or "—"
+    if u.get("state") == "open" and isinstance(until, (int, float)) and isinstance(now, (int, float)):
+        when = f"circuit open, tried again in {max(0, round(until - now))} s"
+    elif u.get("state") == "half-open":
+        when = "circuit half-open (the next request tries it)"
+    else:
+        when = f"{u.get('strikes', 0)} failure(s), circuit closed"
+    return f"{when}; failing since {_hhmm(u.get('down_since'))}, last: {last}; no key benched"
+
+
 def _hhmm(ts: Any) -> str:
     return time.strftime("%H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "—"
 
@@ -202,8 +214,11 @@ def _print_status(st: dict[str, Any]) -> None:
               f"next restore check {_hhmm(st.get('next_restore_check'))}")
     for r in st.get("chain") or []:
         mark = "▶" if r.get("active") else " "
+        down = f"  upstream down {r.get('down')}" if r.get("down") else ""
         print(f"  {mark} {r.get('name')}  model {r.get('model') or '(client)'}  usable {r.get('usable')}/"
-              f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}")
+              f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
+    for u in st.get("upstreams") or []:
+        print(f"upstream {u.get('upstream')}: {_breaker_text(u, st.get('updated_at'))}")
     print("credentials:")
     for c in st.get("credentials") or []:
         print(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "
