@@ -46,7 +46,7 @@ from store.pools import policy
 from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
 from store.proxy.picks import Usable, pick, usable_rows
-from store.proxy.upstreams import Breakers, base_for
+from store.proxy.upstreams import Breakers, base_for, route_name
 
 log = logging.getLogger("hermes_admin.proxy")
 _STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
@@ -217,8 +217,8 @@ class Chain:
             sel, skipped = self._select_in(i, avoid)
             if sel is not None:
                 if i > rt.active and not held:
-                    rt._notice("fallback", f"{rt.route.name} has no usable credential; "
-                                           f"falling back to {self.routes[i].name}")
+                    rt._notice("fallback", f"{route_name(rt.route.name)} has no usable credential; "
+                                           f"falling back to {route_name(self.routes[i].name)}")
                     rt.active = i
                     self.fallback_since = self.clock()
                 return Attempt(i, sel, fresh=True, route=self.routes[i])
@@ -245,11 +245,14 @@ class Chain:
                              row.get("inference_base_url") or row.get("base_url") or route.base_url, model), False
         if route.key_env:
             token = self.env.get(route.key_env)
-            if token and self._direct.usable(route.name, now, self._ttls):
-                if (avoid and (route.name, route.key_env) in avoid) or \
-                        (self.breakers and self.breakers.blocked(base_for(route.name, route.base_url), now)):
+            # Named as it may be shown (a custom base URL without its userinfo): the name
+            # reaches headers, the status file and the log.
+            name = route_name(route.name)
+            if token and self._direct.usable(name, now, self._ttls):
+                if (avoid and (name, route.key_env) in avoid) or \
+                        (self.breakers and self.breakers.blocked(base_for(name, route.base_url), now)):
                     return None, True
-                return Selection(route.name, route.key_env, route.key_env, token, route.base_url, model), False
+                return Selection(name, route.key_env, route.key_env, token, route.base_url, model), False
         return None, False
 
     def _pick(self, pool: str, now: float, route_base: str | None,
@@ -366,7 +369,7 @@ class Chain:
             for i, route in enumerate(self.routes):
                 rows = self._rows.get(route.pool or "") or []
                 if not rows and route.key_env and self.env.get(route.key_env):
-                    rows = self._direct.rows(route.name) or [{"id": route.key_env}]
+                    rows = self._direct.rows(route_name(route.name)) or [{"id": route.key_env}]
                 states = []
                 for r in rows:
                     eff = policy.effective(r, rows, now, self._ttls)

@@ -26,6 +26,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from store.agent.outcomes import Result
+from store.redaction.fingerprints import ELLIPSIS
 from store.redaction.redact import KEY_PATTERNS
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
@@ -63,8 +64,8 @@ def redacted_headers(headers: CIMultiDict[str], token: str, redact: Callable[[],
     fn = redact()
     items = list(headers.items())
     headers.clear()
-    for k, v in items:
-        headers.add(k, header_value(fn(v)))
+    for k, v in items:      # a fingerprint's ellipsis in ASCII: headers are not for UTF-8
+        headers.add(k, header_value(fn(v).replace(ELLIPSIS, "...")))
 
 
 def header_value(text: str) -> str:
@@ -83,7 +84,9 @@ def raw_query(request: web.BaseRequest) -> str:
 
 class UpstreamUrls:
     """Upstream URLs: each base parsed once and kept (bounded by rows), the path and raw
-    query appended as they are (``encoded``: yarl must not requote them)."""
+    query appended as they are (``encoded``: yarl must not requote them). A user and
+    password in a base URL are dropped: the request carries the row's key as its one
+    ``Authorization``, and aiohttp refuses to send both."""
 
     def __init__(self, cap: int = 256) -> None:
         self.cap = cap
@@ -98,7 +101,7 @@ class UpstreamUrls:
         if encoded is None:
             if len(self._bases) >= self.cap:
                 self._bases.clear()
-            encoded = self._bases[base] = str(URL(base))
+            encoded = self._bases[base] = str(URL(base).with_user(None))
         url = URL(encoded + tail, encoded=True)
         if "?" not in tail:
             if len(self._urls) >= self.cap:
