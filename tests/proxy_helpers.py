@@ -154,3 +154,23 @@ def strict_json(raw: bytes | str) -> Any:
     """Parse as strict JSON: NaN, Infinity and -Infinity are refused, as Hermes's reader
     and every other JSON reader may."""
     return json.loads(raw, parse_constant=_no_constant)
+
+
+def start_proxy_proc(home: Home, *extra: str, timeout: float = 20.0) -> tuple[Any, str]:
+    """The installed ``hermes-admin proxy`` on *home* (port 0) as a process: (Popen, /v1 URL).
+    stdout and stderr are pipes; the ready line is read (bounded) and the rest left to the test."""
+    import subprocess
+
+    from tests.conftest import HERMES_ADMIN, cli_env
+
+    proc = subprocess.Popen([str(HERMES_ADMIN), "proxy", "--home", str(home.root), "--port", "0", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(home))
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    line = box[0] if box else ""
+    if "http://" not in line:
+        proc.kill()
+        raise AssertionError(f"proxy did not start: {line!r} {proc.stderr.read()!r}")
+    return proc, line.split()[3]

@@ -53,6 +53,7 @@ log = logging.getLogger("hermes_admin.proxy")
 
 BODY_CAP = 10 * 1024 * 1024
 IDLE_TIMEOUT = 75.0       # an idle or silent client connection is closed after this
+LINGER = 2.0              # after refusing a body (413, 408), read on this long before closing
 FLUSH_INTERVAL = 1.0
 FINAL_LOCK_WAIT = 5.0     # the last flush of counts on shutdown waits this long for the lock
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
@@ -102,7 +103,7 @@ class ProxyServer:
         Application's router and signals cost per request); no access log line per request.
         Request bodies are not decoded (``auto_decompress``): they go on as they came."""
         return web.Server(self.handle, request_factory=self._request, access_log=None, auto_decompress=False,
-                          keepalive_timeout=IDLE_TIMEOUT)
+                          keepalive_timeout=IDLE_TIMEOUT, lingering_time=LINGER)
 
     def _request(self, message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
         return web.BaseRequest(message, payload, protocol, writer, task, asyncio.get_running_loop(),
@@ -150,12 +151,7 @@ class ProxyServer:
         deadline = time.monotonic() + self.drain_timeout
         while self.in_flight and time.monotonic() < deadline:
             await asyncio.sleep(0.02)         # the status file is still written meanwhile
-        left = [t for t in self._handlers if not t.done()]
-        if left:
-            log.warning("drain bound of %g s reached: cancelling %d request(s)", self.drain_timeout, len(left))
-            for task in left:
-                task.cancel()
-            await asyncio.wait(left, timeout=2.0)
+        await self._cancel_left()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -179,6 +175,16 @@ class ProxyServer:
         if self._watcher is not None:
             await asyncio.to_thread(self._watcher.join, 2.0)
         log.removeFilter(self._filter)
+
+    async def _cancel_left(self) -> None:
+        """Past the drain bound: cancel every request still running (a stream, a body still
+        arriving) and give them a moment to say so."""
+        left = [t for t in self._handlers if not t.done()]
+        if left:
+            log.warning("drain bound of %g s reached: cancelling %d request(s)", self.drain_timeout, len(left))
+            for task in left:
+                task.cancel()
+            await asyncio.wait(left, timeout=2.0)
 
     # -- background --
 

@@ -131,6 +131,9 @@ class ScriptedUpstream:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if not self._thread.is_alive():
+            return                  # closed already (a test may end the upstream early)
+
         async def close() -> None:
             assert self._server is not None
             self._server.close()
