@@ -50,7 +50,7 @@ bench: $(STAMP) bytecode
 # The hostile-input suite with many more generated cases than CI runs (HERMES_FUZZ_EXAMPLES).
 fuzz: $(STAMP)
 	HERMES_FUZZ_EXAMPLES=$${HERMES_FUZZ_EXAMPLES:-3000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
-		tests/cli/test_hostile_cli_fuzz.py
+		tests/cli/test_hostile_cli_fuzz.py tests/proxy/test_edge_fuzz.py
 
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutate]'

@@ -22,31 +22,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import ssl
 from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from store.agent.outcomes import (
-    CONNECT,
-    FAILED,
-    MALFORMED,
-    OUT,
-    REQUEST,
-    RESET,
-    RETRY,
-    ROTATED,
-    ROUTE,
-    TIMEOUT,
-    TLS,
-    TRUNCATED,
-    Decision,
-    Result,
-    Verdict,
-    classify,
-)
+from store.agent.outcomes import FAILED, OUT, REQUEST, RETRY, ROTATED, ROUTE, Decision, Result, Verdict, classify
 from store.proxy.chain import Attempt, Chain
 from store.proxy.offloop import run_blocking
 from store.proxy.redacting import ProxySecrets
@@ -62,6 +44,8 @@ from store.proxy.wire import (
     H_POOL,
     H_REQUEST_ID,
     H_ROUTE,
+    Answer,
+    OwnToken,
     UpstreamUrls,
     error_body,
     header_value,
@@ -71,37 +55,12 @@ from store.proxy.wire import (
     redact_body,
     redacted_headers,
     result_of,
+    transport_kind,
     with_model,
 )
 
 log = logging.getLogger("hermes_admin.proxy")
 MAX_TRIES = 4
-
-
-def transport_kind(exc: BaseException) -> str:
-    """What kind of no-answer *exc* is (the Result's ``transport``)."""
-    if isinstance(exc, (aiohttp.ClientSSLError, ssl.SSLError)):
-        return TLS
-    if isinstance(exc, TimeoutError):
-        return TIMEOUT
-    if isinstance(exc, aiohttp.ClientPayloadError):
-        return TRUNCATED
-    if isinstance(exc, (aiohttp.ServerDisconnectedError, ConnectionResetError, aiohttp.ClientOSError)) \
-            and not isinstance(exc, aiohttp.ClientConnectorError):
-        return RESET
-    if isinstance(exc, aiohttp.ClientResponseError):
-        return MALFORMED
-    return CONNECT
-
-
-@dataclass
-class Answer:
-    """An upstream's error answer as received (relayed only once redacted)."""
-
-    status: int
-    headers: Any
-    raw: bytes
-    over_cap: bool = False
 
 
 @dataclass
@@ -123,6 +82,7 @@ class Forwarder:
         self.stats = stats
         self.secrets = secrets
         self.session: aiohttp.ClientSession | None = None
+        self.answer_timeout: float | None = None   # seconds to the answer's headers (None: unbounded)
         self.urls = UpstreamUrls()
         self._marks: dict[tuple[str, str, str, bool], tuple[str, str, str, str]] = {}
 
@@ -185,8 +145,11 @@ class Forwarder:
         try:
             assert self.session is not None
             try:
-                up = await self.session.request(request.method, self.urls.get(base, tail), data=payload or None,
-                                                headers=headers, allow_redirects=False)
+                # Bounded here too: after a bogus 1xx, aiohttp waits for the real answer with
+                # no read timeout at all (a peer that then goes silent held a request forever).
+                async with asyncio.timeout(self.answer_timeout):
+                    up = await self.session.request(request.method, self.urls.get(base, tail),
+                                                    data=payload or None, headers=headers, allow_redirects=False)
             except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                 kind = transport_kind(exc)
                 return Result.failed_transport(kind, f"{display(base)}: {kind} ({type(exc).__name__})"), None
@@ -223,6 +186,7 @@ class Forwarder:
         sel = attempt.selection
         headers = kept(up.headers, DROP_RESPONSE)
         redacted_headers(headers, sel.token, lambda: self.secrets.for_row(sel.token))
+        own = OwnToken(sel.token)       # an answer's body is the model's: only the row's token is hidden
         if "text/event-stream" not in up.headers.get("Content-Type", ""):
             try:
                 data = await up.read()
@@ -231,7 +195,7 @@ class Forwarder:
                 return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
                                                      f"before the body ended"), None
             self._served(attempt, base)
-            resp = web.Response(status=up.status, body=data, headers=headers)
+            resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
             self._mark(resp.headers, attempt)
             return resp
         self._served(attempt, base)
@@ -256,7 +220,7 @@ class Forwarder:
                     break
                 if not chunk:
                     break
-                await resp.write(chunk)
+                await resp.write(own.hide(chunk))
                 sent += len(chunk)
             await resp.write_eof()
         except (ConnectionResetError, aiohttp.ClientConnectionResetError):

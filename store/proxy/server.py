@@ -121,6 +121,7 @@ class ProxyServer:
                                               auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
                                               skip_auto_headers=("Accept-Encoding", "User-Agent"))
         self.forwarder.session = self._session
+        self.forwarder.answer_timeout = (UPSTREAM_TIMEOUT.sock_connect or 0) + (UPSTREAM_TIMEOUT.sock_read or 0) or None
         self._runner = web.ServerRunner(self.app(), handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, backlog=1024)

@@ -1,6 +1,7 @@
 """What goes over the wire: headers kept or dropped, the raw query, OpenAI-shaped error
-bodies, and a provider's error answer read into the agent's
-:class:`~store.agent.outcomes.Result` and relayed without a key in it.
+bodies, a provider's error answer read into the agent's
+:class:`~store.agent.outcomes.Result` and relayed without a key in it, and what kind of
+no-answer an exception of the upstream session is.
 
 Forwarding is faithful (RELIABILITY 41): every header is passed on except the hop-by-hop
 ones (and any the ``Connection`` header names), the client's own credentials (the upstream
@@ -17,16 +18,19 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 import zlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
-from store.agent.outcomes import Result
-from store.redaction.fingerprints import ELLIPSIS
+from store.agent.outcomes import CONNECT, MALFORMED, RESET, TIMEOUT, TLS, TRUNCATED, Result
+from store.redaction.fingerprints import ELLIPSIS, fingerprint
 from store.redaction.redact import KEY_PATTERNS
 
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
@@ -66,6 +70,24 @@ def redacted_headers(headers: CIMultiDict[str], token: str, redact: Callable[[],
     headers.clear()
     for k, v in items:      # a fingerprint's ellipsis in ASCII: headers are not for UTF-8
         headers.add(k, header_value(fn(v).replace(ELLIPSIS, "...")))
+
+
+class OwnToken:
+    """The row's own secret in a relayed 2xx body (or stream chunk), as its fingerprint.
+
+    A success's body is the model's output, where key-shaped text may well belong (code,
+    examples), so only the token this request was sent with is hidden: an upstream has no
+    business echoing it. One bytes search per body or chunk (a token split across two
+    stream chunks is not seen)."""
+
+    __slots__ = ("_token", "_shown")
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode("utf-8", "surrogateescape") if len(token) >= 8 else b""
+        self._shown = (fingerprint(token) or "").encode() if self._token else b""
+
+    def hide(self, data: bytes) -> bytes:
+        return data.replace(self._token, self._shown) if self._token and self._token in data else data
 
 
 def header_value(text: str) -> str:
@@ -182,3 +204,29 @@ def redact_body(raw: bytes, secrets: Iterable[Callable[[str], str]]) -> bytes:
     for redact in secrets:
         out = redact(out)
     return raw if out == text else out.encode("utf-8", "surrogateescape")
+
+
+def transport_kind(exc: BaseException) -> str:
+    """What kind of no-answer *exc* is (the Result's ``transport``)."""
+    if isinstance(exc, (aiohttp.ClientSSLError, ssl.SSLError)):
+        return TLS
+    if isinstance(exc, TimeoutError):
+        return TIMEOUT
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return TRUNCATED
+    if isinstance(exc, (aiohttp.ServerDisconnectedError, ConnectionResetError, aiohttp.ClientOSError)) \
+            and not isinstance(exc, aiohttp.ClientConnectorError):
+        return RESET
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return MALFORMED
+    return CONNECT
+
+
+@dataclass
+class Answer:
+    """An upstream's error answer as received (relayed only once redacted)."""
+
+    status: int
+    headers: Any
+    raw: bytes
+    over_cap: bool = False
