@@ -22,13 +22,26 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
-from store.agent.outcomes import FAILED, OUT, REQUEST, RETRY, ROTATED, ROUTE, Decision, Result, Verdict, classify
+from store.agent.outcomes import (
+    FAILED,
+    OUT,
+    REQUEST,
+    RETRY,
+    ROTATED,
+    ROUTE,
+    TIMEOUT,
+    Decision,
+    Result,
+    Verdict,
+    classify,
+)
 from store.proxy.chain import Attempt, Chain
 from store.proxy.offloop import run_blocking
 from store.proxy.redacting import ProxySecrets
@@ -83,6 +96,9 @@ class Forwarder:
         self.secrets = secrets
         self.session: aiohttp.ClientSession | None = None
         self.answer_timeout: float | None = None   # seconds to the answer's headers (None: unbounded)
+        self._waiting: dict[asyncio.Task, float] = {}   # requests waiting for an answer's headers, by deadline
+        self._overdue: set[asyncio.Task] = set()
+        self._own: dict[str, OwnToken] = {}
         self.urls = UpstreamUrls()
         self._marks: dict[tuple[str, str, str, bool], tuple[str, str, str, str]] = {}
 
@@ -135,6 +151,16 @@ class Forwarder:
             return self._route_failed(last, rid)
         return self._all_out(rid)
 
+    def cut_overdue(self) -> None:
+        """Cancel each wait for an answer's headers past its deadline (called every second):
+        after a bogus 1xx aiohttp waits for the real answer with no read timeout, and a timer
+        per request (asyncio.timeout) costs about 8 us a request."""
+        now = time.monotonic()
+        for task, deadline in list(self._waiting.items()):
+            if now >= deadline and task not in self._overdue:
+                self._overdue.add(task)
+                task.cancel()
+
     # -- one try --
 
     async def _send(self, request: web.BaseRequest, attempt: Attempt, base: str, tail: str, payload: bytes,
@@ -144,18 +170,27 @@ class Forwarder:
         self.stats.begin(sel.pool, sel.row_id, sel.label)
         try:
             assert self.session is not None
+            task = asyncio.current_task()
+            if self.answer_timeout is not None and task is not None:
+                self._waiting[task] = time.monotonic() + self.answer_timeout
             try:
-                # Bounded here too: after a bogus 1xx, aiohttp waits for the real answer with
-                # no read timeout at all (a peer that then goes silent held a request forever).
-                async with asyncio.timeout(self.answer_timeout):
-                    up = await self.session.request(request.method, self.urls.get(base, tail),
-                                                    data=payload or None, headers=headers, allow_redirects=False)
+                up = await self.session.request(request.method, self.urls.get(base, tail),
+                                                data=payload or None, headers=headers, allow_redirects=False)
+            except asyncio.CancelledError:
+                if task not in self._overdue:
+                    raise
+                self._overdue.discard(task)
+                task.uncancel()
+                return Result.failed_transport(TIMEOUT, f"{display(base)}: no answer within "
+                                                        f"{self.answer_timeout:g} s"), None
             except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                 kind = transport_kind(exc)
                 return Result.failed_transport(kind, f"{display(base)}: {kind} ({type(exc).__name__})"), None
             except ValueError as exc:     # what the client sent cannot go on as it is: its fault
                 return Result(400, reason="invalid_request", message="the request could not be forwarded "
                               f"as received ({type(exc).__name__}: {str(exc)[:200]})"), None
+            finally:
+                self._waiting.pop(task, None)
             try:
                 if up.status < 400:
                     return await self._relay(request, up, attempt, base, rid)
@@ -186,7 +221,11 @@ class Forwarder:
         sel = attempt.selection
         headers = kept(up.headers, DROP_RESPONSE)
         redacted_headers(headers, sel.token, lambda: self.secrets.for_row(sel.token))
-        own = OwnToken(sel.token)       # an answer's body is the model's: only the row's token is hidden
+        own = self._own.get(sel.token)   # an answer's body is the model's: only the row's token is hidden
+        if own is None:
+            if len(self._own) > 4096:
+                self._own.clear()
+            own = self._own[sel.token] = OwnToken(sel.token)
         if "text/event-stream" not in up.headers.get("Content-Type", ""):
             try:
                 data = await up.read()
@@ -247,8 +286,7 @@ class Forwarder:
     # -- what next --
 
     def _carry(self, old: Attempt, new: Attempt | None) -> Attempt | None:
-        """*new* keeps what the request already tried."""
-        if new is not None:
+        if new is not None:       # the new attempt keeps what the request already tried
             new.tried, new.route_retried = old.tried, old.route_retried
         return new
 

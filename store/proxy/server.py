@@ -210,6 +210,7 @@ class ProxyServer:
     async def _every_second(self) -> None:
         while True:
             await asyncio.sleep(FLUSH_INTERVAL)
+            self.forwarder.cut_overdue()
             if self.chain.pending():
                 try:
                     await run_blocking(self.chain.flush)

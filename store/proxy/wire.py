@@ -44,17 +44,63 @@ H_REQUEST_ID = "X-Hermes-Request-Id"
 ERROR_CAP = 1 << 20      # an upstream's error answer is read up to this; beyond it is not relayed
 MATCH_CAP = 64 * 1024    # how much of an error answer the classifier reads
 _KEY_SHAPE = re.compile("|".join(f"(?:{p.pattern})" for p in KEY_PATTERNS))
+_META = set("[](){}\\.*+?|^$")
+
+
+def _heads(pattern: str) -> list[str] | None:
+    """The literal text every match of *pattern* starts with (``sk-``; ``ghp``/``gho``...
+    for ``gh[pousr]``; each of ``(?:nvapi|pplx|fw)-``), or None when it cannot tell."""
+    if pattern.startswith("(?<!"):
+        pattern = pattern[pattern.index(")") + 1:]
+    if pattern.startswith("(?:"):
+        alts, _, rest = pattern[3:].partition(")")
+        if not rest or any(c in _META for c in alts.replace("|", "")):
+            return None
+        tail = _heads(rest) or [""]
+        return [a + t for a in alts.split("|") for t in tail]
+    i = 0
+    while i < len(pattern) and pattern[i] not in _META:
+        i += 1
+    head, rest = pattern[:i], pattern[i:]
+    if rest.startswith("[") and "]" in rest and rest.index("]") > 1:
+        chars = rest[1:rest.index("]")]
+        if chars.isalpha():
+            return [head + c for c in chars]
+    return [head] if head else None
+
+
+def _all_heads() -> tuple[str, ...] | None:
+    found: list[str] = []
+    for p in KEY_PATTERNS:
+        heads = _heads(p.pattern)
+        if heads is None:
+            return None            # a shape without a literal head: always run the full search
+        found.extend(heads)
+    return tuple(found)
+
+
+# A success's headers are checked for key shapes on every request: a plain substring test
+# for the literal heads of the key patterns (about 2 us) before the full search (10-40 us).
+KEY_HEADS = _all_heads()
+MIN_KEY_LEN = 11       # no key shape (nor a token worth hiding) is shorter: eyJ + 8
 _UNSAFE_IN_HEADER = re.compile(r"[^\x20-\x7e]")
 
 
 def kept(headers: Any, drop: frozenset[str]) -> CIMultiDict[str]:
     """*headers* (every value, repeated names too) without *drop* and what ``Connection`` names."""
-    named = {t.strip().lower() for v in headers.getall("Connection", ()) for t in v.split(",")}
     out: CIMultiDict[str] = CIMultiDict()
+    add = out.add
+    named = {t.strip().lower() for v in headers.getall("Connection") for t in v.split(",")} \
+        if "Connection" in headers else ()
+    if not named or named <= drop:       # keep-alive, close: nothing beyond the usual
+        for k, v in headers.items():
+            if k.lower() not in drop:
+                add(k, v)
+        return out
     for k, v in headers.items():
         low = k.lower()
         if low not in drop and low not in named:
-            out.add(k, v)
+            add(k, v)
     return out
 
 
@@ -62,14 +108,21 @@ def redacted_headers(headers: CIMultiDict[str], token: str, redact: Callable[[],
     """Fingerprint, in place, every key in *headers*: checked for *token* (the row's) and
     key shapes at the cost of one scan; only then is *redact()* (which knows every secret
     of the home) built and applied."""
-    joined = "\n".join(headers.values())
-    if not ((token and token in joined) or _KEY_SHAPE.search(joined)):
+    joined = "\n".join(v for v in headers.values() if len(v) >= MIN_KEY_LEN)
+    if not ((token and token in joined) or key_shaped(joined)):
         return
     fn = redact()
     items = list(headers.items())
     headers.clear()
     for k, v in items:      # a fingerprint's ellipsis in ASCII: headers are not for UTF-8
         headers.add(k, header_value(fn(v).replace(ELLIPSIS, "...")))
+
+
+def key_shaped(text: str) -> bool:
+    """Whether *text* holds anything shaped like a key (:data:`KEY_PATTERNS`)."""
+    if KEY_HEADS is not None and not any(h in text for h in KEY_HEADS):
+        return False
+    return _KEY_SHAPE.search(text) is not None
 
 
 class OwnToken:

@@ -89,3 +89,4 @@ def test_proxy_status_says_which_upstream_is_down_and_that_no_key_was_benched() 
     text = proxy_cli._breaker_text(u, T0 + 0.5)
     assert "circuit open, tried again in 2 s" in text and "no key benched" in text
     assert "connection refused" in text
+
