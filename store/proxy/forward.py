@@ -373,7 +373,7 @@ class Forwarder:
         else:
             headers = kept(answer.headers, DROP_RESPONSE)
             headers.popall("Content-Encoding", None)
-            redacted_headers(headers, sel.token, lambda: redact)
+            redacted_headers(headers, sel.token, lambda: redact, every=True)
             resp = web.Response(status=answer.status, body=redact_body(body, [redact]), headers=headers)
             resp.headers[H_REQUEST_ID] = rid
         self._mark(resp.headers, attempt)

@@ -104,13 +104,16 @@ def kept(headers: Any, drop: frozenset[str]) -> CIMultiDict[str]:
     return out
 
 
-def redacted_headers(headers: CIMultiDict[str], token: str, redact: Callable[[], Callable[[str], str]]) -> None:
-    """Fingerprint, in place, every key in *headers*: checked for *token* (the row's) and
-    key shapes at the cost of one scan; only then is *redact()* (which knows every secret
-    of the home) built and applied."""
-    joined = "\n".join(v for v in headers.values() if len(v) >= MIN_KEY_LEN)
-    if not ((token and token in joined) or key_shaped(joined)):
-        return
+def redacted_headers(headers: CIMultiDict[str], token: str, redact: Callable[[], Callable[[str], str]],
+                     *, every: bool = False) -> None:
+    """Fingerprint, in place, the keys in *headers*. A success's headers (the fast path) are
+    checked for *token* (the row's) and key shapes at the cost of one scan, and only then is
+    *redact()* built and applied; with *every* (an error answer, rare) each value passes
+    *redact()*, which knows every secret of the home."""
+    if not every:
+        joined = "\n".join(v for v in headers.values() if len(v) >= MIN_KEY_LEN)
+        if not ((token and token in joined) or key_shaped(joined)):
+            return
     fn = redact()
     items = list(headers.items())
     headers.clear()

@@ -56,7 +56,7 @@ def _home_with_secrets(home: Home, up: ScriptedUpstream) -> None:
 def _echo(status: int) -> object:
     body = {"error": {"message": f"bad key {EDGE_KEYS[0]}; also seen {OTHER_KEY} and {CONFIG_SECRET}",
                       "type": "invalid_request_error"}}
-    return http(status, {"X-Echo": f"Bearer {EDGE_KEYS[0]}", "X-Other": OTHER_KEY}, body)
+    return http(status, {"X-Echo": f"Bearer {EDGE_KEYS[0]}", "X-Other": OTHER_KEY, "X-Plain": CONFIG_SECRET}, body)
 
 
 SECRETS = (EDGE_KEYS[0], EDGE_KEYS[1], EDGE_NOUS, OTHER_KEY, CONFIG_SECRET, PASSWORD)
