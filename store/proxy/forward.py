@@ -20,7 +20,6 @@ as it arrives (SSE chunk by chunk).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from dataclasses import dataclass, replace
@@ -31,6 +30,7 @@ from aiohttp import web
 
 from store.agent.outcomes import (
     FAILED,
+    MALFORMED,
     OUT,
     REQUEST,
     RETRY,
@@ -62,6 +62,7 @@ from store.proxy.wire import (
     UpstreamUrls,
     error_body,
     header_value,
+    in_band_error,
     kept,
     plain,
     raw_query,
@@ -192,6 +193,9 @@ class Forwarder:
             finally:
                 self._waiting.pop(task, None)
             try:
+                if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
+                    return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
+                                                              f"instead of an answer"), None
                 if up.status < 400:
                     return await self._relay(request, up, attempt, base, rid)
                 try:
@@ -254,7 +258,7 @@ class Forwarder:
                                                what=f"stream broke after {sent} bytes ({kind})")
                     log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
                                 sel.pool, sel.row_id, sent, kind)
-                    await self._in_band(resp, f"upstream stream broke after {sent} bytes", "upstream_stream_broken",
+                    await in_band_error(resp, f"upstream stream broke after {sent} bytes", "upstream_stream_broken",
                                         502, rid)
                     break
                 if not chunk:
@@ -266,18 +270,9 @@ class Forwarder:
             pass            # the client went away; the upstream connection is released by the caller
         except asyncio.CancelledError:
             # The drain bound passed (or the client's handler was cancelled): say so in-band.
-            await asyncio.shield(self._in_band(resp, "the proxy is shutting down", "shutting_down", 503, rid))
+            await asyncio.shield(in_band_error(resp, "the proxy is shutting down", "shutting_down", 503, rid))
             raise
         return resp
-
-    async def _in_band(self, resp: web.StreamResponse, message: str, kind: str, code: int, rid: str) -> None:
-        """An SSE error event (SDKs raise on it) rather than ending as if complete; bounded."""
-        err = {"error": {"message": message, "type": kind, "code": code, "request_id": rid}}
-        try:
-            async with asyncio.timeout(1.0):
-                await resp.write(b"data: " + json.dumps(err).encode() + b"\n\n")
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError, TimeoutError, RuntimeError):
-            pass
 
     def _served(self, attempt: Attempt, base: str) -> None:
         self.chain.breakers.succeeded(base)

@@ -16,6 +16,7 @@ answer pass the redactor, with the row's own secret added to it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import ssl
@@ -198,6 +199,17 @@ def error_body(status: int, message: str, kind: str, request_id: str | None = No
     if request_id is not None:
         resp.headers[H_REQUEST_ID] = request_id
     return resp
+
+
+async def in_band_error(resp: web.StreamResponse, message: str, kind: str, code: int, rid: str) -> None:
+    """An SSE error event on a stream already begun (SDKs raise on it) rather than ending
+    as if the answer were complete; at most a second's wait for a slow client."""
+    err = {"error": {"message": message, "type": kind, "code": code, "request_id": rid}}
+    try:
+        async with asyncio.timeout(1.0):
+            await resp.write(b"data: " + json.dumps(err).encode() + b"\n\n")
+    except (ConnectionResetError, aiohttp.ClientConnectionResetError, TimeoutError, RuntimeError):
+        pass
 
 
 def with_model(body: bytes, model: str) -> bytes:
