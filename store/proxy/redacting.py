@@ -3,8 +3,9 @@
 The proxy's ways out are the client's answers (relayed error bodies and headers, its own
 503s and errors), its log and its status file. :class:`ProxySecrets` knows every secret of
 the home as the proxy last read it (the store in the chain's view, config.yaml, the .env
-values rows borrow), built lazily when something must be redacted and rebuilt only when
-the store was read again; :meth:`ProxySecrets.for_row` adds the row's own token.
+values rows borrow, the password of any base URL written ``user:password@host``), built
+lazily when something must be redacted and rebuilt only when the store was read again;
+:meth:`ProxySecrets.for_row` adds the row's own token.
 :class:`RedactingFilter` puts every record of the proxy's log through it, traceback
 included (never the locals), with control characters made inert.
 """
@@ -15,10 +16,36 @@ import logging
 import threading
 import traceback
 from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from store.config.read import Config
 from store.proxy.chain import Chain
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls
+
+
+def url_passwords(node: Any, depth: int = 0) -> set[str]:
+    """The passwords of every ``scheme://user:password@host`` URL in a JSON-like *node*
+    (rows' and config's base URLs): secrets too, whatever field holds them."""
+    found: set[str] = set()
+    if depth > 32:
+        return found
+    if isinstance(node, str):
+        if "://" in node and "@" in node:
+            try:
+                password = urlsplit(node).password
+            except ValueError:
+                password = None
+            if password:
+                found.add(unquote(password))
+                found.add(password)
+    elif isinstance(node, dict):
+        for v in node.values():
+            found |= url_passwords(v, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            found |= url_passwords(v, depth + 1)
+    return found
 
 
 class ProxySecrets:
@@ -30,29 +57,34 @@ class ProxySecrets:
         self._secrets = HomeSecrets()
         self._doc: object = None
         self._redactor = Redactor()
+        self._passwords = Redactor()
 
     def redactor(self) -> Redactor:
         """The redactor for the store as the chain last read it."""
+        return self._current()[0]
+
+    def _current(self) -> tuple[Redactor, Redactor]:
         doc = self.chain.last_doc
         with self._lock:
             if doc is not self._doc:
                 cfg = self.chain.runtime.config.get()
                 data = cfg.data if isinstance(cfg, Config) else {}
                 self._redactor = self._secrets.redactor(doc, data, dict(self.chain.env))
+                self._passwords = Redactor(url_passwords(doc) | url_passwords(data))
                 self._doc = doc
-            return self._redactor
+            return self._redactor, self._passwords
 
     def for_row(self, token: str | None) -> Callable[[str], str]:
-        """Redaction of text that may echo *token* (the row's) or any secret of the home."""
-        home = self.redactor()
-        if not token:
-            return home.redact
-        own = Redactor([token])
-        return lambda text: home.redact(own.redact(text))
+        """Redaction of text that may echo *token* (the row's), any secret of the home or a
+        base URL's password."""
+        home, passwords = self._current()
+        own = Redactor([token] if token else [])
+        return lambda text: home.redact(passwords.redact(own.redact(text)))
 
     def text(self, value: object) -> str:
         """*value* as text fit for a log line or a terminal."""
-        return escape_controls(self.redactor().redact(str(value)))
+        home, passwords = self._current()
+        return escape_controls(home.redact(passwords.redact(str(value))))
 
 
 class RedactingFilter(logging.Filter):

@@ -54,7 +54,8 @@ def _home_with_secrets(home: Home, up: ScriptedUpstream) -> None:
 
 
 def _echo(status: int) -> object:
-    body = {"error": {"message": f"bad key {EDGE_KEYS[0]}; also seen {OTHER_KEY} and {CONFIG_SECRET}",
+    body = {"error": {"message": f"bad key {EDGE_KEYS[0]}; also seen {OTHER_KEY}, {CONFIG_SECRET} and "
+                                 f"the gateway password {PASSWORD}",
                       "type": "invalid_request_error"}}
     return http(status, {"X-Echo": f"Bearer {EDGE_KEYS[0]}", "X-Other": OTHER_KEY, "X-Plain": CONFIG_SECRET}, body)
 
@@ -148,3 +149,8 @@ def test_control_a_writer_that_follows_the_link_replaces_the_store(tmp_home, up,
         wait_until(lambda: "pid" in json.loads(tmp_home.auth.read_bytes()), 10, "the store to be replaced")
     # Every key is gone: the reason the status file is written without following a link.
     assert "credential_pool" not in json.loads(tmp_home.auth.read_bytes())
+
+
+def test_a_base_urls_password_counts_as_a_secret_wherever_it_is_written() -> None:
+    assert redacting.url_passwords({"a": [{"base_url": f"https://u:{PASSWORD}@h/v1"}], "b": "http://h/v1",
+                                    "c": "not a url @ all"}) == {PASSWORD}
