@@ -51,7 +51,8 @@ bench: $(STAMP) bytecode
 # the CLI, the fleet's checked edges, and forged Redis data against a running sync daemon.
 fuzz: $(STAMP)
 	HERMES_FUZZ_EXAMPLES=$${HERMES_FUZZ_EXAMPLES:-3000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
-		tests/cli/test_hostile_cli_fuzz.py tests/fleet/test_fleet_inbound.py tests/fleet/test_fleet_forged.py
+		tests/cli/test_hostile_cli_fuzz.py tests/fleet/test_fleet_inbound.py tests/fleet/test_fleet_forged.py \
+		tests/proxy/test_edge_fuzz.py
 
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutate]'

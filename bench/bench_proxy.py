@@ -1,6 +1,7 @@
 """Benchmark: direct vs hermes-admin proxy vs LiteLLM proxy, in one run, same upstream.
 
     .venv/bin/python bench/bench_proxy.py [--seconds 3] [--rounds 3] [--no-litellm] [--client raw|aiohttp]
+                                          [--compare TREE]
 
 One loopback fake provider (``python -m tui.demo.fake_provider``, its own process) serves
 every target, including a bare aiohttp passthrough (``bench/bare_proxy.py``: no pool, no
@@ -15,6 +16,11 @@ saturation (concurrency 64, non-streaming) and streaming time to first byte; and
 proxies the latency they add over direct, as figures and as a ratio to LiteLLM's. Every
 target is measured ``--rounds`` times, the targets interleaved, and each figure is the
 median of its rounds: on a shared machine the load changes between two measurements.
+
+``--compare TREE`` also measures the proxy of another source tree in the same interleaved
+rounds (``hermes-admin@ref``; e.g. ``git archive main store tui | tar -x -C /tmp/ref``), and
+each hermes-admin's ratio to the bare passthrough is printed: on a shared machine a
+before/after measured in two runs differs more by the load than by the change.
 
 LiteLLM is installed by this script into ``.cache/litellm-venv`` (``pip install
 'litellm[proxy]'``); when it cannot be installed or does not start, the script says so
@@ -193,8 +199,10 @@ def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}"
 
 
-def start_ours(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str]:
-    home = tmp / "home"
+def start_ours(tmp: Path, upstream: str, tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """hermes-admin's proxy on a home of the bench keys; *tree*: another checkout's source
+    (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run."""
+    home = tmp / ("home" if tree is None else f"home-{tree.name}")
     home.mkdir(mode=0o700)
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
              "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
@@ -204,8 +212,9 @@ def start_ours(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str]:
     auth.chmod(0o600)
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
     exe = Path(PY).parent / "hermes-admin"
+    env = None if tree is None else dict(os.environ, PYTHONPATH=str(tree))
     proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     line = proc.stdout.readline()
     if "http://" not in line:
         raise SystemExit(f"hermes-admin proxy did not start: {line!r}")
@@ -323,9 +332,9 @@ def combine(runs: list[dict]) -> dict:
 
 def report(results: dict[str, dict]) -> None:
     cols = ["c1_p50", "c1_p99", "c16_p50", "c16_p99", "rps", "ttfb_p50", "ttfb_p99", "errors"]
-    print(f"\n{'target':<14}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps = req/s at 64 concurrent)")
+    print(f"\n{'target':<17}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps = req/s at 64 concurrent)")
     for name, r in results.items():
-        print(f"{name:<14}" + "".join(f"{r[c]:>10.2f}" if c != "errors" else f"{r[c]:>10d}" for c in cols))
+        print(f"{name:<17}" + "".join(f"{r[c]:>10.2f}" if c != "errors" else f"{r[c]:>10d}" for c in cols))
     d = results["direct"]
     print("\nadded over direct (ms):")
     added = {}
@@ -333,7 +342,7 @@ def report(results: dict[str, dict]) -> None:
         if name == "direct":
             continue
         added[name] = {k: r[k] - d[k] for k in ("c1_p50", "c1_p99", "c16_p50", "c16_p99", "ttfb_p50")}
-        print(f"  {name:<14}" + "  ".join(f"{k} {v:+.2f}" for k, v in added[name].items()))
+        print(f"  {name:<17}" + "  ".join(f"{k} {v:+.2f}" for k, v in added[name].items()))
     ours = results["hermes-admin"]
     a = added["hermes-admin"]
     print("\ngoals (hermes-admin):")
@@ -356,6 +365,10 @@ def report(results: dict[str, dict]) -> None:
         b = added["bare-aiohttp"]
         print("\nbeyond the floor (hermes-admin's added latency minus a bare aiohttp passthrough's):")
         print("  " + "  ".join(f"{k} {a[k] - b[k]:+.2f}" for k in ("c1_p50", "c16_p50", "c16_p99")))
+        bare = results["bare-aiohttp"]
+        for name in [n for n in results if n.startswith("hermes-admin")]:
+            print(f"  ratio {name} / bare-aiohttp: " + "  ".join(
+                f"{k} {results[name][k] / bare[k]:.2f}" for k in ("c1_p50", "c16_p50") if bare[k] > 0))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -371,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stream", action="store_true")
     ap.add_argument("--client", choices=("raw", "aiohttp"), default="raw",
                     help="load generator: raw asyncio streams (default, cheap) or aiohttp's ClientSession")
+    ap.add_argument("--compare", type=Path, metavar="TREE",
+                    help="also measure the proxy of another source tree (e.g. `git archive main store tui`"
+                         " unpacked), interleaved in the same rounds: a before/after on one machine load")
     args = ap.parse_args(argv)
     if args.load:
         load = _load_raw if args.client == "raw" else _load_aiohttp
@@ -387,6 +403,10 @@ def main(argv: list[str] | None = None) -> int:
         ours, ours_url = start_ours(tmp, upstream)
         procs.append(ours)
         targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
+        if args.compare is not None:
+            ref, ref_url = start_ours(tmp, upstream, args.compare.resolve())
+            procs.append(ref)
+            targets["hermes-admin@ref"] = (ref_url, "any-bearer")
         bare, bare_url = start_bare(tmp, upstream)
         procs.append(bare)
         targets["bare-aiohttp"] = (bare_url, KEYS[0])

@@ -150,6 +150,82 @@ def op_persist_held(pool: str) -> None:
     _HELD[pool]._persist()
 
 
+class _JudgeAgent:
+    """Just what ``recover_with_credential_pool`` asks of an agent: its pool, provider,
+    current key, the entitlement check (Hermes's own) and a credential swap (recorded)."""
+
+    def __init__(self, pool: Any, provider: str, entry: Any) -> None:
+        import run_agent
+
+        self._credential_pool = pool
+        self.provider = provider
+        self.api_key = getattr(entry, "runtime_api_key", None)
+        self.api_mode = "chat_completions"
+        self.base_url = ""
+        self.swapped: list[str] = []
+        self._is_entitlement_failure = run_agent.AIAgent._is_entitlement_failure
+
+    def _swap_credential(self, entry: Any) -> None:
+        self.swapped.append(entry.id)
+
+
+def _sdk_error(status: int | None, headers: dict[str, str] | None, body: str | None,
+               transport: str | None) -> Exception:
+    """The exception the OpenAI SDK raises for this outcome (as its client builds it)."""
+    import httpx
+    import openai
+
+    req = httpx.Request("POST", "https://upstream.invalid/v1/chat/completions")
+    if transport == "timeout":
+        return openai.APITimeoutError(request=req)
+    if transport:
+        return openai.APIConnectionError(request=req)
+    resp = httpx.Response(int(status or 0), headers=headers or {}, content=(body or "").encode(), request=req)
+    text = resp.text.strip()
+    try:
+        parsed: Any = json.loads(text)
+        message = f"Error code: {resp.status_code} - {parsed}"
+    except ValueError:
+        parsed, message = text or None, text or f"Error code: {resp.status_code}"
+    return openai.APIStatusError(message, response=resp, body=parsed)
+
+
+def op_judge(pool: str, status: int | None = None, headers: dict[str, str] | None = None,
+             body: str | None = None, transport: str | None = None) -> dict[str, Any]:
+    """Hermes's own judgement of one failed request: ``classify_api_error``, then
+    ``recover_with_credential_pool`` on a freshly loaded pool (a 429's same-key retry
+    included), and whether any entry was benched (exhausted or dead) by it."""
+    try:
+        import requests  # noqa: F401  (model_metadata imports it; nothing here calls it)
+    except ImportError:
+        import types
+        sys.modules["requests"] = types.ModuleType("requests")
+    from agent.agent_runtime_helpers import extract_api_error_context, recover_with_credential_pool
+    from agent.error_classifier import classify_api_error
+
+    error = _sdk_error(status, headers, body, transport)
+    classified = classify_api_error(error, provider=pool, model="m")
+    p = cp.load_pool(pool)
+    entry = p.select()
+    before = {e.id: e.last_status for e in p.entries()}
+    agent = _JudgeAgent(p, pool, entry)
+    context = extract_api_error_context(error)
+    retried = False
+    calls = 0
+    for _ in range(2):      # a first 429 is retried on the same key; the second rotates
+        calls += 1
+        recovered, now_retried = recover_with_credential_pool(
+            agent, status_code=getattr(error, "status_code", None), has_retried_429=retried,
+            classified_reason=classified.reason, error_context=context)
+        if recovered or not now_retried or retried:
+            break
+        retried = now_retried
+    after = {e.id: e.last_status for e in cp.load_pool(pool).entries()}
+    benched = sorted(i for i, s in after.items() if s in ("exhausted", "dead") and s != before.get(i))
+    return {"reason": classified.reason.value, "rotate_hint": classified.should_rotate_credential,
+            "benched": benched, "swapped": agent.swapped, "calls": calls}
+
+
 OPS = {name[3:]: fn for name, fn in globals().items() if name.startswith("op_")}
 
 

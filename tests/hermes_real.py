@@ -293,3 +293,13 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.005) -> bool:
             return True
         time.sleep(interval)
     return bool(predicate())
+
+
+def judge(partner: HermesPartner, pool: str, *, status: int | None = None, headers: dict[str, str] | None = None,
+          body: str | None = None, transport: str | None = None, timeout: float | None = None) -> dict[str, Any]:
+    """Hermes's judgement of one failed request on *pool* (partner command ``judge``):
+    ``{"reason": FailoverReason value, "rotate_hint": bool, "benched": [ids], "swapped": [ids],
+    "calls": n}``. *transport* (``"timeout"`` or ``"connection"``) instead of a status: the
+    request got no answer. Benches land in the partner's home, as a live agent's would."""
+    return partner.call("judge", timeout=timeout, pool=pool, status=status, headers=headers, body=body,
+                        transport=transport)

@@ -4,6 +4,7 @@ in front of the loopback fake provider; shared by the proxy tests."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -93,3 +94,83 @@ def restore_finished(p: Running) -> bool:
     """The restore gate was started and has finished (its probes, if any, were answered)."""
     task = p.server._restore_task
     return task is not None and task.done()
+
+
+# --- the network edges (tests/proxy/test_edge_*.py, tests/interop/) ---------------------------
+
+EDGE_KEYS = [f"sk-or-v1-edgetest-{i:031d}" for i in range(3)]
+EDGE_NOUS = "sk-nous-edgetest-00000000000000000000001"
+STATUS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
+          "last_error_message", "last_error_reset_at")
+
+
+def edge_seed(home: Home, base: str, *, keys: int = 2, fallback: bool = True, **row_fields: Any) -> None:
+    """openrouter with *keys* rows on ``<base>/api/v1``, then (with *fallback*) a nous route on
+    ``<base>/nous/v1``: another upstream (base URL) for the breakers, the same test server."""
+    pools: dict[str, list[dict[str, Any]]] = {
+        "openrouter": [make_row(f"or{i}edg", token=EDGE_KEYS[i], priority=i, base_url=base + "/api/v1",
+                                **row_fields) for i in range(keys)]}
+    if fallback:
+        pools["nous"] = [make_row("ns0edg", token=EDGE_NOUS, base_url=base + "/nous/v1")]
+    write_store(home, make_store(pools))
+    home.config.write_text(CONFIG if fallback else CONFIG.split("fallback_providers")[0])
+
+
+@contextmanager
+def running_chain_proxy(home: Home, *, lock_timeout: float = 30.0, watch: bool = False,
+                        **kw: Any) -> Iterator[Running]:
+    """:func:`running_proxy` with the chain's lock timeout chosen (a held lock in a test
+    must not cost 30 s) and the watcher off unless asked for."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
+    thread.start()
+    chain = Chain(home, "openrouter", env=None, lock_timeout=lock_timeout)
+    server = ProxyServer(home, chain, Gate(None), port=0, watch=watch, **kw)
+    running = Running(server, loop)
+    try:
+        running.call(server.start())
+        yield running
+    finally:
+        try:
+            running.call(server.stop(), timeout=30)
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(5)
+            loop.close()
+
+
+def status_fields(home: Home) -> dict[str, dict[str, Any]]:
+    """Per openrouter/nous row id: its six status fields as the store holds them."""
+    doc = strict_json(home.auth.read_bytes())
+    return {str(r.get("id")): {f: r.get(f) for f in STATUS}
+            for rows in doc["credential_pool"].values() for r in rows if isinstance(r, dict)}
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def strict_json(raw: bytes | str) -> Any:
+    """Parse as strict JSON: NaN, Infinity and -Infinity are refused, as Hermes's reader
+    and every other JSON reader may."""
+    return json.loads(raw, parse_constant=_no_constant)
+
+
+def start_proxy_proc(home: Home, *extra: str, timeout: float = 20.0) -> tuple[Any, str]:
+    """The installed ``hermes-admin proxy`` on *home* (port 0) as a process: (Popen, /v1 URL).
+    stdout and stderr are pipes; the ready line is read (bounded) and the rest left to the test."""
+    import subprocess
+
+    from tests.conftest import HERMES_ADMIN, cli_env
+
+    proc = subprocess.Popen([str(HERMES_ADMIN), "proxy", "--home", str(home.root), "--port", "0", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(home))
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    line = box[0] if box else ""
+    if "http://" not in line:
+        proc.kill()
+        raise AssertionError(f"proxy did not start: {line!r} {proc.stderr.read()!r}")
+    return proc, line.split()[3]

@@ -1,10 +1,26 @@
-"""A request's outcome as an agent sees it, and when the provider says the limit resets.
+"""A request's outcome as an agent sees it: whose fault a failure is, and when the
+provider says the limit resets.
 
-The vocabulary shared by :mod:`store.agent.pool_client` and :mod:`store.agent.runtime`: the
-:class:`Result` of one request, the :class:`Selection` it was sent with, the
-:class:`Decision` on what to do next (action words below) and the :class:`Notice` an
-agent shows its user. :func:`reset_time` reads the provider's reset time from the body,
-``Retry-After``, the ``x-ratelimit-reset*`` headers or the message (spec section 6, "Errors").
+The vocabulary shared by :mod:`store.agent.pool_client`, :mod:`store.agent.runtime` and
+the proxy: the :class:`Result` of one request, the :class:`Selection` it was sent with,
+the :class:`Decision` on what to do next (action words below) and the :class:`Notice` an
+agent shows its user.
+
+:func:`classify` is the one judgement of a failure (spec section 6, RELIABILITY 31-33),
+in agreement with Hermes's own classifier (``agent/error_classifier.py``) and
+``recover_with_credential_pool``, which rotates a credential only for billing, rate limit
+and auth:
+
+- the **key's** fault (429, a quota or usage limit, 402, 401 after a failed refresh, a
+  revoked token, a 403 that is not a refusal): the row is benched;
+- the **route's** fault (no answer: refused, reset, timed out, TLS, a malformed or cut
+  answer; a 5xx; an overloaded 429; an aggregator's wrapped upstream 429, where the key is
+  healthy; a WAF page in front of the provider): nothing is benched or written;
+- the **request's** fault (400, a content refusal, 404 model, 413, other 4xx): the client
+  gets the provider's answer and nothing is benched.
+
+:func:`reset_time` reads the provider's reset time from the body, ``Retry-After``, the
+``x-ratelimit-reset*`` headers or the message, every number through :mod:`store.outside`.
 """
 
 from __future__ import annotations
@@ -16,10 +32,8 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from store.model import parse_epoch
+from store import outside
 from store.redaction.fingerprints import fingerprint
-
-SERVER_ERRORS = frozenset({500, 502, 503, 504, 529})
 
 # Action words of a Decision.
 OK = "ok"              # the request succeeded
@@ -28,16 +42,56 @@ ROTATED = "rotated"    # the row was benched; use the next row of the same pool
 FALLBACK = "fallback"  # the pool is out; use the next entry of the fallback chain
 OUT = "out"            # nothing left anywhere
 FAILED = "failed"      # the request failed for a reason no rotation fixes (e.g. 400)
+ROUTE_DOWN = "route_down"  # the route failed, nothing benched: the selection (another key,
+#                            tried once) or, with none, the next entry of the chain
+
+# Whose fault a failure is (Verdict.fault).
+KEY = "key"
+ROUTE = "route"
+REQUEST = "request"
+
+# Transport failures (Result.transport): the upstream gave no usable HTTP answer.
+CONNECT, TIMEOUT, TLS, RESET, MALFORMED, TRUNCATED = (
+    "connect", "timeout", "tls", "reset", "malformed", "truncated")
 
 _USAGE_LIMIT = re.compile(
     r"usage.?limit|plan.?limit|insufficient.?quota|quota.?exceeded|exceeded your.*quota|"
     r"monthly limit|weekly limit|daily limit", re.IGNORECASE)
-_RETRY_IN_MESSAGE = re.compile(r"retry\s+(?:after\s+|in\s+)?(\d+(?:\.\d+)?)\s*(?:s\b|sec|seconds)",
+_RETRY_IN_MESSAGE = re.compile(r"retry\s+(?:after\s+|in\s+)?(\d{1,12}(?:\.\d{1,6})?)\s*(?:s\b|sec|seconds)",
                                re.IGNORECASE)
-_RESETS_IN = re.compile(r"resets?\s+in\s+(?:(\d+)\s*h(?:ou)?rs?\s*)?(?:(\d+)\s*min(?:ute)?s?)?",
+_RESETS_IN = re.compile(r"resets?\s+in\s+(?:(\d{1,6})\s*h(?:ou)?rs?\s*)?(?:(\d{1,6})\s*min(?:ute)?s?)?",
                         re.IGNORECASE)
-_DURATION = re.compile(r"^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?"
-                       r"(?:(\d+(?:\.\d+)?)ms)?$")
+_DURATION = re.compile(r"^(?:(\d{1,9}(?:\.\d{1,6})?)h)?(?:(\d{1,9}(?:\.\d{1,6})?)m(?!s))?"
+                       r"(?:(\d{1,9}(?:\.\d{1,6})?)s)?(?:(\d{1,12}(?:\.\d{1,6})?)ms)?$")
+
+
+def _any(*phrases: str) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(p) for p in phrases))
+
+
+# What the providers say, in their own words (matched on the lower-cased error answer).
+_REFUSAL = _any(  # a safety or moderation decision about this prompt
+    "flagged for possible cybersecurity risk", "trusted access for cyber", "violates our usage policies",
+    "violates openai's usage policies", "your request was flagged", "your input was flagged",
+    "prompt was flagged by our safety", "responses cannot be generated due to safety",
+    "content_filter", "responsibleaipolicyviolation", "new_sensitive", "requires moderation")
+_OVERLOADED = _any("overloaded", "at capacity", "over capacity")
+_BILLING = _any(
+    "insufficient credits", "insufficient_quota", "insufficient balance", "credit balance",
+    "credits exhausted", "credits have been exhausted", "no usable credits", "top up your credits",
+    "payment required", "billing hard limit", "exceeded your current quota", "account is deactivated",
+    "plan does not include", "out of extra usage", "out of funds", "balance_depleted",
+    "not available on the free tier", "model_not_supported_on_free_tier", "key limit exceeded",
+    "spending limit")
+_RATE_LIMIT = _any("rate limit", "rate_limit", "too many requests", "throttled", "requests per minute",
+                   "tokens per minute", "resource_exhausted")
+_BAD_REQUEST = _any(  # deterministic for this request, whatever the status says
+    "unknown parameter", "unsupported parameter", "unrecognized request argument", "unknown_parameter",
+    "unsupported_parameter", "context length", "context window", "maximum context", "prompt is too long",
+    "too many tokens", "context_length_exceeded", "model not found", "model_not_found", "invalid model",
+    "is not a valid model", "no such model", "unknown model", "does not exist",
+    "no endpoints found", "no endpoints available")
+_WRAPPED = "provider returned error"   # OpenRouter's outer message around an upstream's error
 
 
 @dataclass(frozen=True)
@@ -49,10 +103,90 @@ class Result:
     reason: str | None = None       # provider error code/type, e.g. "token_revoked"
     message: str | None = None      # provider error message
     reset_at: Any = None            # provider-declared reset (s, ms or ISO)
+    transport: str | None = None    # no usable answer: CONNECT, TIMEOUT, TLS, RESET, MALFORMED, TRUNCATED
+    metadata: Mapping[str, Any] | None = None  # the error's ``metadata`` (OpenRouter)
+    text: str = field(default="", repr=False)  # the error answer as received (capped), for matching
+    structured: bool = True         # the answer was a JSON error (False: an HTML page, say)
 
     @classmethod
     def success(cls) -> Result:
         return cls(200)
+
+    @classmethod
+    def failed_transport(cls, kind: str, message: str) -> Result:
+        """A request that got no usable answer (*kind*: CONNECT, TIMEOUT, ...)."""
+        return cls(502, transport=kind, message=message, structured=False)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whose fault a result is and what kind of failure (Hermes's ``FailoverReason`` names)."""
+
+    fault: str | None               # KEY, ROUTE, REQUEST; None for a success
+    kind: str                       # rate_limit, billing, auth, upstream_rate_limit, overloaded, ...
+    failure_reason: str | None = None  # what a bench records (key faults only)
+    answered: bool = True           # the upstream sent an HTTP answer (route faults)
+    other_key_may_help: bool = True  # a route fault another key of the pool might not hit
+
+
+SUCCESS = Verdict(None, "ok")
+
+
+def classify(result: Result, pool: str | None = None) -> Verdict:
+    """Whose fault *result* is (see the module docstring for the table)."""
+    code = result.status
+    if result.transport is not None:
+        return Verdict(ROUTE, "timeout" if result.transport == TIMEOUT else "transport",
+                       answered=result.transport == TRUNCATED)
+    if 200 <= code < 400:
+        return SUCCESS
+    text = " ".join((result.reason or "", result.message or "", result.text)).lower()
+    if _REFUSAL.search(text) or (code == 403 and _moderated(result)):
+        return Verdict(REQUEST, "content_policy_blocked")
+    if code == 401:
+        return Verdict(KEY, "auth", "auth")
+    if code == 402:
+        return Verdict(KEY, "billing", "billing")
+    if code == 429:
+        if _OVERLOADED.search(text):
+            return Verdict(ROUTE, "overloaded")
+        if _wrapped_upstream(result, pool):
+            return Verdict(ROUTE, "upstream_rate_limit", other_key_may_help=False)
+        return Verdict(KEY, "rate_limit", "rate_limit")
+    if code == 403:
+        if _BILLING.search(text):
+            return Verdict(KEY, "billing", "billing")
+        if not result.structured:     # a WAF/CDN page in front of the provider, not its answer
+            return Verdict(ROUTE, "upstream_blocked", other_key_may_help=False)
+        return Verdict(KEY, "auth", "auth")
+    if 400 <= code < 500:
+        if code in (400, 404) and _BILLING.search(text) and not _BAD_REQUEST.search(text):
+            return Verdict(KEY, "billing", "billing")
+        if code == 400 and _RATE_LIMIT.search(text) and not _BAD_REQUEST.search(text):
+            return Verdict(KEY, "rate_limit", "rate_limit")
+        if code == 408:
+            return Verdict(ROUTE, "timeout")
+        return Verdict(REQUEST, {404: "model_not_found", 413: "payload_too_large"}.get(code, "format_error"))
+    if 500 <= code < 600:
+        if _BAD_REQUEST.search(text):
+            return Verdict(REQUEST, "format_error")
+        return Verdict(ROUTE, "overloaded" if code in (503, 529) else "server_error")
+    return Verdict(ROUTE, "transport")     # a status no provider sends (1xx, 6xx-999)
+
+
+def _moderated(result: Result) -> bool:
+    """OpenRouter's moderation refusal: a 403 whose metadata names the flagged input."""
+    meta = result.metadata
+    return isinstance(meta, Mapping) and ("flagged_input" in meta or "reasons" in meta)
+
+
+def _wrapped_upstream(result: Result, pool: str | None) -> bool:
+    """An aggregator's 429 wrapping its upstream's (OpenRouter: "Provider returned error",
+    with the upstream named in the metadata): the key is healthy."""
+    if (result.message or "").strip().lower() != _WRAPPED:
+        return False
+    meta = result.metadata
+    return pool == "openrouter" or (isinstance(meta, Mapping) and ("raw" in meta or "provider_name" in meta))
 
 
 @dataclass(frozen=True)
@@ -94,17 +228,11 @@ def is_usage_limit(result: Result) -> bool:
 
 
 def failure_reason(code: int) -> str | None:
-    """The ``failure_reason`` a credential is benched with for HTTP *code* (spec section 6),
-    or None when the code is not the credential's problem (the caller's answer stands)."""
-    if code == 429:
-        return "rate_limit"
-    if code == 402:
-        return "billing"
-    if code in (401, 403):
-        return "auth"
-    if code in SERVER_ERRORS or 500 <= code < 600:
-        return "server_error"
-    return None
+    """The ``failure_reason`` a credential is benched with for HTTP *code* alone, or None
+    when the code is never the credential's problem. :func:`classify` decides with the
+    answer's text as well; this is its answer for a bare status."""
+    verdict = classify(Result(code))
+    return verdict.failure_reason if verdict.fault == KEY else None
 
 
 def _duration_seconds(text: str) -> float | None:
@@ -115,48 +243,68 @@ def _duration_seconds(text: str) -> float | None:
     return h * 3600 + mi * 60 + s + ms / 1000
 
 
-def reset_time(result: Result, now: float) -> float | None:
+def reset_time(result: Result, now: float, notice: outside.Notice | None = None) -> float | None:
     """The provider's reset time as epoch seconds, from the body, the headers or the message.
 
     ``Retry-After`` (seconds or HTTP date), ``x-ratelimit-reset`` (epoch s/ms, or seconds
     from now when small), ``x-ratelimit-reset-requests``/``-tokens`` (``6m0s``), then
-    "retry after N seconds" / "resets in 4hr 5min" in the message.
+    "retry after N seconds" / "resets in 4hr 5min" in the message. Every value passes
+    :mod:`store.outside`: one that is not a finite time within a year is discarded (said
+    through *notice*), and the policy's TTL applies instead.
     """
-    explicit = parse_epoch(result.reset_at)
-    if explicit is not None:
-        return explicit
+    if result.reset_at is not None:
+        explicit = outside.epoch(result.reset_at, "the reset time in the answer", now=now, notice=notice)
+        if explicit is not None:
+            return explicit
     headers = {str(k).lower(): str(v) for k, v in (result.headers or {}).items()}
     ra = headers.get("retry-after")
     if ra:
-        try:
-            return now + max(0.0, float(ra))
-        except ValueError:
-            try:
-                return parsedate_to_datetime(ra).timestamp()
-            except (TypeError, ValueError):
-                pass
+        after = _retry_after(ra, now, notice)
+        if after is not None:
+            return after
     for name in ("x-ratelimit-reset", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"):
         raw = headers.get(name)
-        if not raw:
-            continue
-        try:
-            value = float(raw)
-        except ValueError:
-            seconds = _duration_seconds(raw)
-            if seconds is not None:
-                return now + seconds
-            iso = parse_epoch(raw)
-            if iso is not None:
-                return iso
-            continue
-        if math.isfinite(value) and value > 0:
-            # Small numbers are "seconds from now"; large ones are epoch s or ms.
-            return parse_epoch(value) if value > 1e9 else now + value
-    msg = result.message or ""
+        if raw:
+            t = _ratelimit_reset(name, raw, now, notice)
+            if t is not None:
+                return t
+    msg = (result.message or "")[:4096]
     m = _RETRY_IN_MESSAGE.search(msg)
     if m:
-        return now + float(m.group(1))
+        s = outside.seconds(m.group(1), "the retry time in the message", notice=notice)
+        if s is not None:
+            return now + s
     m = _RESETS_IN.search(msg)
     if m and (m.group(1) or m.group(2)):
-        return now + int(m.group(1) or 0) * 3600 + int(m.group(2) or 0) * 60
+        s = outside.seconds(int(m.group(1) or 0) * 3600 + int(m.group(2) or 0) * 60,
+                            "the reset time in the message", notice=notice)
+        if s is not None:
+            return now + s
     return None
+
+
+def _retry_after(raw: str, now: float, notice: outside.Notice | None) -> float | None:
+    """``Retry-After``: delay-seconds or an HTTP date."""
+    s = outside.seconds(raw, "Retry-After")
+    if s is not None:
+        return now + s
+    try:
+        when = parsedate_to_datetime(raw[:64]).timestamp()
+    except (TypeError, ValueError, OverflowError, IndexError):
+        outside.seconds(raw, "Retry-After", notice=notice)   # says why it is ignored
+        return None
+    return outside.epoch(when, "Retry-After", now=now, notice=notice)
+
+
+def _ratelimit_reset(name: str, raw: str, now: float, notice: outside.Notice | None) -> float | None:
+    value = outside.number(raw, name, lo=-math.inf, hi=math.inf)
+    if value is None:
+        seconds = _duration_seconds(raw[:64])
+        if seconds is not None:
+            s = outside.seconds(seconds, name, notice=notice)
+            return None if s is None else now + s
+        return outside.epoch(raw, name, now=now, notice=notice)
+    if value > 1e9:     # large: epoch s or ms; small: seconds from now
+        return outside.epoch(value, name, now=now, notice=notice)
+    s = outside.seconds(value, name, notice=notice)
+    return None if s is None or s <= 0 else now + s

@@ -2,29 +2,38 @@
 
 :class:`PoolClient`, one per (agent, pool): ``select()`` (strategy from config, counts the
 request, one transaction), ``lease()``/``release()`` (in memory, never blocking),
-``report(result)`` for a request's outcome. No network call happens under the lock: the
-refresh hook runs before the transaction that records its result.
+``report(result)`` for a request's outcome, judged by :func:`store.agent.outcomes.classify`:
+a key's fault benches the row (never to be chosen again for the same request), a route's
+fault tries another key once and writes nothing, a request's fault is the caller's answer.
+No network call happens under the lock: the refresh hook runs before the transaction that
+records its result.
 """
 
 from __future__ import annotations
 
+import logging
 import random as _random
 import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from store import outside
 from store.agent import probe, refresh
 from store.agent.outcomes import (
     FAILED,
+    KEY,
     OK,
     OUT,
+    REQUEST,
     RETRY,
     ROTATED,
+    ROUTE_DOWN,
     Decision,
     Result,
     Selection,
-    failure_reason,
+    Verdict,
+    classify,
     is_usage_limit,
     reset_time,
 )
@@ -37,6 +46,7 @@ from store.pools import policy
 from store.transaction import skip_write, transaction
 
 LEASE_CAP = 1
+log = logging.getLogger("hermes_admin.agent")
 
 
 class PoolClient:
@@ -48,7 +58,7 @@ class PoolClient:
         ttls: policy.Ttls | None = None, env: Mapping[str, str] | None = None,
         refresh_hook: Callable[[Home, str, str], Any] | None = None,
         rng: _random.Random | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-        lease_cap: int = LEASE_CAP, model: str | None = None,
+        lease_cap: int = LEASE_CAP, model: str | None = None, notice: outside.Notice | None = None,
     ) -> None:
         self.home = home
         self.pool = pool
@@ -62,7 +72,12 @@ class PoolClient:
         self.lock_timeout = lock_timeout
         self.lease_cap = lease_cap
         self.model = model
+        self.notice: outside.Notice = notice or log.warning   # a provider number we ignored
         self.current: Selection | None = None
+        # Rows the current request must not go back to (benched or failed for it); a new
+        # select() starts a new request.
+        self.avoid: set[str] = set()
+        self.route_retried = False     # the current request had its one other-key try
         self.has_retried_429 = False
         self.selections = 0            # requests counted in the store by this client
         self._leases: dict[str, int] = {}
@@ -83,10 +98,14 @@ class PoolClient:
                          probe.row_secret(row, self.env) or "",
                          row.get("inference_base_url") or row.get("base_url"), self.model)
 
+    def eligible(self, row: Row) -> bool:
+        """Whether *row* may serve the current request: its secret is live here and the
+        request has not already failed on it."""
+        return bool(probe.row_secret(row, self.env)) and str(row.get("id")) not in self.avoid
+
     def _choose(self, rows: list[Row], now: float) -> Row | None:
-        """policy.select among rows whose secret is live here. Mutates *rows*."""
-        return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng,
-                             eligible=lambda r: bool(probe.row_secret(r, self.env)))
+        """policy.select among eligible rows. Mutates *rows*."""
+        return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng, eligible=self.eligible)
 
     def _pool_list(self, doc: dict) -> list[Row] | None:
         if self.pool not in pools(doc):
@@ -101,8 +120,12 @@ class PoolClient:
     def _rows_only(self, rows: list[Row]) -> list[Row]:
         return [r for r in rows if isinstance(r, dict)]
 
-    def select(self) -> Selection | None:
-        """Choose and count a row (one transaction); None when the pool has nothing usable."""
+    def select(self, *, same_request: bool = False) -> Selection | None:
+        """Choose and count a row (one transaction); None when the pool has nothing usable.
+        A new request unless *same_request* (then rows it failed on are not chosen)."""
+        if not same_request:
+            self.avoid.clear()
+            self.route_retried = False
         now = self.clock()
         chosen: Selection | None = None
         with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
@@ -175,28 +198,44 @@ class PoolClient:
 
     # -- outcomes --
 
-    def report(self, result: Result) -> Decision:
-        """Record one request's result for the current selection and say what to do next."""
+    def report(self, result: Result, verdict: Verdict | None = None) -> Decision:
+        """Record one request's result for the current selection and say what to do next
+        (*verdict*: :func:`classify`'s, when the caller already has it)."""
         sel = self.current
         if sel is None:
             raise RuntimeError("report() called before select()")
+        verdict = verdict or classify(result, self.pool)
         code = result.status
-        if 200 <= code < 300:
+        if verdict.fault is None:
             self.has_retried_429 = False
             return Decision(OK, sel)
-        if code == 429:
+        if verdict.fault == REQUEST:
+            return Decision(FAILED, sel, f"HTTP {code}: {verdict.kind}, the request's fault, not the key's")
+        if verdict.fault != KEY:
+            return self._route_down(sel, verdict)
+        if verdict.kind == "rate_limit":
             if is_usage_limit(result):
                 return self._bench_and_rotate(sel, result, "rate_limit", note="usage limit")
             if not self.has_retried_429:
                 self.has_retried_429 = True
-                return Decision(RETRY, sel, "429: retrying the same key once")
-            return self._bench_and_rotate(sel, result, "rate_limit", note="second 429")
+                return Decision(RETRY, sel, f"{code}: retrying the same key once")
+            return self._bench_and_rotate(sel, result, "rate_limit", note=f"second {code}")
         if code == 401:
             return self._unauthorized(sel, result)
-        reason = failure_reason(code)
-        if reason is None:
-            return Decision(FAILED, sel, f"HTTP {code}: not a credential problem")
-        return self._bench_and_rotate(sel, result, reason)
+        return self._bench_and_rotate(sel, result, verdict.failure_reason or verdict.kind)
+
+    def _route_down(self, sel: Selection, verdict: Verdict) -> Decision:
+        """The route failed, not the key: bench nothing, write nothing but the count of the
+        one other key tried (where one may help); then the caller moves down the chain."""
+        note = f"{verdict.kind}: the route's fault, no key benched"
+        self.avoid.add(sel.row_id)
+        if self.route_retried or not verdict.other_key_may_help:
+            return Decision(ROUTE_DOWN, None, note)
+        self.route_retried = True
+        nxt = self.select(same_request=True)
+        if nxt is None:
+            return Decision(ROUTE_DOWN, None, note)
+        return Decision(ROUTE_DOWN, nxt, note + "; trying another key once")
 
     def _unauthorized(self, sel: Selection, result: Result) -> Decision:
         reason = result.reason
@@ -226,7 +265,8 @@ class PoolClient:
                           note: str | None = None) -> Decision:
         """Bench the row (and rows sharing its secret) and choose the next, in one transaction."""
         now = self.clock()
-        reset_at = reset_time(result, now)
+        reset_at = policy.bench_reset(reset_time(result, now, self.notice), now)
+        self.avoid.add(sel.row_id)
         chosen: Selection | None = None
         with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
             rows = self._pool_list(doc)

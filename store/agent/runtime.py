@@ -25,13 +25,17 @@ from typing import Any
 
 from store.agent import probe
 from store.agent.outcomes import (
+    FAILED,
     FALLBACK,
     OK,
     OUT,
+    REQUEST,
+    ROUTE_DOWN,
     Decision,
     Notice,
     Result,
     Selection,
+    classify,
 )
 from store.agent.pool_client import PoolClient
 from store.authfile import read_store
@@ -161,19 +165,27 @@ class AgentRuntime:
         return None
 
     def report(self, result: Result) -> Decision:
-        """Record *result* for the active route and move down the chain if it is out."""
+        """Record *result* for the active route and move down the chain if it is out, or
+        if the route itself failed (:func:`~store.agent.outcomes.classify`: the route's
+        fault benches no key, and another key had its one try)."""
         route = self.route
+        verdict = classify(result, route.pool)
         if route.pool is None or route.pool not in self._clients:
-            if 200 <= result.status < 300:
+            if verdict.fault is None:
                 return Decision(OK, None)
+            if verdict.fault == REQUEST:
+                return Decision(FAILED, None, f"HTTP {result.status}: {verdict.kind}")
             return self._fall_from(self.active, "direct route failed")
         client = self._clients[route.pool]
         sent = client.current
-        decision = client.report(result)
+        decision = client.report(result, verdict)
         if self.active == 0 and sent is not None:
             self._check_vouched(sent, result)
-        if decision.action == OUT:
-            return self._fall_from(self.active, decision.note)
+        if decision.action == OUT or (decision.action == ROUTE_DOWN and decision.selection is None):
+            fell = self._fall_from(self.active, decision.note)
+            if fell.action == OUT and decision.action == ROUTE_DOWN:
+                return Decision(FAILED, None, decision.note)   # nothing else to try: the error stands
+            return fell
         return decision
 
     def _fall_from(self, index: int, note: str | None) -> Decision:

@@ -12,6 +12,7 @@ import random as _random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
+from store import outside
 from store.model import (
     DEFAULT_STRATEGY,
     STATUS_DEAD,
@@ -37,6 +38,10 @@ DEAD_REASONS = frozenset({
     "unauthorized_client", "refresh_token_reused",
 })
 BILLING_REASONS = frozenset({"billing"})
+# A bench lasts at least this long, whatever the provider says (``Retry-After: 0``, a reset
+# time already past): a row benched "until now" would be picked again at once, and the
+# same request would go back to the key that just refused it (RELIABILITY 33).
+BENCH_FLOOR = 5.0
 
 
 @dataclass(frozen=True)
@@ -321,12 +326,14 @@ def mark_exhausted(
     """Bench *row* (and every row holding the same secret); return the rows changed.
 
     A terminal 401 reason makes them dead. A provider reset time is kept and wins
-    over every TTL.
+    over every TTL once :mod:`store.outside` has bounded it (an agent's bench passes it
+    through :func:`bench_reset` first).
     """
     status = STATUS_DEAD if terminal_auth_failure(code, reason) else STATUS_EXHAUSTED
     key = secret_key(row)
     targets = [r for r in rows if r is row or (key is not None and secret_key(r) == key)]
-    parsed_reset = parse_epoch(reset_at)
+    # Bounded (a year ahead at most): never an absurd time in auth.json.
+    parsed_reset = outside.epoch(reset_at, "reset time", now=now) if reset_at is not None else None
     for r in targets:
         r["last_status"] = status
         r["last_status_at"] = now
@@ -339,6 +346,13 @@ def mark_exhausted(
         else:
             r.pop("failure_reason", None)
     return targets
+
+
+def bench_reset(reset_at: float | None, now: float) -> float | None:
+    """When a bench for a provider's reset time *reset_at* ends: never before
+    :data:`BENCH_FLOOR` from *now* (``Retry-After: 0``, a reset already past). None (no
+    reset time: the TTL applies) stays None."""
+    return None if reset_at is None else max(reset_at, now + BENCH_FLOOR)
 
 
 def reset(row: Row, now: float) -> None:

@@ -1,13 +1,25 @@
 """The subscription proxy: any OpenAI-compatible app served from the home's pools.
 
 - :mod:`store.proxy.chain`: the primary pool and the fallback chain on an in-memory view
-  of the store (kept current by :mod:`store.watch.home`), outcomes through the agent's own
-  :class:`store.agent.pool_client.PoolClient` rules, request counts written behind.
+  of the store (kept current by :mod:`store.watch.home`), a key's faults through the
+  agent's own :class:`store.agent.pool_client.PoolClient` rules.
 - :mod:`store.proxy.picks`: choosing a row from a kept list of usable rows, exactly as
   ``policy.select`` would, without re-deriving every row's status per request.
+- :mod:`store.proxy.counts`: request counts written behind, once a second.
+- :mod:`store.proxy.direct`: benches of keys taken from the home's ``.env``.
+- :mod:`store.proxy.upstreams`: default base URLs and the circuit breakers of failing
+  upstreams (a route's faults, in memory only).
+- :mod:`store.proxy.report`: the chain as the status file and a 503 show it.
 - :mod:`store.proxy.inbound`: who may use the proxy (loopback rule, client-keys file).
+- :mod:`store.proxy.wire`: headers kept or dropped, the raw query, error bodies, reading
+  and relaying a provider's error answer.
+- :mod:`store.proxy.redacting`: the home's secrets as fingerprints in every way out
+  (answers, log).
+- :mod:`store.proxy.forward`: one request's way along the chain, judged and relayed.
+- :mod:`store.proxy.offloop`: blocking calls in daemon threads (a bounded shutdown).
 - :mod:`store.proxy.stats`: traffic counters and the status file the console reads.
-- :mod:`store.proxy.server`: the aiohttp server and its one pooled upstream session.
+- :mod:`store.proxy.server`: the aiohttp server, its one pooled upstream session, the
+  background work and the bounded shutdown.
 
 Imports ``store`` and aiohttp only; never Textual, ``tui`` or ``screens``.
 """
@@ -17,6 +29,7 @@ from __future__ import annotations
 ALLOWED_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models")
 DEFAULT_PORT = 8645
 DRAIN_TIMEOUT = 10.0      # seconds SIGTERM waits for in-flight requests
+BODY_TIMEOUT = 60.0       # seconds a request body may take to arrive (a slow client is cut)
 # One status file per proxy (two proxies may share a home): hermes-admin-proxy-<port>.json
 STATUS_PREFIX = "hermes-admin-proxy-"
 CLIENT_KEYS_FILE = "hermes-admin-proxy-keys"

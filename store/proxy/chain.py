@@ -11,6 +11,11 @@ What the proxy changes reaches the store two ways:
   :class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one
   transaction. Until the store shows that write, an overlay keeps the bench in the view.
 
+Failures are judged once (:func:`store.agent.outcomes.classify`): only a key's fault reaches
+:meth:`Chain.outcome` and the store; a route's fault is held in memory by the chain's
+:class:`~store.proxy.upstreams.Breakers`, whose open upstreams selection skips without
+moving the chain off its route (a blip is not a fallback).
+
 The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
 (turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the
 event loop. Blocking methods here (``outcome``, ``flush``, ``maybe_restore``) do file IO
@@ -20,7 +25,7 @@ or network and run in a worker thread; the others are pure and fast.
 from __future__ import annotations
 
 import copy
-import math
+import logging
 import random as _random
 import threading
 import time
@@ -29,19 +34,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.agent import probe
-from store.agent.outcomes import Decision, Result, Selection, reset_time
+from store.agent.outcomes import Decision, Result, Selection, Verdict, reset_time
 from store.agent.pool_client import PoolClient
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
 from store.config.agent_view import Route
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import Row, as_int, parse_epoch, pool_rows, pools
+from store.model import Row, parse_epoch, pool_rows, pools
 from store.paths import Home
 from store.pools import policy
+from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
 from store.proxy.picks import Usable, pick, usable_rows
-from store.transaction import skip_write, transaction
+from store.proxy.upstreams import Breakers, base_for, route_name
 
+log = logging.getLogger("hermes_admin.proxy")
 _STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
                   "last_error_message", "last_error_reset_at", "failure_reason")
 
@@ -56,12 +63,26 @@ class Attempt:
     fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
     route: Route | None = None  # the route at index when chosen (config.yaml may change the chain)
     retried_429: bool = False   # a key from the environment had its one same-key retry
+    tried: set[tuple[str, str]] | None = None  # (pool, row) this request failed on: never again
+    route_retried: bool = False  # a route failure had its one try of another key
+
+    def failed_on(self) -> set[tuple[str, str]]:
+        """Mark the current row as one this request must not go back to; the set so far."""
+        if self.tried is None:
+            self.tried = set()
+        self.tried.add((self.selection.pool, self.selection.row_id))
+        return self.tried
 
 
 class _RequestClient(PoolClient):
     """The agent's outcome rules for one proxied request; benches land in the view first."""
 
     chain: Chain
+
+    def eligible(self, row: Row) -> bool:
+        """Also never a row whose upstream's breaker is open."""
+        return super().eligible(row) and not self.chain.breakers.blocked(
+            base_for(self.pool, row.get("inference_base_url") or row.get("base_url")), self.clock())
 
     def _bench_and_rotate(self, sel: Selection, result: Result, failure_reason: str,
                           note: str | None = None) -> Decision:
@@ -88,17 +109,18 @@ class Chain:
         self.lock_timeout = lock_timeout
         self._lock = threading.Lock()     # view and pending counts; never held over IO
         self._rows: dict[str, list[Row]] = {}
-        self._pending: dict[tuple[str, str], int] = {}
+        self.counts = PendingCounts()     # request counts written behind
         self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
         self._generation = 0              # bumped whenever the view's rows or their meaning change
         self._usable: dict[str, Usable] = {}
         self._reads = 0                   # store reads begun (tickets handed out)
         self._applied = 0                 # the ticket of the snapshot in the view
         self.fallback_since: float | None = None
-        self.counted = 0                  # selections counted (written or pending)
         self._strategies: dict[str, str] = {}
         self._ttls = policy.DEFAULT_TTLS
         self._direct = DirectBenches()   # routes served by a key from the environment
+        self.breakers = Breakers()       # upstreams failing now (route faults), in memory only
+        self.last_doc: dict[str, Any] = {}   # the store as last applied (for the redactor)
         self.refresh_config()
 
     # -- the view --
@@ -139,10 +161,7 @@ class Chain:
             if ticket < self._applied:
                 return
             self._applied = ticket
-            for (pool, rid), n in self._pending.items():
-                row = _find(fresh.get(pool), rid)
-                if row is not None:
-                    row["request_count"] = as_int(row.get("request_count")) + n
+            self.counts.apply(fresh)
             for key, (stamp, fields) in list(self._overlay.items()):
                 row = _find(fresh.get(key[0]), key[1])
                 seen = row is None or max(_num(row.get("last_status_at")),
@@ -152,6 +171,7 @@ class Chain:
                 else:
                     row.update(fields)
             self._rows = fresh
+            self.last_doc = doc
             self._generation += 1
 
     def refresh_config(self) -> None:
@@ -181,52 +201,81 @@ class Chain:
 
     # -- selection --
 
-    def select(self, start: int | None = None) -> Attempt | None:
-        """The next row to send with: the active route, else down the chain (no IO)."""
+    def select(self, start: int | None = None, avoid: set[tuple[str, str]] | None = None, *,
+               move: bool = True) -> Attempt | None:
+        """The next row to send with: the active route, else down the chain (no IO).
+
+        Never a row in *avoid* (this request failed on it) or on an upstream whose breaker is
+        open. The chain moves to a later route for good (a fallback, restored by the gate)
+        only when every route before it is out of credentials (and *move*), not when one was
+        skipped for a failing upstream or a row this request already tried.
+        """
         rt = self.runtime
         first = rt.active if start is None else start
+        held = not move
         for i in range(first, len(self.routes)):
-            sel = self._select_in(i)
+            sel, skipped = self._select_in(i, avoid)
             if sel is not None:
-                if i > rt.active:
-                    rt._notice("fallback", f"{rt.route.name} has no usable credential; "
-                                           f"falling back to {self.routes[i].name}")
+                if i > rt.active and not held:
+                    rt._notice("fallback", f"{route_name(rt.route.name)} has no usable credential; "
+                                           f"falling back to {route_name(self.routes[i].name)}")
                     rt.active = i
                     self.fallback_since = self.clock()
                 return Attempt(i, sel, fresh=True, route=self.routes[i])
+            held = held or skipped
         return None
 
-    def _select_in(self, index: int) -> Selection | None:
+    def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None
+                   ) -> tuple[Selection | None, bool]:
+        """Route *index*'s next row, and whether usable rows were held back (avoided, or on
+        an open upstream)."""
         route = self.routes[index]
         model = route.model if index > 0 else None
+        now = self.clock()
         if route.pool is not None and route.pool in self._rows:
-            now = self.clock()
             env = self.env
             with self._lock:
-                row = self._pick(route.pool, now)
+                row, held = self._pick(route.pool, now, route.base_url, avoid)
                 if row is None:
-                    return None
+                    return None, held
                 key = (route.pool, str(row.get("id")))
-                self._pending[key] = self._pending.get(key, 0) + 1
-                self.counted += 1
+                self.counts.add(*key)
             return Selection(route.pool, key[1], str(row.get("label") or ""),
                              probe.row_secret(row, env) or "",
-                             row.get("inference_base_url") or row.get("base_url") or route.base_url, model)
+                             row.get("inference_base_url") or row.get("base_url") or route.base_url, model), False
         if route.key_env:
             token = self.env.get(route.key_env)
-            if token and self._direct.usable(route.name, self.clock(), self._ttls):
-                return Selection(route.name, route.key_env, route.key_env, token, route.base_url, model)
-        return None
+            # Named as it may be shown (a custom base URL without its userinfo): the name
+            # reaches headers, the status file and the log.
+            name = route_name(route.name)
+            if token and self._direct.usable(name, now, self._ttls):
+                if (avoid and (name, route.key_env) in avoid) or \
+                        (self.breakers and self.breakers.blocked(base_for(name, route.base_url), now)):
+                    return None, True
+                return Selection(name, route.key_env, route.key_env, token, route.base_url, model), False
+        return None, False
 
-    def _pick(self, pool: str, now: float) -> Row | None:
-        """``policy.select`` on the view, from the kept list of usable rows. Hold ``_lock``."""
+    def _pick(self, pool: str, now: float, route_base: str | None,
+              avoid: set[tuple[str, str]] | None) -> tuple[Row | None, bool]:
+        """``policy.select`` on the view, from the kept list of usable rows, leaving out
+        *avoid* and rows on open upstreams. Hold ``_lock``."""
         rows = self._rows[pool]
         usable = self._usable.get(pool)
         if usable is None or usable.generation != self._generation or now >= usable.until:
             usable = self._usable[pool] = usable_rows(
                 rows, self._strategies.get(pool, policy.DEFAULT_STRATEGY), now, self._ttls, self.env,
                 self._generation)
-        return pick(usable, rows, self.rng)
+        if not avoid and not self.breakers:
+            return pick(usable, rows, self.rng), False
+        allowed = [r for r in usable.rows if (pool, str(r.get("id"))) not in (avoid or ()) and not
+                   self.breakers.blocked(base_for(pool, r.get("inference_base_url") or r.get("base_url")
+                                                  or route_base), now)]
+        if len(allowed) == len(usable.rows):
+            return pick(usable, rows, self.rng), False
+        chosen = pick(Usable(usable.generation, usable.until, usable.strategy, allowed), rows, self.rng)
+        if chosen is not None and usable.strategy == "round_robin":
+            del self._usable[pool]          # the kept order no longer follows the priorities
+        return chosen, True
 
     def usable(self, sel: Selection) -> bool:
         """Whether *sel*'s row may be sent to now (never a cooling row)."""
@@ -240,8 +289,9 @@ class Chain:
 
     # -- outcomes (blocking: run in a worker thread) --
 
-    def outcome(self, attempt: Attempt, result: Result) -> Decision:
-        """Record a failed request the agent's way; the Decision says what to do next."""
+    def outcome(self, attempt: Attempt, result: Result, verdict: Verdict | None = None) -> Decision:
+        """Record a request that failed by the key's fault the agent's way; the Decision
+        says what to do next (never a row *attempt* already failed on)."""
         sel = attempt.selection
         if sel.pool not in self._rows:
             return self._direct.outcome(attempt, result, self.clock())
@@ -249,11 +299,12 @@ class Chain:
             rt = self.runtime
             client = _RequestClient(self.home, sel.pool, clock=self.clock, config=rt.config,
                                     env=self.env, refresh_hook=rt.refresh_hook, rng=self.rng,
-                                    lock_timeout=self.lock_timeout)
+                                    lock_timeout=self.lock_timeout, notice=log.warning)
             client.chain = self
             attempt.client = client
         attempt.client.current = sel
-        decision = attempt.client.report(result)
+        attempt.client.avoid.update(rid for pool, rid in (attempt.tried or ()) if pool == sel.pool)
+        decision = attempt.client.report(result, verdict)
         if decision.selection is not None and decision.selection.row_id == sel.row_id \
                 and decision.selection.token != sel.token:
             self.load()    # a refreshed token: the view must not hand out the old one again
@@ -267,8 +318,9 @@ class Chain:
             row = _find(rows, sel.row_id)
             if row is None:
                 return
+            reset_at = policy.bench_reset(reset_time(result, now), now)
             changed = policy.mark_exhausted(rows, row, now, code=result.status, reason=result.reason,
-                                            message=result.message, reset_at=reset_time(result, now),
+                                            message=result.message, reset_at=reset_at,
                                             failure_reason=failure_reason)
             self._generation += 1
             for r in changed:
@@ -283,30 +335,10 @@ class Chain:
 
     def flush(self) -> int:
         """Write pending request counts in one transaction; returns how many were written."""
-        with self._lock:
-            batch, self._pending = self._pending, {}
-        if not batch:
-            return 0
-        try:
-            with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
-                written = 0
-                for (pool, rid), n in batch.items():
-                    row = _find([r for r in pool_rows(doc, pool) if isinstance(r, dict)], rid)
-                    if row is not None:
-                        row["request_count"] = as_int(row.get("request_count")) + n
-                        written += n
-                if not written:
-                    skip_write()
-        except BaseException:
-            with self._lock:     # keep them for the next flush; nothing is lost
-                for key, n in batch.items():
-                    self._pending[key] = self._pending.get(key, 0) + n
-            raise
-        return written
+        return self.counts.flush(self.home, self.lock_timeout)
 
     def pending(self) -> int:
-        with self._lock:
-            return sum(self._pending.values())
+        return self.counts.total()
 
     # -- the restore gate (blocking) --
 
@@ -325,47 +357,29 @@ class Chain:
             self.load()
         return restored
 
-    # -- everything out --
+    # -- what the chain holds, for the status file and a 503 --
 
-    def reopen_times(self) -> dict[str, float | None]:
-        """Per pool of the chain: when its soonest cooling row reopens (None: never by itself)."""
+    def states(self) -> list[tuple[int, Route, list[tuple[policy.Effective, float | None]]]]:
+        """Per route: each row's effective status and, for a usable row on an upstream
+        whose breaker is open, when it closes (read by :mod:`store.proxy.report`). A key
+        from the environment counts as one row, benched in memory or never."""
         now = self.clock()
-        ttls = self._ttls
-        out: dict[str, float | None] = {}
-        with self._lock:
-            for route in self.routes:
-                key = route.pool or route.name
-                rows = self._rows[key] if key in self._rows else self._direct.rows(route.name)
-                if rows is None or key in out:
-                    continue
-                times = [e.available_at for e in (policy.effective(r, rows, now, ttls) for r in rows)
-                         if e.status == policy.COOLING and e.available_at is not None]
-                out[key] = min(times) if times else None
-        return out
-
-    def retry_after(self, reopen: Mapping[str, float | None]) -> int | None:
-        soonest = [t for t in reopen.values() if t is not None]
-        if not soonest:
-            return None
-        return max(1, math.ceil(min(soonest) - self.clock()))
-
-    def describe(self) -> list[dict[str, Any]]:
-        """The chain for the status file: per route its pool, model and row counts."""
-        now = self.clock()
-        ttls = self._ttls
         out = []
         with self._lock:
             for i, route in enumerate(self.routes):
                 rows = self._rows.get(route.pool or "") or []
                 if not rows and route.key_env and self.env.get(route.key_env):
-                    # A key from the environment: one row, benched in memory or never.
-                    rows = self._direct.rows(route.name) or [{"id": route.key_env}]
-                effs = [policy.effective(r, rows, now, ttls) for r in rows]
-                out.append({"name": route.name, "pool": route.pool, "model": route.model if i else None,
-                            "active": i == self.runtime.active, "rows": len(rows),
-                            "usable": sum(1 for e in effs if e.usable),
-                            "cooling": sum(1 for e in effs if e.status == policy.COOLING),
-                            "dead": sum(1 for e in effs if e.status == policy.DEAD)})
+                    rows = self._direct.rows(route_name(route.name)) or [{"id": route.key_env}]
+                states = []
+                for r in rows:
+                    eff = policy.effective(r, rows, now, self._ttls)
+                    down = None
+                    if eff.usable and self.breakers:
+                        base = base_for(route.pool or route.name,
+                                        r.get("inference_base_url") or r.get("base_url") or route.base_url)
+                        down = self.breakers.reopens_at(base) if self.breakers.blocked(base, now) else None
+                    states.append((eff, down))
+                out.append((i, route, states))
         return out
 
 

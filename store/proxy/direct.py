@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from store.agent.outcomes import FAILED, OK, OUT, RETRY, Decision, Result, failure_reason, is_usage_limit, reset_time
+from store.agent.outcomes import FAILED, KEY, OK, OUT, RETRY, Decision, Result, classify, is_usage_limit, reset_time
 from store.model import Row
 from store.pools import policy
 
@@ -36,23 +36,23 @@ class DirectBenches:
 
     def outcome(self, attempt: Any, result: Result, now: float) -> Decision:
         """A request with the route's key failed: one same-key retry of a 429 (not for a
-        usage limit), then a bench for the provider's reset time or the policy TTL and
-        ``OUT`` (the chain moves on); a code that is not the key's problem is ``FAILED``."""
+        usage limit), then a bench for the provider's reset time (floored) or the policy
+        TTL and ``OUT`` (the chain moves on); what is not the key's fault is ``FAILED``."""
         sel = attempt.selection
         code = result.status
-        if 200 <= code < 300:
+        verdict = classify(result, sel.pool)
+        if verdict.fault is None:
             return Decision(OK, sel)
-        if code == 429 and not attempt.retried_429 and not is_usage_limit(result):
+        if verdict.kind == "rate_limit" and not attempt.retried_429 and not is_usage_limit(result):
             attempt.retried_429 = True
-            return Decision(RETRY, sel, "429: retrying the same key once")
-        reason = failure_reason(code)
-        if reason is None:
-            return Decision(FAILED, sel, f"HTTP {code}: not a credential problem")
+            return Decision(RETRY, sel, f"{code}: retrying the same key once")
+        if verdict.fault != KEY:
+            return Decision(FAILED, sel, f"HTTP {code}: {verdict.kind}, not a credential problem")
         with self._lock:
             row = self._rows.setdefault(sel.pool, {
                 "id": sel.row_id, "label": sel.label, "auth_type": "api_key",
                 "source": f"env:{sel.row_id}", "priority": 0})
             policy.mark_exhausted([row], row, now, code=code, reason=result.reason,
-                                  message=result.message, reset_at=reset_time(result, now),
-                                  failure_reason=reason)
+                                  message=result.message, reset_at=policy.bench_reset(reset_time(result, now), now),
+                                  failure_reason=verdict.failure_reason)
         return Decision(OUT, None, f"{sel.pool}: {sel.row_id} benched (HTTP {code}), kept in memory")

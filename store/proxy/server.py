@@ -1,16 +1,19 @@
 """The proxy's HTTP side: an aiohttp server and ONE pooled upstream ClientSession.
 
-Per request: check the path (four allowed), the inbound key, the body cap; pick a row
-from the chain's in-memory view; send upstream with the row's key over a kept-alive
-connection; on a failure, let the agent's outcome rules (run in a worker thread: they
-may write the store or refresh a token) say retry, rotate or fall back. A 2xx is relayed
-as it arrives: SSE chunk by chunk, never buffered. When nothing in the chain can serve,
-503 with ``Retry-After``.
+Per request: check the path (four allowed), the inbound key, the body cap and how long
+the body takes to arrive; then :class:`store.proxy.forward.Forwarder` walks the chain.
+Every failure is an answer (RELIABILITY 43): whatever goes wrong inside, the client gets
+OpenAI-shaped JSON with a request id that the log line carries too, never aiohttp's bare
+text 500 or an empty reply.
 
 Background tasks: the store watcher (a thread, :func:`store.watch.home.watch_home`), the
-write-behind flush of request counts and the status file (every second), the restore
-gate (off the loop, at most one at a time). SIGTERM: stop accepting, drain in-flight
-requests up to a bound, flush, write a final status.
+write-behind flush of request counts and the status file (every second, draining too),
+the restore gate (off the loop, at most one at a time). Blocking work runs in daemon
+threads (:mod:`store.proxy.offloop`), so nothing holds the process at exit.
+
+SIGTERM (RELIABILITY 42): stop accepting, drain in-flight requests (a body still arriving
+included) up to ``drain_timeout``, cancel what is left (an open stream gets an in-band
+error event), flush the counts with a short lock wait, write the final status, exit.
 """
 
 from __future__ import annotations
@@ -18,54 +21,51 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
+import itertools
 import logging
 import os
+import secrets as _secrets
 import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import aiohttp
 from aiohttp import web
 
 from store.agent import probe
-from store.agent.outcomes import FAILED, OUT, RETRY, ROTATED, Result
 from store.errors import StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
-from store.proxy import ALLOWED_PATHS, DRAIN_TIMEOUT
-from store.proxy.chain import Attempt, Chain
+from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT
+from store.proxy.chain import Chain
+from store.proxy.forward import Forwarder
 from store.proxy.inbound import Gate
+from store.proxy.offloop import run_blocking
+from store.proxy.redacting import ProxySecrets, RedactingFilter
+from store.proxy.report import describe
 from store.proxy.stats import Stats, write_status
-from store.proxy.wire import (
-    DEFAULT_BASES,
-    DROP_REQUEST,
-    DROP_RESPONSE,
-    H_CRED,
-    H_FALLBACK,
-    H_POOL,
-    H_ROUTE,
-    UpstreamUrls,
-    error_body,
-    result_of,
-    with_model,
-)
+from store.proxy.upstreams import route_name
+from store.proxy.wire import error_body
 from store.watch.home import watch_home
 
 log = logging.getLogger("hermes_admin.proxy")
 
 BODY_CAP = 10 * 1024 * 1024
+IDLE_TIMEOUT = 75.0       # an idle or silent client connection is closed after this
+LINGER = 2.0              # after refusing a body (413, 408), read on this long before closing
 FLUSH_INTERVAL = 1.0
+FINAL_LOCK_WAIT = 5.0     # the last flush of counts on shutdown waits this long for the lock
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)
+
+
 class ProxyServer:
-    """One proxy on one home: the aiohttp app, the upstream session and the chain."""
+    """One proxy on one home: the aiohttp server, the upstream session and the chain."""
 
     def __init__(self, home: Home, chain: Chain, gate: Gate, *, host: str = "127.0.0.1", port: int = 8645,
                  clock: Callable[[], float] = time.time, drain_timeout: float = DRAIN_TIMEOUT,
-                 body_cap: int = BODY_CAP, watch: bool = True) -> None:
+                 body_cap: int = BODY_CAP, body_timeout: float = BODY_TIMEOUT, watch: bool = True) -> None:
         self.home = home
         self.chain = chain
         self.gate = gate
@@ -74,28 +74,36 @@ class ProxyServer:
         self.clock = clock
         self.drain_timeout = drain_timeout
         self.body_cap = body_cap
+        self.body_timeout = body_timeout
         self.watch = watch
         self.stats = Stats(clock)
+        self.secrets = ProxySecrets(chain)
+        self.forwarder = Forwarder(chain, self.stats, self.secrets)
         self.state = "starting"
         self.started_at = clock()
         self.in_flight = 0
+        self._handlers: set[asyncio.Task] = set()
+        self._ids = itertools.count(1)
+        self._id_prefix = _secrets.token_hex(3)
+        self._filter = RedactingFilter(self.secrets)
         self._session: aiohttp.ClientSession | None = None
-        self._runner: web.AppRunner | None = None
+        self._runner: web.ServerRunner | None = None
         self._site: web.TCPSite | None = None
         self._tasks: list[asyncio.Task] = []
         self._restore_task: asyncio.Task | None = None
         self._status_write: asyncio.Future | None = None
+        self._status_problem: str | None = None
         self._stop_watch = threading.Event()
         self._watcher: threading.Thread | None = None
-        self._max_tries = 4
-        self._urls = UpstreamUrls()
 
     # -- lifecycle --
 
     def app(self) -> web.Server:
         """aiohttp's low-level server: :meth:`handle` routes the four paths itself (an
-        Application's router and signals cost per request); no access log line per request."""
-        return web.Server(self.handle, request_factory=self._request, access_log=None)
+        Application's router and signals cost per request); no access log line per request.
+        Request bodies are not decoded (``auto_decompress``): they go on as they came."""
+        return web.Server(self.handle, request_factory=self._request, access_log=None, auto_decompress=False,
+                          keepalive_timeout=IDLE_TIMEOUT, lingering_time=LINGER)
 
     def _request(self, message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
         return web.BaseRequest(message, payload, protocol, writer, task, asyncio.get_running_loop(),
@@ -103,17 +111,27 @@ class ProxyServer:
 
     async def start(self) -> None:
         """Load the view, open the upstream session, listen, start the background work."""
+        log.addFilter(self._filter)
         await asyncio.to_thread(self.chain.load)
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300)
         # No cookie jar: one session serves every client, and one client's upstream cookies
-        # must not ride along on another's requests (and filtering them costs per request).
+        # must not ride along on another's requests. Answers are relayed as they came
+        # (auto_decompress off): a gzip body stays gzip, with its Content-Encoding.
         self._session = aiohttp.ClientSession(connector=connector, timeout=UPSTREAM_TIMEOUT,
                                               auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
                                               skip_auto_headers=("Accept-Encoding", "User-Agent"))
-        self._runner = web.ServerRunner(self.app(), handle_signals=False)
+        self.forwarder.session = self._session
+        self.forwarder.answer_timeout = (UPSTREAM_TIMEOUT.sock_connect or 0) + (UPSTREAM_TIMEOUT.sock_read or 0) or None
+        self._runner = web.ServerRunner(self.app(), handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, backlog=1024)
-        await self._site.start()
+        try:
+            await self._site.start()
+        except BaseException:
+            await self._runner.cleanup()
+            await self._session.close()
+            log.removeFilter(self._filter)
+            raise
         addrs = self._runner.addresses
         if addrs and self.port == 0:
             self.port = addrs[0][1]
@@ -127,13 +145,14 @@ class ProxyServer:
         self._write_status()
 
     async def stop(self) -> None:
-        """Stop accepting, drain in-flight requests (bounded), flush counts, final status."""
+        """Stop accepting, drain (bounded), cancel the rest, flush counts, final status."""
         self.state = "draining"
         if self._site is not None:
             await self._site.stop()           # the listening socket closes; requests continue
         deadline = time.monotonic() + self.drain_timeout
         while self.in_flight and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.02)         # the status file is still written meanwhile
+        await self._cancel_left()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -141,20 +160,32 @@ class ProxyServer:
                 await task
         if self._status_write is not None:
             with contextlib.suppress(Exception):
-                await self._status_write
+                await asyncio.wait_for(asyncio.shield(self._status_write), 2.0)
         self._stop_watch.set()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._session is not None:
             await self._session.close()
         try:
-            await asyncio.to_thread(self.chain.flush)
+            wait = min(self.chain.lock_timeout, FINAL_LOCK_WAIT)
+            await run_blocking(self.chain.counts.flush, self.home, wait)
         except Exception as exc:   # reported, never swallowed silently
-            log.error("could not write request counts on shutdown: %s", exc)
+            log.error("%d request count(s) not written on shutdown: %s", self.chain.pending(), exc)
         self.state = "stopped"
         self._write_status()
         if self._watcher is not None:
             await asyncio.to_thread(self._watcher.join, 2.0)
+        log.removeFilter(self._filter)
+
+    async def _cancel_left(self) -> None:
+        """Past the drain bound: cancel every request still running (a stream, a body still
+        arriving) and give them a moment to say so."""
+        left = [t for t in self._handlers if not t.done()]
+        if left:
+            log.warning("drain bound of %g s reached: cancelling %d request(s)", self.drain_timeout, len(left))
+            for task in left:
+                task.cancel()
+            await asyncio.wait(left, timeout=2.0)
 
     # -- background --
 
@@ -162,35 +193,45 @@ class ProxyServer:
         for changed in watch_home(self.home, self._stop_watch):
             if self._stop_watch.is_set():
                 return
-            if AUTH_FILE in changed:
-                try:
-                    self.chain.load()    # ordered with the chain's other loads: never goes back
-                except StoreUnreadable as exc:
-                    log.warning("%s; keeping the last good view", exc)
-            if CONFIG_FILE in changed:
-                loop.call_soon_threadsafe(self.chain.refresh_config)
-            if ENV_FILE in changed:
-                env = probe.home_env(self.home)
-                loop.call_soon_threadsafe(self.chain.set_env, env)
+            try:
+                if AUTH_FILE in changed:
+                    try:
+                        self.chain.load()    # ordered with the chain's other loads: never goes back
+                    except StoreUnreadable as exc:
+                        log.warning("%s; keeping the last good view", exc)
+                if CONFIG_FILE in changed:
+                    loop.call_soon_threadsafe(self.chain.refresh_config)
+                if ENV_FILE in changed:
+                    env = probe.home_env(self.home)
+                    loop.call_soon_threadsafe(self.chain.set_env, env)
+            except Exception as exc:     # the watcher lives on; the view stays the last good one
+                log.warning("could not follow a change of %s (%s)", ", ".join(sorted(changed)), exc)
 
     async def _every_second(self) -> None:
         while True:
             await asyncio.sleep(FLUSH_INTERVAL)
+            self.forwarder.cut_overdue()
             if self.chain.pending():
                 try:
-                    await asyncio.to_thread(self.chain.flush)
+                    await run_blocking(self.chain.flush)
                 except Exception as exc:
                     log.warning("request counts not written yet (%s); will retry", exc)
             self._log_notices()
             # Built on the loop, which owns the counters; serialised and written off it.
             # Shielded: a stop() that cancels this task waits for the write to land, so it
             # never lands after the final "stopped" status.
-            self._status_write = asyncio.ensure_future(
-                asyncio.to_thread(write_status, self.home, self.status()))
+            self._status_write = asyncio.ensure_future(run_blocking(write_status, self.home, self.status()))
             try:
                 await asyncio.shield(self._status_write)
-            except OSError as exc:
-                log.warning("could not write the status file: %s", exc)
+                self._status_problem = None
+            except Exception as exc:
+                self._status_failed(exc)
+
+    def _status_failed(self, exc: Exception) -> None:
+        text = str(exc)
+        if text != self._status_problem:      # once per problem, not every second
+            log.warning("could not write the status file: %s", text)
+            self._status_problem = text
 
     def _log_notices(self) -> None:
         notices = self.chain.runtime.notices
@@ -200,10 +241,17 @@ class ProxyServer:
 
     def _kick_restore(self) -> None:
         if self._restore_task is None or self._restore_task.done():
-            self._restore_task = asyncio.create_task(asyncio.to_thread(self.chain.maybe_restore))
+            self._restore_task = asyncio.create_task(self._restore())
+
+    async def _restore(self) -> None:
+        try:
+            await run_blocking(self.chain.maybe_restore)
+        except Exception as exc:
+            log.warning("the restore check failed (%s); staying on the fallback", exc)
 
     def status(self) -> dict[str, Any]:
-        """What the console shows: chain state, per-credential and per-pool traffic (no secrets)."""
+        """What the console shows: chain state, upstreams failing now, per-credential and
+        per-pool traffic (no secrets)."""
         rt = self.chain.runtime
         nxt = None
         if not rt.on_primary:
@@ -212,175 +260,98 @@ class ProxyServer:
         return {"pid": os.getpid(), "host": self.host, "port": self.port,
                 "url": f"http://{self.host}:{self.port}/v1", "state": self.state,
                 "started_at": self.started_at, "updated_at": self.clock(),
-                "primary": self.chain.runtime.primary, "active": rt.route.name,
+                "primary": rt.primary, "active": route_name(rt.route.name),
                 "on_fallback_since": self.chain.fallback_since, "next_restore_check": nxt,
-                "chain": self.chain.describe(), "in_flight": self.in_flight,
-                "pending_counts": self.chain.pending(), "inbound_auth": not self.gate.open,
-                **self.stats.snapshot()}
+                "chain": describe(self.chain), "upstreams": self.chain.breakers.snapshot(self.clock()),
+                "in_flight": self.in_flight, "pending_counts": self.chain.pending(),
+                "inbound_auth": not self.gate.open, **self.stats.snapshot()}
 
     def _write_status(self) -> None:
         try:
             write_status(self.home, self.status())
-        except OSError as exc:
-            log.warning("could not write the status file: %s", exc)
+        except Exception as exc:
+            self._status_failed(exc)
 
     # -- requests --
 
     async def handle(self, request: web.BaseRequest) -> web.StreamResponse:
+        """Every request, whatever happens inside, gets an answer."""
+        n = next(self._ids)
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
+        try:
+            return await self._handle(request, n)
+        except Exception as exc:
+            rid = self._rid(n)
+            log.error("request %s: internal error (%s)", rid, type(exc).__name__, exc_info=True)
+            self.stats.errors += 1
+            return error_body(500, f"internal error in the hermes-admin proxy ({type(exc).__name__}); "
+                                   f"request id {rid} in the proxy's log", "proxy_error", rid)
+        finally:
+            self._handlers.discard(task)
+
+    def _rid(self, n: int) -> str:
+        return f"{self._id_prefix}-{n}"
+
+    def _refuse(self, n: int, status: int, message: str, kind: str, **extra: Any) -> web.Response:
+        rid = self._rid(n)
+        log.info("request %s: %d %s", rid, status, kind)
+        return error_body(status, message, kind, rid, **extra)
+
+    async def _handle(self, request: web.BaseRequest, n: int) -> web.StreamResponse:
         path = request.path
         if path not in ALLOWED_PATHS:
-            return error_body(404, f"{path} is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
-                              "not_found", allowed_paths=list(ALLOWED_PATHS))
+            return self._refuse(n, 404, f"this path is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
+                                "not_found", allowed_paths=list(ALLOWED_PATHS))
         if not self.gate.allows(request.headers.get("Authorization")):
-            return error_body(401, "a valid client key is required (Authorization: Bearer <client key>)",
-                              "invalid_client_key")
+            return self._refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>)",
+                                "invalid_client_key")
         want = "GET" if path == "/v1/models" else "POST"
         if request.method != want:
-            return error_body(405, f"{path} takes {want}", "method_not_allowed",
-                              allowed_paths=list(ALLOWED_PATHS))
+            return self._refuse(n, 405, f"{path} takes {want}", "method_not_allowed",
+                                allowed_paths=list(ALLOWED_PATHS))
         if self.state != "running":
-            return error_body(503, "the proxy is shutting down", "shutting_down")
+            return self._refuse(n, 503, "the proxy is shutting down", "shutting_down")
         if (request.content_length or 0) > self.body_cap:
-            return self._too_large()
-        try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return self._too_large()
+            return self._too_large(n)
         self.in_flight += 1
         try:
-            return await self._forward(request, path, body)
+            body = await self._body(request, n)
+            if isinstance(body, web.StreamResponse):
+                return body
+            if self.chain.restore_due():
+                self._kick_restore()
+            return await self.forwarder.forward(request, path, body, self._rid(n))
         finally:
             self.in_flight -= 1
 
-    def _too_large(self) -> web.Response:
-        return error_body(413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")
-
-    async def _forward(self, request: web.BaseRequest, path: str, body: bytes) -> web.StreamResponse:
-        chain = self.chain
-        if chain.restore_due():
-            self._kick_restore()
-        attempt = chain.select()
-        headers = {k: v for k, v in request.headers.items() if k.lower() not in DROP_REQUEST}
-        tail = path[3:] + (f"?{request.query_string}" if request.query_string else "")
-        tries, limit = 0, self._max_tries + 2 * chain.row_count()
-        while attempt is not None and tries < limit:
-            tries += 1
-            sel = attempt.selection
-            if not attempt.fresh and not chain.usable(sel):   # benched since chosen: never send to it
-                attempt = chain.select()
-                continue
-            payload = body if attempt.index == 0 or not sel.model else with_model(body, sel.model)
-            base = (sel.base_url or DEFAULT_BASES.get(sel.pool, "")).rstrip("/")
-            if not base:       # a configuration gap, not the key's fault: bench nothing
-                self.stats.errors += 1
-                return error_body(502, f"{sel.pool}: row {sel.row_id} has no base_url and the pool "
-                                       f"no default; set base_url on the row", "no_upstream")
-            headers["Authorization"] = "Bearer " + sel.token
-            self.stats.begin(sel.pool, sel.row_id, sel.label)
-            raw: bytes | None = None       # the upstream's error body (None: never answered)
-            try:
-                up = await self._session.request(request.method, self._urls.get(base, tail), data=payload or None,
-                                                 headers=headers)
-            except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
-                self.stats.end(sel.pool, sel.row_id)
-                result = Result(502, message=f"upstream unreachable: {type(exc).__name__}")
-            else:
-                if up.status < 400:
-                    chain.success(attempt)
-                    return await self._relay(request, up, attempt)
-                raw = await up.read()
-                up.release()
-                self.stats.end(sel.pool, sel.row_id)
-                if up.status == 429:
-                    self.stats.rate_limited(sel.pool)
-                result = result_of(up.status, up.headers, raw)
-            decision = await asyncio.to_thread(chain.outcome, attempt, result)
-            if decision.action in (RETRY, ROTATED) and decision.selection is not None:
-                nxt = decision.selection
-                model = (attempt.route or chain.routes[attempt.index]).model if attempt.index else None
-                attempt = replace(attempt, selection=replace(nxt, model=model), fresh=False)
-            elif decision.action == OUT:
-                attempt = chain.select(attempt.index + 1) if attempt.index + 1 < len(chain.routes) else None
-            elif decision.action == FAILED:
-                # Not a credential problem (e.g. 400): the client gets the upstream's answer.
-                if raw is not None:
-                    return self._passthrough(result, raw, attempt)
-                self.stats.errors += 1
-                return error_body(502, result.message or "upstream failed", "upstream_error")
-            else:
-                attempt = chain.select()
-        self.stats.errors += 1
-        return self._all_out()
-
-    def _passthrough(self, result: Result, raw: bytes, attempt: Attempt) -> web.Response:
-        resp = web.Response(status=result.status, body=raw, content_type="application/json")
-        self._mark(resp.headers, attempt)
-        return resp
-
-    def _mark(self, headers: Any, attempt: Attempt) -> None:
-        headers[H_POOL] = attempt.selection.pool
-        headers[H_CRED] = attempt.selection.row_id
-        headers[H_FALLBACK] = "1" if attempt.index else "0"
-        headers[H_ROUTE] = (attempt.route or self.chain.routes[attempt.index]).name
-
-    def _all_out(self) -> web.Response:
-        reopen = self.chain.reopen_times()
-        retry = self.chain.retry_after(reopen)
-        now = self.clock()
-        pools = [{"pool": p, "reopens_at": t, "reopens_in": None if t is None else max(0, round(t - now))}
-                 for p, t in reopen.items()]
-        parts = [f"{p['pool']} reopens in {p['reopens_in']} s" if p["reopens_at"] is not None
-                 else f"{p['pool']} has nothing that reopens by itself" for p in pools]
-        resp = error_body(503, "every credential in the chain is cooling: " + "; ".join(parts or ["no pool"]),
-                          "all_credentials_cooling", pools=pools)
-        if retry is not None:
-            resp.headers["Retry-After"] = str(retry)
-        return resp
-
-    async def _relay(self, request: web.BaseRequest, up: aiohttp.ClientResponse,
-                     attempt: Attempt) -> web.StreamResponse:
-        sel = attempt.selection
+    async def _body(self, request: web.BaseRequest, n: int) -> bytes | web.StreamResponse:
+        """The request body as it came (still encoded), or the answer that refuses it."""
         try:
-            headers = {k: v for k, v in up.headers.items() if k.lower() not in DROP_RESPONSE}
-            if "text/event-stream" not in up.headers.get("Content-Type", ""):
-                data = await up.read()
-                resp = web.Response(status=up.status, body=data, headers=headers)
-                self._mark(resp.headers, attempt)
-                return resp
-            resp = web.StreamResponse(status=up.status, headers=headers)
-            self._mark(resp.headers, attempt)
-            await resp.prepare(request)
-            sent = 0
-            while True:
-                try:
-                    chunk = await up.content.readany()
-                except (TimeoutError, aiohttp.ClientError) as exc:
-                    # Bytes already reached the client: no retry, but the row's outcome counts.
-                    self.stats.stream_failures += 1
-                    log.warning("%s/%s: stream broke after %d bytes (%s)", sel.pool, sel.row_id,
-                                sent, type(exc).__name__)
-                    res = Result(502, message=f"stream broke after {sent} bytes")
-                    asyncio.get_running_loop().run_in_executor(None, self.chain.outcome, attempt, res)
-                    # Tell the client in-band (SDKs raise on an SSE error event) rather than
-                    # ending the stream as if the answer were complete.
-                    err = {"error": {"message": f"upstream stream broke after {sent} bytes", "type":
-                                     "upstream_stream_broken", "code": 502}}
-                    await resp.write(b"data: " + json.dumps(err).encode() + b"\n\n")
-                    break
-                if not chunk:
-                    break
-                await resp.write(chunk)        # a gone client raises here; finally releases
-                sent += len(chunk)
-            with contextlib.suppress(ConnectionResetError, aiohttp.ClientConnectionResetError):
-                await resp.write_eof()
+            if request.content.is_eof():      # all there already (most requests): no timer
+                return await request.read()
+            async with asyncio.timeout(self.body_timeout):
+                return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self._too_large(n)
+        except TimeoutError:
+            resp = self._refuse(n, 408, f"the request body did not arrive within {self.body_timeout:g} s",
+                                "request_timeout")
+            resp.force_close()
             return resp
-        finally:
-            up.release()
-            self.stats.end(sel.pool, sel.row_id)
+        except (web.RequestPayloadError, aiohttp.ClientPayloadError, ConnectionError) as exc:
+            resp = self._refuse(n, 400, f"the request body was cut or malformed ({type(exc).__name__})",
+                                "bad_request_body")
+            resp.force_close()
+            return resp
+
+    def _too_large(self, n: int) -> web.Response:
+        return self._refuse(n, 413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")
 
 
 async def serve(server: ProxyServer, *, on_ready: Callable[[ProxyServer], None] | None = None) -> None:
-    """Run *server* until SIGTERM or SIGINT, then drain and stop."""
+    """Run *server* until SIGTERM or SIGINT, then drain (bounded) and stop."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -10,18 +10,26 @@ a view, rebuilt every second) and holds ids, labels and counts, never a secret.
 The file's keys (what a console panel reads): ``pid host port url state`` (running |
 draining | stopped) ``started_at updated_at`` (epoch s), ``primary``, ``active`` (the
 route serving now), ``on_fallback_since`` and ``next_restore_check`` (epoch s or null),
-``chain`` (per route: name, pool, model, active, rows, usable, cooling, dead),
-``in_flight``, ``pending_counts``, ``inbound_auth``, ``credentials`` (per row: pool, id,
-label, in_flight, requests_per_minute), ``pools`` (per pool: bucket_seconds, and
-``requests`` / ``rate_limited``: 60 counts, oldest first, the last one the current 10 s),
-``requests_total``, ``errors_total``, ``stream_failures``. Use :func:`is_live` to tell a
-running proxy from a stale file.
+``chain`` (per route: name, pool, model, active, rows, usable, down, cooling, dead; ``down``
+counts usable rows whose upstream's circuit breaker is open), ``upstreams`` (each upstream
+that failed since it last answered: upstream, state open | half-open | closed, open_until,
+times_opened, strikes, down_since, last_error), ``in_flight``, ``pending_counts``,
+``inbound_auth``, ``credentials`` (per row: pool, id, label, in_flight, requests_per_minute),
+``pools`` (per pool: bucket_seconds, and ``requests`` / ``rate_limited``: 60 counts, oldest
+first, the last one the current 10 s), ``requests_total``, ``errors_total``,
+``stream_failures``. Use :func:`is_live` to tell a running proxy from a stale file.
+
+The file is hermes-admin's own: it is written without following a link (a symlink or
+special file at its name is refused, and the store it may point at is left alone), and
+read the same way, so a link planted there never makes ``proxy status`` print another
+file (RELIABILITY 40).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +42,7 @@ from store.proxy import STATUS_PREFIX
 BUCKET_SECONDS = 10
 BUCKETS = 60          # 10 minutes
 STALE_AFTER = 5.0     # a status file older than this belongs to a proxy that is gone
+STATUS_CAP = 4 * 1024 * 1024   # a status file larger than this is not one of ours
 
 
 @dataclass
@@ -139,18 +148,42 @@ def status_path(home: Home, port: int) -> Path:
 
 
 def write_status(home: Home, status: dict[str, Any]) -> None:
-    """Atomically replace this proxy's status file (0600, no fsync: rebuilt every second)."""
-    data = json.dumps(status, indent=1, sort_keys=True).encode()
-    atomic_write_bytes(status_path(home, int(status["port"])), data, sync=False, mode=0o600)
+    """Atomically replace this proxy's status file (0600, no fsync: rebuilt every second).
+    Raises :class:`~store.errors.WriteFailed` (nothing written) for a link or special file
+    at its name."""
+    data = json.dumps(status, indent=1, sort_keys=True, allow_nan=False).encode()
+    atomic_write_bytes(status_path(home, int(status["port"])), data, sync=False, mode=0o600,
+                       follow_link=False)
+
+
+def _read_own(path: Path) -> bytes | None:
+    """*path*'s bytes if it is a regular file of a sane size, never through a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > STATUS_CAP:
+            return None
+        return os.read(fd, STATUS_CAP + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def read_statuses(home: Home) -> list[dict[str, Any]]:
-    """Every proxy status file on *home*, the most recently updated first; unreadable ones skipped."""
+    """Every proxy status file on *home*, the most recently updated first; unreadable ones
+    (and links, special files, giants) skipped."""
     out = []
     for path in home.root.glob(f"{STATUS_PREFIX}*.json"):
+        raw = _read_own(path)
+        if raw is None:
+            continue
         try:
-            data = json.loads(path.read_bytes())
-        except (OSError, ValueError):
+            data = json.loads(raw)
+        except (ValueError, RecursionError):
             continue
         if isinstance(data, dict):
             out.append(data)

@@ -1,59 +1,215 @@
-"""What goes over the wire: upstream base URLs, headers kept or dropped, error bodies,
-and reading a provider's error answer into the agent's :class:`~store.agent.outcomes.Result`."""
+"""What goes over the wire: headers kept or dropped, the raw query, OpenAI-shaped error
+bodies, a provider's error answer read into the agent's
+:class:`~store.agent.outcomes.Result` and relayed without a key in it, and what kind of
+no-answer an exception of the upstream session is.
+
+Forwarding is faithful (RELIABILITY 41): every header is passed on except the hop-by-hop
+ones (and any the ``Connection`` header names), the client's own credentials (the upstream
+gets the row's key instead), ``Accept-Encoding`` and ``Expect`` (the proxy reads error
+answers to judge and redact them, so it asks for them plain, and it has the whole body
+before it sends), and what aiohttp computes itself. The query string goes on byte for
+byte, the body as it came, with its ``Content-Encoding``.
+
+Relayed answers carry no key (RELIABILITY 39): an error body and every header of an
+answer pass the redactor, with the row's own secret added to it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
+import ssl
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 from aiohttp import web
+from multidict import CIMultiDict
 from yarl import URL
 
-from store.agent.outcomes import Result
+from store.agent.outcomes import CONNECT, MALFORMED, RESET, TIMEOUT, TLS, TRUNCATED, Result
+from store.redaction.fingerprints import ELLIPSIS, fingerprint
+from store.redaction.redact import KEY_PATTERNS
 
-DEFAULT_BASES = {
-    "openrouter": "https://openrouter.ai/api/v1",
-    "openai": "https://api.openai.com/v1",
-    "openai-codex": "https://chatgpt.com/backend-api/codex",
-    "anthropic": "https://api.anthropic.com/v1",
-    "deepseek": "https://api.deepseek.com/v1",
-    "nous": "https://inference-api.nousresearch.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta/openai",
-}
-# Never forwarded either way: hop-by-hop, the client's credentials, what we recompute.
-DROP_REQUEST = frozenset({"authorization", "host", "content-length", "connection", "keep-alive",
-                           "transfer-encoding", "te", "upgrade", "proxy-authorization",
-                           "proxy-connection", "accept-encoding", "cookie", "x-api-key"})
-DROP_RESPONSE = frozenset({"content-length", "connection", "keep-alive", "transfer-encoding",
-                            "date", "server", "set-cookie"})
+HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te",
+                        "trailer", "upgrade", "proxy-authorization", "proxy-authenticate"})
+DROP_REQUEST = HOP_BY_HOP | {"authorization", "host", "content-length", "accept-encoding", "cookie",
+                             "x-api-key", "expect"}
+DROP_RESPONSE = HOP_BY_HOP | {"content-length", "date", "server", "set-cookie"}
 H_POOL, H_CRED, H_FALLBACK, H_ROUTE = ("X-Hermes-Pool", "X-Hermes-Credential", "X-Hermes-Fallback",
                                        "X-Hermes-Route")
+H_REQUEST_ID = "X-Hermes-Request-Id"
+ERROR_CAP = 1 << 20      # an upstream's error answer is read up to this; beyond it is not relayed
+MATCH_CAP = 64 * 1024    # how much of an error answer the classifier reads
+_KEY_SHAPE = re.compile("|".join(f"(?:{p.pattern})" for p in KEY_PATTERNS))
+_META = set("[](){}\\.*+?|^$")
+
+
+def _heads(pattern: str) -> list[str] | None:
+    """The literal text every match of *pattern* starts with (``sk-``; ``ghp``/``gho``...
+    for ``gh[pousr]``; each of ``(?:nvapi|pplx|fw)-``), or None when it cannot tell."""
+    if pattern.startswith("(?<!"):
+        pattern = pattern[pattern.index(")") + 1:]
+    if pattern.startswith("(?:"):
+        alts, _, rest = pattern[3:].partition(")")
+        if not rest or any(c in _META for c in alts.replace("|", "")):
+            return None
+        tail = _heads(rest) or [""]
+        return [a + t for a in alts.split("|") for t in tail]
+    i = 0
+    while i < len(pattern) and pattern[i] not in _META:
+        i += 1
+    head, rest = pattern[:i], pattern[i:]
+    if rest.startswith("[") and "]" in rest and rest.index("]") > 1:
+        chars = rest[1:rest.index("]")]
+        if chars.isalpha():
+            return [head + c for c in chars]
+    return [head] if head else None
+
+
+def _all_heads() -> tuple[str, ...] | None:
+    found: list[str] = []
+    for p in KEY_PATTERNS:
+        heads = _heads(p.pattern)
+        if heads is None:
+            return None            # a shape without a literal head: always run the full search
+        found.extend(heads)
+    return tuple(found)
+
+
+# A success's headers are checked for key shapes on every request: a plain substring test
+# for the literal heads of the key patterns (about 2 us) before the full search (10-40 us).
+KEY_HEADS = _all_heads()
+MIN_KEY_LEN = 11       # no key shape (nor a token worth hiding) is shorter: eyJ + 8
+_UNSAFE_IN_HEADER = re.compile(r"[^\x20-\x7e]")
+
+
+def kept(headers: Any, drop: frozenset[str]) -> CIMultiDict[str]:
+    """*headers* (every value, repeated names too) without *drop* and what ``Connection`` names."""
+    out: CIMultiDict[str] = CIMultiDict()
+    add = out.add
+    named = {t.strip().lower() for v in headers.getall("Connection") for t in v.split(",")} \
+        if "Connection" in headers else ()
+    if not named or named <= drop:       # keep-alive, close: nothing beyond the usual
+        for k, v in headers.items():
+            if k.lower() not in drop:
+                add(k, v)
+        return out
+    for k, v in headers.items():
+        low = k.lower()
+        if low not in drop and low not in named:
+            add(k, v)
+    return out
+
+
+def redacted_headers(headers: CIMultiDict[str], token: str, redact: Callable[[], Callable[[str], str]],
+                     *, every: bool = False) -> None:
+    """Fingerprint, in place, the keys in *headers*. A success's headers (the fast path) are
+    checked for *token* (the row's) and key shapes at the cost of one scan, and only then is
+    *redact()* built and applied; with *every* (an error answer, rare) each value passes
+    *redact()*, which knows every secret of the home."""
+    if not every:
+        joined = "\n".join(v for v in headers.values() if len(v) >= MIN_KEY_LEN)
+        if not ((token and token in joined) or key_shaped(joined)):
+            return
+    fn = redact()
+    items = list(headers.items())
+    headers.clear()
+    for k, v in items:      # a fingerprint's ellipsis in ASCII: headers are not for UTF-8
+        headers.add(k, header_value(fn(v).replace(ELLIPSIS, "...")))
+
+
+def key_shaped(text: str) -> bool:
+    """Whether *text* holds anything shaped like a key (:data:`KEY_PATTERNS`)."""
+    if KEY_HEADS is not None and not any(h in text for h in KEY_HEADS):
+        return False
+    return _KEY_SHAPE.search(text) is not None
+
+
+class OwnToken:
+    """The row's own secret in a relayed 2xx body (or stream chunk), as its fingerprint.
+
+    A success's body is the model's output, where key-shaped text may well belong (code,
+    examples), so only the token this request was sent with is hidden: an upstream has no
+    business echoing it. One bytes search per body or chunk (a token split across two
+    stream chunks is not seen)."""
+
+    __slots__ = ("_token", "_shown")
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode("utf-8", "surrogateescape") if len(token) >= 8 else b""
+        self._shown = (fingerprint(token) or "").encode() if self._token else b""
+
+    def hide(self, data: bytes) -> bytes:
+        return data.replace(self._token, self._shown) if self._token and self._token in data else data
+
+
+def header_value(text: str) -> str:
+    """*text* safe as a header value: anything but printable ASCII (CR, LF, NUL, …) escaped."""
+    return _UNSAFE_IN_HEADER.sub(lambda m: f"%{ord(m.group(0)):02X}" if ord(m.group(0)) < 256
+                                 else f"%u{ord(m.group(0)):04X}", text)
+
+
+def raw_query(request: web.BaseRequest) -> str:
+    """``?`` and the query exactly as the client sent it (aiohttp's ``query_string`` is
+    decoded: ``%23`` would come out as ``#`` and end the URL)."""
+    raw = request.raw_path
+    i = raw.find("?")
+    return "" if i < 0 else raw[i:]
 
 
 class UpstreamUrls:
-    """Upstream URLs parsed once per row base and path, not per request (a query string
-    is parsed each time and not kept, so the cache stays bounded by rows x paths)."""
+    """Upstream URLs: each base parsed once and kept (bounded by rows), the path and raw
+    query appended as they are (``encoded``: yarl must not requote them). A user and
+    password in a base URL are dropped: the request carries the row's key as its one
+    ``Authorization``, and aiohttp refuses to send both."""
 
     def __init__(self, cap: int = 256) -> None:
         self.cap = cap
+        self._bases: dict[str, str] = {}
         self._urls: dict[str, URL] = {}
 
     def get(self, base: str, tail: str) -> URL:
-        text = base + tail
-        url = self._urls.get(text)
-        if url is None:
-            url = URL(text)
-            if "?" not in tail:
-                if len(self._urls) >= self.cap:
-                    self._urls.clear()
-                self._urls[text] = url
+        url = self._urls.get(base + tail)
+        if url is not None:
+            return url
+        encoded = self._bases.get(base)
+        if encoded is None:
+            if len(self._bases) >= self.cap:
+                self._bases.clear()
+            encoded = self._bases[base] = str(URL(base).with_user(None))
+        url = URL(encoded + tail, encoded=True)
+        if "?" not in tail:
+            if len(self._urls) >= self.cap:
+                self._urls.clear()
+            self._urls[base + tail] = url
         return url
 
 
-def error_body(status: int, message: str, kind: str, **extra: Any) -> web.Response:
-    """An OpenAI-shaped JSON error."""
+def error_body(status: int, message: str, kind: str, request_id: str | None = None,
+               **extra: Any) -> web.Response:
+    """An OpenAI-shaped JSON error (with the request id the log line carries)."""
     err = {"message": message, "type": kind, "code": status, **extra}
-    return web.json_response({"error": err}, status=status)
+    if request_id is not None:
+        err["request_id"] = request_id
+    resp = web.json_response({"error": err}, status=status)
+    if request_id is not None:
+        resp.headers[H_REQUEST_ID] = request_id
+    return resp
+
+
+async def in_band_error(resp: web.StreamResponse, message: str, kind: str, code: int, rid: str) -> None:
+    """An SSE error event on a stream already begun (SDKs raise on it) rather than ending
+    as if the answer were complete; at most a second's wait for a slow client."""
+    err = {"error": {"message": message, "type": kind, "code": code, "request_id": rid}}
+    try:
+        async with asyncio.timeout(1.0):
+            await resp.write(b"data: " + json.dumps(err).encode() + b"\n\n")
+    except (ConnectionResetError, aiohttp.ClientConnectionResetError, TimeoutError, RuntimeError):
+        pass
 
 
 def with_model(body: bytes, model: str) -> bytes:
@@ -68,20 +224,77 @@ def with_model(body: bytes, model: str) -> bytes:
     return json.dumps(data).encode()
 
 
+def plain(raw: bytes, encoding: str) -> bytes | None:
+    """An error answer decoded from its ``Content-Encoding`` (gzip, deflate), None when the
+    proxy cannot read that encoding (it then cannot check the answer for keys)."""
+    enc = encoding.strip().lower()
+    if enc in ("", "identity"):
+        return raw
+    try:
+        if enc in ("gzip", "x-gzip"):
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, ERROR_CAP)
+        if enc == "deflate":
+            return zlib.decompressobj().decompress(raw, ERROR_CAP)
+    except zlib.error:
+        return None
+    return None
+
+
 def result_of(status: int, headers: Any, raw: bytes) -> Result:
-    """What the agent's rules need from an error answer: status, headers, reason, message."""
-    reason = message = reset_at = None
+    """What the agent's rules need from an error answer: status, headers, reason, message,
+    the provider's metadata and the text to match."""
+    reason = message = reset_at = meta = None
+    text = raw[:MATCH_CAP].decode("utf-8", "replace")
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     err = data.get("error") if isinstance(data, dict) else None
     if isinstance(err, dict):
         code, kind = err.get("code"), err.get("type")
-        reason = str(code) if isinstance(code, str) and code else (str(kind) if kind else None)
-        message = str(err.get("message") or "") or None
-        meta = err.get("metadata")
-        reset_at = meta.get("reset_at") if isinstance(meta, dict) else None
+        reason = str(code) if isinstance(code, str) and code else (str(kind) if isinstance(kind, str) and kind
+                                                                   else None)
+        message = str(err.get("message") or "")[:4096] or None
+        meta = err.get("metadata") if isinstance(err.get("metadata"), dict) else None
+        reset_at = meta.get("reset_at") if meta is not None else None
     elif isinstance(err, str):
-        message = err
-    return Result(status, dict(headers), reason, message, reset_at)
+        message = err[:4096]
+    elif isinstance(data, dict) and isinstance(data.get("message"), str):
+        message = data["message"][:4096]
+    return Result(status, dict(headers), reason, message, reset_at, metadata=meta, text=text,
+                  structured=isinstance(data, dict))
+
+
+def redact_body(raw: bytes, secrets: Iterable[Callable[[str], str]]) -> bytes:
+    """*raw* (UTF-8, or bytes kept as they are) with each redactor of *secrets* applied."""
+    text = raw.decode("utf-8", "surrogateescape")
+    out = text
+    for redact in secrets:
+        out = redact(out)
+    return raw if out == text else out.encode("utf-8", "surrogateescape")
+
+
+def transport_kind(exc: BaseException) -> str:
+    """What kind of no-answer *exc* is (the Result's ``transport``)."""
+    if isinstance(exc, (aiohttp.ClientSSLError, ssl.SSLError)):
+        return TLS
+    if isinstance(exc, TimeoutError):
+        return TIMEOUT
+    if isinstance(exc, aiohttp.ClientPayloadError):
+        return TRUNCATED
+    if isinstance(exc, (aiohttp.ServerDisconnectedError, ConnectionResetError, aiohttp.ClientOSError)) \
+            and not isinstance(exc, aiohttp.ClientConnectorError):
+        return RESET
+    if isinstance(exc, aiohttp.ClientResponseError):
+        return MALFORMED
+    return CONNECT
+
+
+@dataclass
+class Answer:
+    """An upstream's error answer as received (relayed only once redacted)."""
+
+    status: int
+    headers: Any
+    raw: bytes
+    over_cap: bool = False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from store.agent import probe
-from store.agent.outcomes import OK, OUT, RETRY, ROTATED, Result, reset_time
+from store.agent.outcomes import OK, OUT, RETRY, ROTATED, ROUTE_DOWN, Decision, Result, reset_time
 from store.agent.pool_client import PoolClient
 from store.agent.runtime import AgentRuntime
 from store.config.agent_view import Route
@@ -206,13 +206,18 @@ def test_401_on_an_api_key(tmp_home, clock, fake, reason, status, until_delta):
 
 
 @pytest.mark.parametrize("code", [500, 502, 503, 529])
-def test_server_errors_rotate(tmp_home, clock, fake, code):
+def test_server_errors_bench_no_key_and_try_another_once(tmp_home, clock, fake, code):
+    """A 5xx is the route's fault (Hermes: server_error / overloaded, no rotation): nothing
+    is recorded on the row; another key is tried once, then the chain moves on."""
     seed(tmp_home, two_keys(fake.url + "/api/v1"))
     fake.script("sk-key-aaaa-0001", fpv.server_error(code))
+    fake.script("sk-key-bbbb-0002", fpv.server_error(code))
     c = client(tmp_home, clock)
     d = c.report(chat(c.select()))
-    assert d.action == ROTATED and d.selection.row_id == "bbb222"
-    assert rows_of(tmp_home, "openrouter")["aaa111"]["failure_reason"] == "server_error"
+    assert d.action == ROUTE_DOWN and d.selection.row_id == "bbb222"
+    assert c.report(chat(d.selection)) == Decision(ROUTE_DOWN, None, d.note.split(";")[0])
+    rows = rows_of(tmp_home, "openrouter")
+    assert all(r["last_status"] is None and "failure_reason" not in r for r in rows.values())
 
 
 @pytest.mark.parametrize("reply,expected", [

@@ -22,6 +22,7 @@ from store.paths import Home
 from store.proxy import ALLOWED_PATHS
 from store.proxy.chain import Chain
 from store.proxy.inbound import Gate, InboundAuthError, gate_for, is_loopback
+from store.proxy.report import describe
 from store.proxy.stats import status_path
 from store.transaction import transaction
 from tests.conftest import read_doc
@@ -281,16 +282,16 @@ def test_counts_are_written_behind_in_batches(home, monkeypatch):
     """100 requests cost at most one count transaction per second, and every count lands."""
     import time
 
-    import store.proxy.chain as chain_mod
+    import store.proxy.counts as counts_mod
 
     calls = []
-    real = chain_mod.transaction
+    real = counts_mod.transaction
 
     def counting(*a, **k):
         calls.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(chain_mod, "transaction", counting)
+    monkeypatch.setattr(counts_mod, "transaction", counting)
     with running_proxy(home) as p:
         c = sdk(p.url)
         t0 = time.monotonic()
@@ -302,7 +303,10 @@ def test_counts_are_written_behind_in_batches(home, monkeypatch):
     assert read_doc(home)["credential_pool"]["openrouter"][0]["request_count"] == 100
 
 
-def test_a_stream_that_breaks_after_bytes_is_recorded_not_retried(home, fake):
+def test_a_stream_that_breaks_after_bytes_is_the_routes_fault_not_retried(home, fake):
+    """A stream cut after bytes reached the client: not retried (the client has half an
+    answer), and the route's fault (RELIABILITY 31): no row is benched, nothing written but
+    the count; the upstream's breaker takes a strike, and the same key serves next."""
     fake.stream_chunks, fake.stream_break_after = 10, 3
     with running_proxy(home) as p:
         got = []
@@ -310,13 +314,16 @@ def test_a_stream_that_breaks_after_bytes_is_recorded_not_retried(home, fake):
             for ch in sdk(p.url).chat.completions.create(model="m", messages=MSG, stream=True):
                 got.append(ch.choices[0].delta.content)
         assert got[:3] == ["tok0 ", "tok1 ", "tok2 "]
-        wait_until(lambda: read_doc(home)["credential_pool"]["openrouter"][0]["last_error_code"] == 502,
-                   10, "the broken stream to be recorded on the row")
         assert p.server.stats.stream_failures == 1
         assert fake.requests_by_key() == {OR_KEYS[0]: 1}       # not retried
+        [up] = p.chain.breakers.snapshot(p.chain.clock())
+        assert up["strikes"] == 1 and up["state"] == "closed" and "stream broke" in up["last_error"]
         fake.stream_break_after = None
         r = sdk(p.url).chat.completions.with_raw_response.create(model="m", messages=MSG)
-        assert r.headers["x-hermes-credential"] == "or1aaa"   # the benched row is skipped
+        assert r.headers["x-hermes-credential"] == "or0aaa"   # not benched: it serves again
+        assert p.chain.breakers.snapshot(p.chain.clock()) == []   # and the success closed it
+    row = read_doc(home)["credential_pool"]["openrouter"][0]
+    assert row["last_status"] is None and row["last_error_code"] is None and row["request_count"] == 2
 
 
 def test_401_refreshes_the_oauth_token_then_retries(home, fake):
@@ -393,7 +400,7 @@ def test_a_key_from_the_environment_is_benched_in_memory_and_the_chain_moves_on(
             sent = fake.requests_by_key("/chat/completions").get(ENV_KEY, 0)
             sdk(p.url).chat.completions.create(model="m", messages=MSG)
             again = fake.requests_by_key("/chat/completions").get(ENV_KEY, 0)
-            status = {r["name"]: r for r in p.chain.describe()}
+            status = {r["name"]: r for r in describe(p.chain)}
             fake.script(NOUS_KEY, rate_limited(retry_after=300))
             with pytest.raises(openai.APIStatusError) as info:
                 sdk(p.url).chat.completions.create(model="m", messages=MSG)

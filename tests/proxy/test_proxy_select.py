@@ -73,7 +73,7 @@ def _diverges(home: Home, strategy: str) -> list[str]:
             policy.mark_exhausted(mirror, row, now[0], code=429, message=result.message,
                                   reset_at=reset_time(result, now[0]), failure_reason="rate_limit")
         if step == 90:          # counts written behind, then the watcher reloads the view
-            chain._pending.clear()
+            chain.counts.clear()
             chain.load_doc(make_store({"openrouter": copy.deepcopy(mirror)}))
         if step == 100:                               # .env now holds the borrowed secret
             chain.set_env({"SELECTTEST_BORROWED": "sk-or-v1-borrowed-" + "0" * 24})

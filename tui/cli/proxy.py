@@ -1,20 +1,29 @@
 """``hermes-admin proxy``: serve the home's pools to any OpenAI-compatible app.
 
 ``hermes-admin proxy [--host 127.0.0.1] [--port 8645] [--pool POOL] [--client-keys FILE]``
-runs the server (store.proxy) until SIGTERM/SIGINT, then drains and exits 0.
-``hermes-admin proxy status [--json]`` reads the status file a running proxy keeps under
-the home and says what it is doing; exit 1 when no proxy is running there.
+runs the server (store.proxy) until SIGTERM/SIGINT, then drains (at most
+``--drain-timeout``) and exits 0. ``hermes-admin proxy status [--json]`` reads the status
+file a running proxy keeps under the home and says what it is doing; exit 1 when no proxy
+is running there.
 
-Exit status: 2 bad input (no primary pool, unknown pool), 3 a non-loopback bind without
-a usable client-keys file, or an unreadable store.
+Every argument is checked before anything starts (RELIABILITY 44). Exit status: 2 bad
+input, naming the argument (a port outside 0-65535, a host that is no address, an unknown
+pool or none configured, a timeout that is not a finite number of seconds in range); 3 the
+proxy cannot listen (the port is in use, the address is not this host's), a non-loopback
+bind without a usable client-keys file, or an unreadable store.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
+import ipaddress
 import json
 import logging
+import math
+import re
+import socket
 import sys
 import time
 from pathlib import Path
@@ -24,14 +33,68 @@ from store.agent import refresh
 from store.agent.runtime import RESTORE_INTERVAL
 from store.authfile import read_store
 from store.config.read import read_config
-from store.errors import EXIT_FAILURE, EXIT_OK, BadInput
+from store.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNREADABLE, BadInput, HermesAdminError
 from store.model import pools
 from store.paths import resolve_home
-from store.proxy import CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT
+from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT
 from store.proxy.inbound import gate_for
 from store.proxy.stats import is_live, read_statuses
+from store.proxy.upstreams import route_name
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
+MAX_SECONDS = 86400.0         # a drain, body or restore wait longer than a day is a typo
+_HOST_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
+
+
+class CannotListen(HermesAdminError):
+    """The proxy could not open its listening socket (the port in use, say): exit 3."""
+
+    exit_code = EXIT_UNREADABLE
+
+
+def _seconds(lo: float, what: str) -> Callable[[str], float]:
+    """An argparse type: finite seconds from *lo* to a day (*what* says what they bound)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"is not a number of seconds ({what})") from None
+        if not math.isfinite(value) or not lo <= value <= MAX_SECONDS:
+            raise argparse.ArgumentTypeError(f"must be a finite number of seconds from {lo:g} to "
+                                             f"{MAX_SECONDS:g} ({what})")
+        return value
+    return parse
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError("is not a port number (0-65535; 0 = any free port)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port (0-65535; 0 = any free port)")
+    return port
+
+
+def check_host(host: str) -> str:
+    """*host* if it is an IP address or a name this machine resolves; BadInput naming
+    ``--host`` otherwise (an IPv6 address is written without brackets)."""
+    text = host.strip()
+    try:
+        ipaddress.ip_address(text)
+        return text
+    except ValueError:
+        pass
+    if text.startswith("[") and text.endswith("]"):
+        raise BadInput("--host", f"{host!r}: write an IPv6 address without brackets ({text[1:-1]})")
+    if not _HOST_NAME.match(text):
+        raise BadInput("--host", "is not an IP address or a host name")
+    try:
+        socket.getaddrinfo(text, None, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        raise BadInput("--host", f"{text!r} does not resolve on this host ({why})") from None
+    return text
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -40,13 +103,17 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
                    help="show what the proxy running on this home is doing")
     p.add_argument("--host", default="127.0.0.1",
                    help="bind address (default 127.0.0.1; anything else needs --client-keys)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any)")
+    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any)")
     p.add_argument("--pool", metavar="POOL", help="serve this pool first (default: model.provider)")
     p.add_argument("--client-keys", type=Path, metavar="FILE",
                    help=f"client keys, one per line, mode 0600 (default <home>/{CLIENT_KEYS_FILE})")
-    p.add_argument("--drain-timeout", type=float, default=DRAIN_TIMEOUT, metavar="S",
-                   help=f"on SIGTERM, wait this long for in-flight requests (default {DRAIN_TIMEOUT:g})")
-    p.add_argument("--restore-interval", type=float, default=RESTORE_INTERVAL, metavar="S",
+    p.add_argument("--drain-timeout", type=_seconds(0.0, "the wait for in-flight requests"), default=DRAIN_TIMEOUT,
+                   metavar="S", help=f"on SIGTERM, wait this long for in-flight requests, then cancel them "
+                                     f"(default {DRAIN_TIMEOUT:g})")
+    p.add_argument("--body-timeout", type=_seconds(0.1, "the wait for a request body"), default=BODY_TIMEOUT,
+                   metavar="S", help=f"a request body must arrive within this (default {BODY_TIMEOUT:g})")
+    p.add_argument("--restore-interval", type=_seconds(0.0, "between restore checks"), default=RESTORE_INTERVAL,
+                   metavar="S",
                    help=f"seconds between checks for going back to the primary (default {RESTORE_INTERVAL:g})")
     p.add_argument("--json", action="store_true", help="with status: machine-readable")
     add_common(p)
@@ -57,34 +124,57 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     if args.action == "status":
         return _status(args)
     home = resolve_home(getattr(args, "home", None))
-    if not 0 <= args.port <= 65535:
-        raise BadInput(f"--port {args.port}: must be 0-65535")
+    host = check_host(args.host)
     cfg = read_config(home)     # unreadable: exit 3 naming the file (the chain comes from it)
     primary = args.pool or (cfg.primary.provider if cfg is not None and cfg.primary else None)
     if not primary:
-        raise BadInput(f"{home.config}: model.provider is not set; pass --pool POOL")
+        raise BadInput("--pool", f"none given, and {home.config} sets no model.provider; pass --pool POOL")
     doc = read_store(home).doc or {}
     if primary not in pools(doc):
-        raise BadInput(f"--pool {primary}: no such pool in {home.auth} "
-                       f"(pools: {', '.join(sorted(pools(doc))) or 'none'})")
+        known = ", ".join(sorted(pools(doc))) or "none"
+        where = "--pool" if args.pool else f"{home.config}: model.provider"
+        raise BadInput(where, f"{primary!r} is no pool in {home.auth} (pools: {known})")
     # Imported here: aiohttp costs about 1 s of start-up (measured with -X importtime)
     # that every other verb would otherwise pay.
     from store.proxy.chain import Chain
     from store.proxy.server import ProxyServer, serve
 
-    gate = gate_for(args.host, args.client_keys or home.root / CLIENT_KEYS_FILE)
+    gate = gate_for(host, args.client_keys or home.root / CLIENT_KEYS_FILE)
     chain = Chain(home, primary, refresh_hook=refresh.RefreshHook(), restore_interval=args.restore_interval,
                   lock_timeout=args.lock_timeout)
-    server = ProxyServer(home, chain, gate, host=args.host, port=args.port, drain_timeout=args.drain_timeout)
+    server = ProxyServer(home, chain, gate, host=host, port=args.port, drain_timeout=args.drain_timeout,
+                         body_timeout=args.body_timeout)
     logging.basicConfig(level=logging.INFO, format="hermes-admin proxy: %(message)s", stream=sys.stderr)
 
     def ready(s: ProxyServer) -> None:
-        chain_text = " -> ".join(r.name for r in chain.routes)
+        chain_text = " -> ".join(route_name(r.name) for r in chain.routes)
         auth = "client keys required" if not gate.open else "any bearer (loopback)"
-        print(f"hermes-admin proxy on http://{s.host}:{s.port}/v1 serving {chain_text}; {auth}", flush=True)
+        shown = f"[{s.host}]" if ":" in s.host else s.host
+        print(f"hermes-admin proxy on http://{shown}:{s.port}/v1 serving {chain_text}; {auth}", flush=True)
 
-    asyncio.run(serve(server, on_ready=ready))
+    try:
+        asyncio.run(serve(server, on_ready=ready))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise CannotListen(f"--port {args.port}: already in use on {host} (another proxy? "
+                               f"`hermes-admin proxy status`, or pick another --port)") from None
+        if exc.errno in (errno.EADDRNOTAVAIL, errno.EACCES, errno.EAFNOSUPPORT):
+            raise CannotListen(f"--host {host} --port {args.port}: cannot listen there "
+                               f"({exc.strerror})") from None
+        raise
     return EXIT_OK
+
+
+def _breaker_text(u: dict[str, Any], now: Any) -> str:
+    """One failing upstream's circuit breaker, in words (a route's fault: no key benched)."""
+    until, last = u.get("open_until"), u.get("last_error") or "—"
+    if u.get("state") == "open" and isinstance(until, (int, float)) and isinstance(now, (int, float)):
+        when = f"circuit open, tried again in {max(0, round(until - now))} s"
+    elif u.get("state") == "half-open":
+        when = "circuit half-open (the next request tries it)"
+    else:
+        when = f"{u.get('strikes', 0)} failure(s), circuit closed"
+    return f"{when}; failing since {_hhmm(u.get('down_since'))}, last: {last}; no key benched"
 
 
 def _hhmm(ts: Any) -> str:
@@ -124,8 +214,11 @@ def _print_status(st: dict[str, Any]) -> None:
               f"next restore check {_hhmm(st.get('next_restore_check'))}")
     for r in st.get("chain") or []:
         mark = "▶" if r.get("active") else " "
+        down = f"  upstream down {r.get('down')}" if r.get("down") else ""
         print(f"  {mark} {r.get('name')}  model {r.get('model') or '(client)'}  usable {r.get('usable')}/"
-              f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}")
+              f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
+    for u in st.get("upstreams") or []:
+        print(f"upstream {u.get('upstream')}: {_breaker_text(u, st.get('updated_at'))}")
     print("credentials:")
     for c in st.get("credentials") or []:
         print(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "

@@ -1,0 +1,400 @@
+"""One client request's way through the chain: pick a row, send it upstream, judge the
+answer, and relay it or try again.
+
+Every failure is judged once (:func:`store.agent.outcomes.classify`, RELIABILITY 31-33):
+
+- the **key's** fault goes to the agent's rules off the loop (:meth:`Chain.outcome`: a
+  bench in the view at once, then in the store); the next row is never one this request
+  already failed on; a store that cannot record it (a lock held, an unreadable file)
+  keeps the bench in memory and another key still serves;
+- the **route's** fault writes nothing: the upstream's breaker takes a strike (or opens),
+  another key is tried once where that may help, then the next route; when nothing else
+  can serve, the client gets the last upstream answer or a 502/504 that says so;
+- the **request's** fault: the client gets the provider's answer as it came.
+
+Relayed answers carry no key (:mod:`store.proxy.wire`), redirects are returned as they
+came (never followed: a 307 elsewhere never sees the prompt or the key), a 2xx is relayed
+as it arrives (SSE chunk by chunk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from store.agent.outcomes import (
+    FAILED,
+    MALFORMED,
+    OUT,
+    REQUEST,
+    RETRY,
+    ROTATED,
+    ROUTE,
+    TIMEOUT,
+    Decision,
+    Result,
+    Verdict,
+    classify,
+)
+from store.proxy.chain import Attempt, Chain
+from store.proxy.offloop import run_blocking
+from store.proxy.redacting import ProxySecrets
+from store.proxy.report import reopen_times, retry_after
+from store.proxy.stats import Stats
+from store.proxy.upstreams import base_for, display, route_name
+from store.proxy.wire import (
+    DROP_REQUEST,
+    DROP_RESPONSE,
+    ERROR_CAP,
+    H_CRED,
+    H_FALLBACK,
+    H_POOL,
+    H_REQUEST_ID,
+    H_ROUTE,
+    Answer,
+    OwnToken,
+    UpstreamUrls,
+    error_body,
+    header_value,
+    in_band_error,
+    kept,
+    plain,
+    raw_query,
+    redact_body,
+    redacted_headers,
+    result_of,
+    transport_kind,
+    with_model,
+)
+
+log = logging.getLogger("hermes_admin.proxy")
+MAX_TRIES = 4
+
+
+@dataclass
+class Failure:
+    """The last route failure of a request: what the client gets if nothing else serves."""
+
+    attempt: Attempt
+    result: Result
+    verdict: Verdict
+    base: str
+    answer: Answer | None
+
+
+class Forwarder:
+    """Sends client requests upstream along the chain (one per proxy, on the event loop)."""
+
+    def __init__(self, chain: Chain, stats: Stats, secrets: ProxySecrets) -> None:
+        self.chain = chain
+        self.stats = stats
+        self.secrets = secrets
+        self.session: aiohttp.ClientSession | None = None
+        self.answer_timeout: float | None = None   # seconds to the answer's headers (None: unbounded)
+        self._waiting: dict[asyncio.Task, float] = {}   # requests waiting for an answer's headers, by deadline
+        self._overdue: set[asyncio.Task] = set()
+        self._own: dict[str, OwnToken] = {}
+        self.urls = UpstreamUrls()
+        self._marks: dict[tuple[str, str, str, bool], tuple[str, str, str, str]] = {}
+
+    async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str) -> web.StreamResponse:
+        chain = self.chain
+        attempt = chain.select()
+        headers = kept(request.headers, DROP_REQUEST)
+        tail = path[3:] + raw_query(request)
+        encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
+        tries, limit = 0, MAX_TRIES + 2 * chain.row_count()
+        last: Failure | None = None
+        while attempt is not None and tries < limit:
+            tries += 1
+            sel = attempt.selection
+            if not attempt.fresh and not chain.usable(sel):   # benched since chosen: never send to it
+                attempt = self._carry(attempt, chain.select(attempt.index, attempt.tried))
+                continue
+            if attempt.index and sel.model and encoded:
+                return self._error(415, f"the fallback route {route_name(self._route(attempt).name)} sets the "
+                                        f"model, which needs the body as JSON: send it without Content-Encoding",
+                                   "unsupported_content_encoding", rid)
+            payload = body if attempt.index == 0 or not sel.model else with_model(body, sel.model)
+            base = base_for(sel.pool, sel.base_url)
+            if not base:       # a configuration gap, not the key's fault: bench nothing
+                return self._error(502, f"{sel.pool}: row {sel.row_id} has no base_url and the pool no "
+                                        f"default; set base_url on the row", "no_upstream", rid)
+            headers["Authorization"] = "Bearer " + sel.token
+            sent = await self._send(request, attempt, base, tail, payload, headers, rid)
+            if isinstance(sent, web.StreamResponse):
+                return sent
+            result, answer = sent
+            verdict = classify(result, sel.pool)
+            if verdict.fault == REQUEST:
+                log.info("request %s: %s/%s answered HTTP %d (%s): the request's fault, passed on", rid,
+                         sel.pool, sel.row_id, result.status, verdict.kind)
+                return self._pass_on(answer, attempt, rid) if answer is not None else \
+                    self._error(result.status, result.message or "the request failed", "invalid_request", rid)
+            if verdict.fault == ROUTE:
+                chain.breakers.failed(base, chain.clock(), answered=verdict.answered,
+                                      what=f"{verdict.kind}: {result.message or result.status}")
+                log.info("request %s: %s/%s via %s: %s (%s): the route's fault, no key benched", rid, sel.pool,
+                         sel.row_id, display(base), result.message or f"HTTP {result.status}", verdict.kind)
+                last = Failure(attempt, result, verdict, base, answer)
+                attempt = self._after_route_fault(attempt, verdict)
+                continue
+            attempt, passed = await self._after_key_fault(attempt, result, verdict, answer, rid)
+            if passed is not None:
+                return passed
+        if last is not None:
+            return self._route_failed(last, rid)
+        return self._all_out(rid)
+
+    def cut_overdue(self) -> None:
+        """Cancel each wait for an answer's headers past its deadline (called every second):
+        after a bogus 1xx aiohttp waits for the real answer with no read timeout, and a timer
+        per request (asyncio.timeout) costs about 8 us a request."""
+        now = time.monotonic()
+        for task, deadline in list(self._waiting.items()):
+            if now >= deadline and task not in self._overdue:
+                self._overdue.add(task)
+                task.cancel()
+
+    # -- one try --
+
+    async def _send(self, request: web.BaseRequest, attempt: Attempt, base: str, tail: str, payload: bytes,
+                    headers: Any, rid: str) -> web.StreamResponse | tuple[Result, Answer | None]:
+        """Send once: the relayed response, or the failure (its Result, and the answer if any)."""
+        sel = attempt.selection
+        self.stats.begin(sel.pool, sel.row_id, sel.label)
+        try:
+            assert self.session is not None
+            task = asyncio.current_task()
+            if self.answer_timeout is not None and task is not None:
+                self._waiting[task] = time.monotonic() + self.answer_timeout
+            try:
+                up = await self.session.request(request.method, self.urls.get(base, tail),
+                                                data=payload or None, headers=headers, allow_redirects=False)
+            except asyncio.CancelledError:
+                if task not in self._overdue:
+                    raise
+                self._overdue.discard(task)
+                task.uncancel()
+                return Result.failed_transport(TIMEOUT, f"{display(base)}: no answer within "
+                                                        f"{self.answer_timeout:g} s"), None
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                kind = transport_kind(exc)
+                return Result.failed_transport(kind, f"{display(base)}: {kind} ({type(exc).__name__})"), None
+            except ValueError as exc:     # what the client sent cannot go on as it is: its fault
+                return Result(400, reason="invalid_request", message="the request could not be forwarded "
+                              f"as received ({type(exc).__name__}: {str(exc)[:200]})"), None
+            finally:
+                self._waiting.pop(task, None)
+            try:
+                if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
+                    return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
+                                                              f"instead of an answer"), None
+                if up.status < 400:
+                    return await self._relay(request, up, attempt, base, rid)
+                try:
+                    raw = await up.content.read(ERROR_CAP + 1)
+                    while len(raw) <= ERROR_CAP and not up.content.at_eof():
+                        more = await up.content.read(ERROR_CAP + 1 - len(raw))
+                        if not more:
+                            break
+                        raw += more
+                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    kind = transport_kind(exc)
+                    return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status} then {kind}"), None
+                if up.status == 429:
+                    self.stats.rate_limited(sel.pool)
+                answer = Answer(up.status, up.headers, raw[:ERROR_CAP], len(raw) > ERROR_CAP)
+                text = plain(answer.raw, up.headers.get("Content-Encoding", "")) or b""
+                return result_of(up.status, up.headers, text), answer
+            finally:
+                up.release()
+        finally:
+            self.stats.end(sel.pool, sel.row_id)
+
+    async def _relay(self, request: web.BaseRequest, up: aiohttp.ClientResponse, attempt: Attempt,
+                     base: str, rid: str) -> web.StreamResponse | tuple[Result, Answer | None]:
+        """A 2xx or 3xx as it came (headers redacted); a body cut before anything reached
+        the client is a route failure the caller may try again."""
+        sel = attempt.selection
+        headers = kept(up.headers, DROP_RESPONSE)
+        redacted_headers(headers, sel.token, lambda: self.secrets.for_row(sel.token))
+        own = self._own.get(sel.token)   # an answer's body is the model's: only the row's token is hidden
+        if own is None:
+            if len(self._own) > 4096:
+                self._own.clear()
+            own = self._own[sel.token] = OwnToken(sel.token)
+        if "text/event-stream" not in up.headers.get("Content-Type", ""):
+            try:
+                data = await up.read()
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                kind = transport_kind(exc)
+                return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
+                                                     f"before the body ended"), None
+            self._served(attempt, base)
+            resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
+            self._mark(resp.headers, attempt)
+            return resp
+        self._served(attempt, base)
+        resp = web.StreamResponse(status=up.status, headers=headers)
+        self._mark(resp.headers, attempt)
+        await resp.prepare(request)
+        sent = 0
+        try:
+            while True:
+                try:
+                    chunk = await up.content.readany()
+                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    # Bytes already reached the client: no retry; the route takes the strike.
+                    self.stats.stream_failures += 1
+                    kind = transport_kind(exc)
+                    self.chain.breakers.failed(base, self.chain.clock(), answered=True,
+                                               what=f"stream broke after {sent} bytes ({kind})")
+                    log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
+                                sel.pool, sel.row_id, sent, kind)
+                    await in_band_error(resp, f"upstream stream broke after {sent} bytes", "upstream_stream_broken",
+                                        502, rid)
+                    break
+                if not chunk:
+                    break
+                await resp.write(own.hide(chunk))
+                sent += len(chunk)
+            await resp.write_eof()
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+            pass            # the client went away; the upstream connection is released by the caller
+        except asyncio.CancelledError:
+            # The drain bound passed (or the client's handler was cancelled): say so in-band.
+            await asyncio.shield(in_band_error(resp, "the proxy is shutting down", "shutting_down", 503, rid))
+            raise
+        return resp
+
+    def _served(self, attempt: Attempt, base: str) -> None:
+        self.chain.breakers.succeeded(base)
+        self.chain.success(attempt)
+
+    # -- what next --
+
+    def _carry(self, old: Attempt, new: Attempt | None) -> Attempt | None:
+        if new is not None:       # the new attempt keeps what the request already tried
+            new.tried, new.route_retried = old.tried, old.route_retried
+        return new
+
+    def _route(self, attempt: Attempt) -> Any:
+        return attempt.route or self.chain.routes[attempt.index]
+
+    def _after_route_fault(self, attempt: Attempt, verdict: Verdict) -> Attempt | None:
+        """Another key of the same route once (where it may help), else the next route;
+        either way the chain stays on its route (a failing upstream is not a fallback)."""
+        chain = self.chain
+        tried = attempt.failed_on()
+        if verdict.other_key_may_help and not attempt.route_retried:
+            nxt = self._carry(attempt, chain.select(attempt.index, tried, move=False))
+            if nxt is not None and nxt.index == attempt.index:
+                nxt.route_retried = True
+            return nxt
+        if attempt.index + 1 >= len(chain.routes):
+            return None
+        return self._carry(attempt, chain.select(attempt.index + 1, tried, move=False))
+
+    async def _after_key_fault(self, attempt: Attempt, result: Result, verdict: Verdict, answer: Answer | None,
+                               rid: str) -> tuple[Attempt | None, web.StreamResponse | None]:
+        chain = self.chain
+        decision = await self._record(attempt, result, verdict, rid)
+        if decision.action != RETRY:
+            attempt.failed_on()
+        if decision.action in (RETRY, ROTATED) and decision.selection is not None:
+            nxt = decision.selection
+            model = self._route(attempt).model if attempt.index else None
+            return replace(attempt, selection=replace(nxt, model=model), fresh=False), None
+        if decision.action == FAILED:
+            # Not a credential problem after all: the client gets the upstream's answer.
+            if answer is not None:
+                return None, self._pass_on(answer, attempt, rid)
+            return None, self._error(502, result.message or "upstream failed", "upstream_error", rid)
+        if decision.action == OUT and attempt.index + 1 < len(chain.routes):
+            return self._carry(attempt, chain.select(attempt.index + 1, attempt.tried)), None
+        if decision.action == OUT:
+            return None, None
+        return self._carry(attempt, chain.select(attempt.index, attempt.tried)), None
+
+    async def _record(self, attempt: Attempt, result: Result, verdict: Verdict, rid: str) -> Decision:
+        """The agent's rules for a key's fault, off the loop. A store that cannot record it
+        (a lock held past the timeout, an unreadable file) never stops another key: the bench
+        is in the view already, and the row is avoided for this request anyway."""
+        try:
+            return await run_blocking(self.chain.outcome, attempt, result, verdict)
+        except Exception as exc:
+            sel = attempt.selection
+            log.warning("request %s: %s/%s: the %s could not be recorded in the store (%s: %s); it holds "
+                        "in memory, another key serves", rid, sel.pool, sel.row_id, verdict.kind,
+                        type(exc).__name__, exc)
+            return Decision(ROTATED, None)
+
+    # -- answers --
+
+    def _mark(self, headers: Any, attempt: Attempt) -> None:
+        sel = attempt.selection
+        key = (sel.pool, sel.row_id, self._route(attempt).name, bool(attempt.index))
+        marks = self._marks.get(key)
+        if marks is None:
+            if len(self._marks) > 4096:
+                self._marks.clear()
+            marks = self._marks[key] = (header_value(sel.pool), header_value(sel.row_id),
+                                        "1" if attempt.index else "0", header_value(route_name(key[2])))
+        headers[H_POOL], headers[H_CRED], headers[H_FALLBACK], headers[H_ROUTE] = marks
+
+    def _error(self, status: int, message: str, kind: str, rid: str, **extra: Any) -> web.Response:
+        self.stats.errors += 1
+        text = self.secrets.text(message)
+        log.warning("request %s: %d %s: %s", rid, status, kind, text)
+        return error_body(status, text, kind, rid, **self.secrets.redactor().redact_obj(extra))
+
+    def _pass_on(self, answer: Answer, attempt: Attempt, rid: str) -> web.Response:
+        """The upstream's error answer for the client, with fingerprints for keys."""
+        sel = attempt.selection
+        redact = self.secrets.for_row(sel.token)
+        body = None if answer.over_cap else plain(answer.raw, answer.headers.get("Content-Encoding", ""))
+        if body is None:
+            why = (f"over {ERROR_CAP // (1 << 20)} MB" if answer.over_cap else
+                   f"in an encoding the proxy cannot check for keys ({answer.headers.get('Content-Encoding')})")
+            resp = self._error(answer.status, f"{sel.pool} answered HTTP {answer.status} with a body {why}; "
+                                              f"not relayed", "upstream_error", rid)
+        else:
+            headers = kept(answer.headers, DROP_RESPONSE)
+            headers.popall("Content-Encoding", None)
+            redacted_headers(headers, sel.token, lambda: redact, every=True)
+            resp = web.Response(status=answer.status, body=redact_body(body, [redact]), headers=headers)
+            resp.headers[H_REQUEST_ID] = rid
+        self._mark(resp.headers, attempt)
+        return resp
+
+    def _route_failed(self, last: Failure, rid: str) -> web.Response:
+        """Nothing else could serve after a route failure: its answer, or a 502/504."""
+        if last.answer is not None:
+            return self._pass_on(last.answer, last.attempt, rid)
+        sel = last.attempt.selection
+        resp = self._error(504 if last.verdict.kind == "timeout" else 502,
+                           f"{sel.pool}: {last.result.message}; no other route could serve (no key was benched)",
+                           "upstream_unreachable", rid)
+        self._mark(resp.headers, last.attempt)
+        return resp
+
+    def _all_out(self, rid: str) -> web.Response:
+        reopen = reopen_times(self.chain)
+        now = self.chain.clock()
+        retry = retry_after(reopen, now)
+        pools = [{"pool": p, "reopens_at": t, "reopens_in": None if t is None else max(0, round(t - now))}
+                 for p, t in reopen.items()]
+        parts = [f"{p['pool']} reopens in {p['reopens_in']} s" if p["reopens_at"] is not None
+                 else f"{p['pool']} has nothing that reopens by itself" for p in pools]
+        resp = self._error(503, "every credential in the chain is cooling: " + "; ".join(parts or ["no pool"]),
+                           "all_credentials_cooling", rid, pools=pools)
+        if retry is not None:
+            resp.headers["Retry-After"] = str(retry)
+        return resp
