@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from tui.text.format import NULL, ellipsize
+from tui.text.paths import tilde
 from tui.text.shown import shown, shown_lines
 
 COLUMNS = ("time", "who", "via", "action", "pool", "rows", "status", "notes")
@@ -132,7 +133,7 @@ class AuditScreen(ModalScreen[None]):
         with Vertical(classes="modal-box", id="audit-box"):
             n = len(self.rows)
             title = f"Audit log: {n} latest action{'s' if n != 1 else ''}, newest first · {self.path}"
-            yield Static(Text(shown(title)), classes="modal-title")
+            yield Static(Text(shown(tilde(title))), classes="modal-title")
             if not self.rows:
                 yield Static("No operator action recorded yet.", classes="modal-hint")
             yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)

@@ -30,6 +30,7 @@ from store.model import STRATEGIES
 from store.watch.home import HomeState
 from tui.services.host import host
 from tui.text.format import NULL
+from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 
@@ -218,7 +219,7 @@ class ConfigScreen(Screen):
         busy = host(self).writer.status_text()
         if busy:
             lines.insert(0, f"⟳ {busy}")
-        self.query_one("#config-note", Static).update(Text("\n".join(shown(x) for x in lines)))
+        self.query_one("#config-note", Static).update(Text("\n".join(shown(tilde(x)) for x in lines)))
 
     def writes_changed(self) -> None:
         if self.is_mounted:

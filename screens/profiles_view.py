@@ -280,15 +280,15 @@ class ProfilesDashboard(DashboardScreen):
         held = 0
         if self.paused and isinstance(self.latest, RootState) and rs is not None:
             held = self.latest.generation - rs.generation
-        context = app.context or "all"
         self.query_one(StatusBar).set_parts(
-            # Context first: a long root path is what a narrow status line should cut.
-            home=f"profile: {context} · acting: {app.acting} · {app.root.path}",
+            # The acting profile is never the part a narrow line cuts; the root's path is.
+            home=str(app.root.path), profile=app.context or "all", acting=app.acting,
             live="⏸ PAUSED" if self.paused else "● LIVE",
             read_only=self.read_only, stale=False, sort=self.sort, filter_text=self.filter_text,
             generation=rs.generation if rs else 0,
             updated=clock_time(rs.read_at) if rs else "",
             held=held, busy=app.writer.status_text(), tagged=len(self.operator.tags),
+            proxy=self.proxy.summary,     # the acting profile's proxy, as on a single home
         )
 
     def root_problems(self) -> list[tuple[str, str]]:

@@ -89,12 +89,11 @@ async def on_row(app: HermesAdminApp, pilot: Any, pool: str, rid: str) -> None:
     await pilot.pause()
 
 
-# Snapshot homes live at a fixed path: it is shown on screen.
-BASE = Path("/tmp/hermes-admin-snapshots")
-
-
-def fixed_home(name: str, *, create: bool = True) -> Home:
-    root = BASE / name
+def snapshot_home(base: Path, name: str, *, create: bool = True) -> Home:
+    """A snapshot test's home, ``<base>/<name>``. Snapshot tests set ``$HOME`` to *base* (a
+    per-run folder: tests/console/conftest.py ``home_at``), so the screen shows ``~/<name>``
+    whatever the folder is, and two runs at once share nothing."""
+    root = base / name
     shutil.rmtree(root, ignore_errors=True)
     if create:
         root.mkdir(parents=True, mode=0o700)

@@ -1,7 +1,9 @@
 """The lines around the table: the status bar, the problem banner and the empty state.
 
 Each is a Static that only re-renders when its text changes, so a one-second
-tick or a burst of reloads costs nothing here when nothing moved.
+tick or a burst of reloads costs nothing here when nothing moved. Paths under ``$HOME``
+show as ``~/…`` (tui.text.paths); the status bar fits its width by dropping its least
+important parts first, so the acting profile and READ-ONLY are never the part cut.
 """
 
 from __future__ import annotations
@@ -9,7 +11,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tui.text.shown import shown_lines
+from tui.text.paths import left_cut, tilde
+from tui.text.shown import shown, shown_lines
 
 
 class _Quiet(Static):
@@ -32,41 +35,92 @@ class _Quiet(Static):
             self.update(content, layout=not self.FIXED_SIZE)
 
 
+# One part of the status bar: its text, its style, and how soon it goes when the line is
+# too narrow (the highest rank goes first). Rank 0 never goes.
+Part = tuple[str, str, int]
+HOME_RANK = 9          # the home's path: shortened from the left first, then dropped
+MIN_HOME = 16          # a path cut shorter than this says nothing: it goes instead
+
+
+def fit_parts(parts: list[Part], width: int) -> Text:
+    """The status line from *parts* (in display order) within *width* cells: the home's path
+    is cut from the left first, then the parts of highest rank go, one at a time."""
+    keep = list(parts)
+
+    def line(items: list[Part]) -> Text:
+        t = Text(no_wrap=True, overflow="crop")
+        for i, (text, style, _rank) in enumerate(items):
+            if i:                   # after a badge (reversed) a space, else a dot
+                t.append(" " if "reverse" in items[i - 1][1] else " · ")
+            t.append(text, style=style)
+        return t
+
+    while True:
+        t = line(keep)
+        over = t.cell_len - width
+        if over <= 0:
+            return t
+        at = next((i for i, p in enumerate(keep) if p[2] == HOME_RANK), None)
+        if at is not None and len(keep[at][0]) - over >= MIN_HOME:
+            text, style, rank = keep[at]
+            keep[at] = (left_cut(text, len(text) - over), style, rank)
+            continue
+        worst = max(range(len(keep)), key=lambda i: (keep[i][2], i))
+        if keep[worst][2] == 0:
+            t.truncate(width)       # nothing left to drop: crop (a 20-column terminal)
+            return t
+        del keep[worst]
+
+
 class StatusBar(_Quiet):
-    """One line: home, live/paused, READ-ONLY, STALE, sort, filter, generation."""
+    """One line: READ-ONLY, STALE, live/paused, the acting profile, the write in flight,
+    tags, filter, proxy, generation, sort, home; what matters most is never the part cut."""
 
     FIXED_SIZE = True  # ``#status { height: 1 }``: every reload changes "gen N"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.parts: list[Part] = []
 
     def set_parts(
         self, *, home: str, live: str, read_only: bool, stale: bool, sort: str,
         filter_text: str, generation: int, updated: str, held: int = 0, busy: str = "",
-        tagged: int = 0, proxy: str = "",
+        tagged: int = 0, proxy: str = "", profile: str = "", acting: str = "",
     ) -> None:
-        t = Text()
-        t.append(" hermes-admin ", style="bold reverse")
-        t.append(" ")
-        # Most important first: on a narrow terminal the end of the line is cut.
+        """*home* is shown ``~/…`` under ``$HOME``; *profile* and *acting* (a root of profiles)
+        are the view's context and the profile whose files actions write."""
+        parts: list[Part] = [(" hermes-admin ", "bold reverse", 0)]
         if read_only:
-            t.append(" READ-ONLY ", style="bold reverse")
-            t.append(" ")
+            parts.append((" READ-ONLY ", "bold reverse", 0))
         if stale:
-            t.append(" STALE ", style="bold reverse red")
-            t.append(" ")
-        t.append(live, style="bold")
-        if held:
-            t.append(f" ({held} held)")
+            parts.append((" STALE ", "bold reverse red", 0))
+        parts.append((live + (f" ({held} held)" if held else ""), "bold", 0))
+        if profile or acting:
+            parts.append((f"profile: {profile or 'all'} · acting: {acting}", "bold", 1))
         if busy:
             # A write in flight (or waiting for a lock held elsewhere): say so up front.
-            t.append(" · ")
-            t.append(f"⟳ {busy}", style="bold")
+            parts.append((f"⟳ {busy}", "bold", 2))
         if tagged:
-            t.append(f" · ✓ {tagged} tagged")
+            parts.append((f"✓ {tagged} tagged", "", 3))
         if filter_text:
-            t.append(f" · filter “{filter_text}”")
+            parts.append((f"filter “{filter_text}”", "", 4))
         if proxy:
-            t.append(f" · {proxy} (x)")
-        t.append(f" · {updated} gen {generation} · sort {sort} · {home}")
-        self.show(t)
+            parts.append((f"{proxy} (x)", "", 5))
+        parts.append(((f"{updated} " if updated else "") + f"gen {generation}", "", 7))
+        parts.append((f"sort {sort}", "", 8))
+        if home:
+            parts.append((tilde(home), "", HOME_RANK))
+        # Labels (in "removing <label>…"), the typed filter and paths pass the console's funnel.
+        self.parts = [(text if rank == 0 else shown(text), style, rank) for text, style, rank in parts]
+        self._fit()
+
+    def on_resize(self) -> None:
+        if self.parts:
+            self._fit()
+
+    def _fit(self) -> None:
+        width = self.size.width or 10_000     # not laid out yet: everything, cut by the first resize
+        self.show(fit_parts(self.parts, width))
 
 
 class Banner(_Quiet):
@@ -81,7 +135,7 @@ class Banner(_Quiet):
             if i:
                 t.append("\n")
             t.append("✖ " if sev == "error" else "⚠ ", style="bold")
-            t.append(text)
+            t.append(shown_lines(tilde(text)))
         self.show(t)
 
 
@@ -90,4 +144,4 @@ class EmptyState(_Quiet):
 
     def set_message(self, text: str | None) -> None:
         self.set_class(bool(text), "-shown")
-        self.show(text or "")
+        self.show(tilde(text or ""))
