@@ -18,6 +18,7 @@ from screens.fallback_edit import FallbackAddScreen
 from screens.findings_view import FindingsScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
+from screens.message_log import MessagesScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import CommandLine, ProfilePicker
@@ -36,6 +37,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("proxy", ProxyScreen), ("fleet", FleetScreen), ("help", HelpScreen),
     ("profiles", ProfilesDashboard), ("profile picker", ProfilePicker),
     ("command line", CommandLine), ("findings", FindingsScreen), ("profile config", ProfileConfigScreen),
+    ("messages", MessagesScreen),
 )
 
 

@@ -33,6 +33,7 @@ from tui.text.format import NULL
 from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
+from tui.widgets.flash import FlashLine
 
 TABS = {
     "strategies": "Strategies",
@@ -172,6 +173,7 @@ class ConfigScreen(Screen):
             for key, title in TABS.items():
                 with TabPane(title, id=key):
                     yield DataTable(id=f"{key}-table", cursor_type="row")
+        yield FlashLine(id="flash")
         yield Footer()
 
     def on_mount(self) -> None:

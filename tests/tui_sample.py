@@ -68,7 +68,8 @@ def rows_by_id(home: Home, pool: str = "openrouter") -> dict[str, dict]:
 
 
 def notes(app: HermesAdminApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    """Every message the console told the operator (the flash line's log), oldest first."""
+    return ["\n".join(m.lines) for m in app.messages]
 
 
 def audit_lines(home: Home) -> list[dict]:

@@ -365,7 +365,7 @@ async def test_read_only_refuses_every_writing_key_and_says_so(tmp_home: Home) -
         for action in ("add", "reset", "cooldown", "remove", "move_up", "move_down", "strategy", "probe"):
             assert dash.check_action(action, ()) is None, action     # shown, dimmed
         for k in WRITE_KEYS:
-            app._notifications.clear()
+            app.messages.entries.clear()
             await pilot.press(k)
             await settle(app, pilot)
             assert isinstance(app.screen, DashboardScreen), k

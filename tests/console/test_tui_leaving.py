@@ -21,6 +21,7 @@ from screens.fallback_edit import FallbackAddScreen
 from screens.findings_view import FindingsScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
+from screens.message_log import MessagesScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import CommandLine, ProfilePicker
@@ -59,6 +60,7 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     "command line": lambda app: CommandLine(["default"]),
     "findings": lambda app: FindingsScreen([]),
     "profile config": lambda app: ProfileConfigScreen(read_root(Root(app.home.root))[0]),
+    "messages": lambda app: MessagesScreen(list(app.messages)),
 }
 # The profiles dashboard is the dashboard over a root (tests/console/test_tui_profiles.py).
 NOT_SCREENS = {"dashboard", "table", "profiles"}
