@@ -57,10 +57,10 @@ def test_done_feedback_words_rows_and_the_way_back() -> None:
     fb = done_feedback("resetting 2 credentials", [out], history_id="20261201T204512123456Z-3f9a0c")
     assert fb.title == "reset · openrouter · 2 rows: done"
     assert fb.message.splitlines() == ["primary: exhausted → ok", "b2: exhausted → ok",
-                                       CONSOLE_UNDO.format(id="20261201T204512123456Z-3f9a0c")]
+                                       CONSOLE_UNDO.format(way="undo", id="20261201T204512123456Z-3f9a0c")]
     # One line for the flash line: the action, the first row, how many more, the way back.
     assert fb.flash.startswith("reset · openrouter · 2 rows · primary: exhausted → ok (+1 more)")
-    assert "\n" not in fb.flash and "undo" in fb.flash
+    assert "\n" not in fb.flash and fb.flash.endswith(" · undo: L, then u")
     # Not destructive: no undo line; a no-op says so.
     bench = Outcome("cooldown", "openrouter", [
         Change("openrouter", "a1", "primary", {"last_status": None}, {"last_status": "exhausted"})])
@@ -80,7 +80,7 @@ async def test_a_flash_after_each_write_on_the_dashboard(tmp_home: Home) -> None
         assert title.startswith("reset · openrouter") and "backup-key" in msg and "→ ok" in msg
         assert severity == "information"
         assert f"hermes-admin undo {undo.resolve(tmp_home, None)}" in msg     # this very write's id
-        assert line.startswith("✔ reset · openrouter · backup-key: exhausted → ok") and "undo" in line
+        assert line.startswith("✔ reset · openrouter · backup-key: exhausted → ok · undo: L, then u  ")
         # cooldown
         await on_row(app, pilot, "openrouter", "a1b2c3")
         await pilot.press("c")

@@ -63,7 +63,13 @@ def test_the_flash_line_fits_its_width_and_keeps_its_keys() -> None:
                          line="reset · openrouter · " + "x" * 200, done=True)
     for width in (40, 80, 200):
         text = flash_text(entry, width, 0, KEYS).plain
-        assert len(text) == width and text.startswith("✔ reset · openrouter") and text.endswith("M: details")
+        assert len(text) <= width and text.startswith("✔ reset · openrouter · xxx")
+    # A message that fits is shown whole; the hint takes the room left, if there is enough.
+    short = messages.add(title="t", lines=["a", "b"], timeout=5, line="sort: status")
+    assert flash_text(short, 40, 0, KEYS).plain.endswith("M: details")
+    assert flash_text(short, 20, 0, KEYS).plain == "› sort: status"
+    failed = messages.add(title="t", lines=["x"], timeout=None, line="y" * 60, severity="error")
+    assert flash_text(failed, 80, 0, KEYS).plain.endswith(" ^l: dismiss")     # its key stays
 
 
 def test_negative_control_the_old_funnel_escapes_line_breaks() -> None:

@@ -5,8 +5,10 @@ Derived only from what the write path returned (the audit outcomes of
 asked. It has two forms: one line for the flash line at the bottom of the screen (k9s's),
 and the details, with real line breaks, for the message log (``M``). Values are told in the
 operator's words (``grok-4 via xai``), never as the store's internal fields. A destructive
-action names the way back: ``hermes-admin undo <id>`` with the id the operator history kept
-for that very write. A failed write stays on the flash line until the operator dismisses it.
+action names the way back: ``L, then u`` in the console (the audit view opens on the newest
+action, this one, and ``u`` undoes it after a confirmation) and ``hermes-admin undo <id>``
+with the id the operator history kept for that very write; an undo names its redo the same
+way. A failed write stays on the flash line until the operator dismisses it.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ NULL = "—"
 MAX_ROWS = 3                     # rows named in the details; the rest are counted
 DESTRUCTIVE = frozenset({"remove", "reset"})   # auth.json rows lose fields: there is a way back
 UNDO = "undo: hermes-admin undo {id}"           # the CLI's line
-CONSOLE_UNDO = UNDO                             # the details' line in the console
-CONSOLE_UNDO_SHORT = UNDO                       # the flash line's
+CONSOLE_UNDO = "{way}: L, then u (or hermes-admin undo {id})"   # the details' line in the console
+CONSOLE_UNDO_SHORT = "{way}: L, then u"                          # the flash line's
 DONE_TIMEOUT = 6.0               # seconds a write that landed stays on the flash line
 DISMISS_KEY = "ctrl+l"
 MESSAGES_KEY = "M"
@@ -76,6 +78,12 @@ def _row_result(action: str, c: Change) -> str:
     if "value" in before or "value" in after:                 # a config.yaml edit
         return f"{c.id}: {value_words(before.get('value'))} → {value_words(after.get('value'))}"
     b = before.get("last_status") or "ok"
+    if action == "undo":
+        if not before:
+            return f"{name}: back ({after.get('last_status') or 'ok'})"
+        if not after:
+            return f"{name}: removed again"
+        return f"{name}: put back, {b} → {after.get('last_status') or 'ok'}"
     if not after:
         return f"{name}: {b} → removed"
     if not before:
@@ -109,7 +117,7 @@ def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] =
     lines: list[str] = []
     titles: list[str] = []
     rows = 0
-    destructive = False
+    destructive = undone = False
     for out in outcomes:
         n = len(out.changes)
         rows += n
@@ -117,12 +125,14 @@ def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] =
         lines += _rows(out.action, out.changes)
         lines += [f"note: {note}" for note in out.notes]
         destructive |= out.action in DESTRUCTIVE
+        undone |= out.action in ("undo", "config.undo")
     head = "; ".join(dict.fromkeys(titles))
     first = next((x for x in lines if not x.startswith("note: ")), "")
     line = head + (f" · {first}" if first else "") + (f" (+{rows - 1} more)" if rows > 1 else "")
-    if destructive and history_id:
-        lines.append(CONSOLE_UNDO.format(id=history_id))
-        line += " · " + CONSOLE_UNDO_SHORT.format(id=history_id)
+    if (destructive or undone) and history_id:
+        way = "redo" if undone else "undo"
+        lines.append(CONSOLE_UNDO.format(way=way, id=history_id))
+        line += " · " + CONSOLE_UNDO_SHORT.format(way=way)
     return Feedback(f"{head}: done", "\n".join(lines), line=line)
 
 

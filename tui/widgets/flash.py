@@ -131,6 +131,9 @@ def flash_text(entry: Logged, width: int, behind: int, keys: dict[str, str]) -> 
         hint = ""
     lead = f"✖ {behind} failed · " if behind else ""
     body = f"{lead}{entry.symbol} {entry.line}"
+    # The message comes first: a hint that would cut it goes (a failure keeps its dismiss key).
+    if hint and len(body) + 1 + len(hint) > width:
+        hint = f"{keys['dismiss']}: dismiss" if entry.sticky else ""
     room = width - (len(hint) + 1 if hint else 0)
     if room < 20:                       # a very narrow line: the message before the keys
         hint, room = "", width
