@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from screens.add_key import AddKeyScreen
 from screens.audit_view import AuditScreen
+from screens.command_line import CommandLine
 from screens.config_view import ConfigScreen
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
@@ -21,7 +22,7 @@ from screens.help import HelpScreen
 from screens.message_log import MessagesScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
-from screens.profile_picker import CommandLine, ProfilePicker
+from screens.profile_picker import ProfilePicker
 from screens.profiles_view import ProfilesDashboard
 from screens.proxy_view import ProxyScreen
 from screens.routing_edit import RoutingEditScreen

@@ -24,7 +24,7 @@ def binding_rows(app: App, scopes: Iterable[tuple[str, type]],
     keymap = dict(keymap or {})
     rows: list[tuple[str, str, str, str]] = []
     for where, cls in scopes:
-        bindings = BindingsMap(_own_bindings(cls))
+        bindings = BindingsMap(class_bindings(cls))
         if keymap:
             bindings.apply_keymap(keymap)
         # Keyed by (key, action): a subclass's binding (with its id) replaces the base's.
@@ -38,7 +38,7 @@ def binding_rows(app: App, scopes: Iterable[tuple[str, type]],
     return rows
 
 
-def _own_bindings(cls: type) -> list[Binding]:
+def class_bindings(cls: type) -> list[Binding]:
     """A class's bindings including inherited ones (what a live instance would have)."""
     out: list[Binding] = []
     for base in reversed(cls.__mro__):
@@ -60,9 +60,10 @@ class HelpScreen(ModalScreen[None]):
         Binding("down", "to_table", "To the list", show=False, id="help.to_table"),
     ]
 
-    def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str, str, str]], *, query: str = "") -> None:
         super().__init__(id="help")
         self.rows = rows
+        self.query_text = query
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
@@ -76,8 +77,10 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("key", key="key")
         table.add_column("does", key="does")
         table.add_column("id", key="id")
-        self.show_rows("")
-        self.query_one(Input).focus()    # typing filters at once, as in htop's search
+        box = self.query_one(Input)
+        box.value = self.query_text
+        self.show_rows(self.query_text)
+        box.focus()                      # typing filters at once, as in htop's search
 
     def show_rows(self, query: str) -> None:
         shown = matching(self.rows, query)

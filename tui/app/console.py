@@ -29,6 +29,7 @@ from store.pools import events as ev
 from store.redaction import redact
 from store.watch.home import HomeLoader, HomeState, StopFlag, follow
 from tui.app import session_end
+from tui.app.command_runner import CommandRunner
 from tui.app.keymap import apply_keymap, keymap_path, long_keymap
 from tui.app.registry import Views
 from tui.app.session_end import SessionEnd
@@ -63,6 +64,8 @@ class HermesAdminApp(App):
                 tooltip="Messages — the last 100, each with all its lines"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
                 id="app.command_palette"),
+        Binding("colon", "command_line", "Command", key_display=":", show=False, id="app.command_line",
+                tooltip="Command line — :reset POOL [ROW], :sort status, :undo, :profile NAME…"),
         Binding("F", "fleet", "Fleet", show=False, id="app.fleet",
                 tooltip="Fleet view — each shared key's state across hosts (needs --fleet URL)"),
     ]
@@ -99,6 +102,7 @@ class HermesAdminApp(App):
         # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
         self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
         self.views = Views(self, fleet=fleet, tick=tick)
+        self.commands = CommandRunner(self)        # `:` and its history
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
@@ -170,6 +174,9 @@ class HermesAdminApp(App):
             event.stop()
             event.prevent_default()      # or the app's own binding would run next, on the dashboard
             await self.action_back_or_quit()
+
+    def action_command_line(self) -> None:
+        self.commands.open()
 
     def action_help(self) -> None:
         self.views.help(self.keymap)

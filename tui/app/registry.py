@@ -55,12 +55,14 @@ class Views:
         elif len(app.screen_stack) > 1:
             app.pop_screen()
 
-    def help(self, keymap: Mapping[str, str]) -> None:
-        """`?`: every key of the app and its screens, *keymap* (the operator's) applied."""
+    def help(self, keymap: Mapping[str, str], query: str = "") -> None:
+        """`?`: every key of the app and its screens, *keymap* (the operator's) applied;
+        *query* filters them at once (``:help reset``)."""
         app = self.app
         if isinstance(app.screen, HelpScreen):
             return
-        app.push_screen(HelpScreen(binding_rows(app, [("app", type(app)), *HELP_SCOPES], keymap)))
+        app.push_screen(HelpScreen(binding_rows(app, [("app", type(app)), *HELP_SCOPES], keymap),
+                                   query=query))
 
     def messages(self, log: MessageLog) -> None:
         """`M`: the message log, every message in full, newest first."""
