@@ -1,7 +1,8 @@
 """``p``'s answer: each credential of the pool with its reopen-probe verdict and what was done.
 
 Words are those of ``hermes-admin probe`` (shared in store.ops.probe_report): reopened (and
-lifted), still limited, unknown with the reason, or why a row was not probed.
+lifted), still limited, unknown with the reason, or why a row was not probed. The result
+wraps within the width (80 columns included) instead of being cut.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from store.ops.probe_report import ProbeReport
 from tui.text.format import NULL
-from tui.widgets.plain_table import fill_plain
+from tui.widgets.plain_table import fill_fitted
 
 COLUMNS = ("#", "label", "key", "verdict", "result")
 
@@ -58,7 +59,15 @@ class ProbeResultScreen(ModalScreen[None]):
                          "Esc: close", classes="modal-keys")
 
     def on_mount(self) -> None:
-        fill_plain(self.query_one(DataTable), COLUMNS, self.rows)
+        self._fill()
+        self.query_one(DataTable).focus()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fill)      # fitted to the table's width, once laid out
+
+    def _fill(self) -> None:
+        # The result wraps rather than being cut ("unknown (usage endpoint answered HTTP 500)").
+        fill_fitted(self.query_one(DataTable), COLUMNS, self.rows, "result", caps={"label": 18})
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -35,41 +35,68 @@ class _Quiet(Static):
             self.update(content, layout=not self.FIXED_SIZE)
 
 
-# One part of the status bar: its text, its style, and how soon it goes when the line is
-# too narrow (the highest rank goes first). Rank 0 never goes.
-Part = tuple[str, str, int]
+# One part of the status bar: its text, its style, how soon it goes when the line is too
+# narrow (the highest rank goes first; rank 0 never goes) and a shorter form ("" if none).
+Part = tuple[str, str, int, str]
 HOME_RANK = 9          # the home's path: shortened from the left first, then dropped
 MIN_HOME = 16          # a path cut shorter than this says nothing: it goes instead
+DETAIL_RANK = 6        # parts from this rank up (generation, sort) go before any is shortened
+
+
+def _line(items: list[Part]) -> Text:
+    t = Text(no_wrap=True, overflow="crop")
+    for i, (text, style, _rank, _short) in enumerate(items):
+        if i:                       # after a badge (reversed) a space, else a dot
+            t.append(" " if "reverse" in items[i - 1][1] else " · ")
+        t.append(text, style=style)
+    return t
+
+
+def _reduce(keep: list[Part], over: int) -> bool:
+    """One step towards *over* fewer cells; False when nothing is left to give."""
+    at = next((i for i, p in enumerate(keep) if p[2] == HOME_RANK), None)
+    if at is not None:
+        text, style, rank, short = keep[at]
+        if len(text) - over >= MIN_HOME:
+            keep[at] = (left_cut(text, len(text) - over), style, rank, short)
+        else:
+            del keep[at]
+        return True
+    by_rank = sorted(range(len(keep)), key=lambda i: (-keep[i][2], -i))
+    details = [i for i in by_rank if keep[i][2] >= DETAIL_RANK]
+    shorter = [i for i in by_rank if keep[i][3] and keep[i][3] != keep[i][0]]
+    rest = [i for i in by_rank if keep[i][2] > 0]
+    if details:
+        del keep[details[0]]
+    elif shorter:
+        text, style, rank, short = keep[shorter[0]]
+        keep[shorter[0]] = (short, style, rank, short)
+    elif rest:
+        del keep[rest[0]]
+    else:
+        return False
+    return True
 
 
 def fit_parts(parts: list[Part], width: int) -> Text:
     """The status line from *parts* (in display order) within *width* cells: the home's path
-    is cut from the left first, then the parts of highest rank go, one at a time."""
-    keep = list(parts)
-
-    def line(items: list[Part]) -> Text:
-        t = Text(no_wrap=True, overflow="crop")
-        for i, (text, style, _rank) in enumerate(items):
-            if i:                   # after a badge (reversed) a space, else a dot
-                t.append(" " if "reverse" in items[i - 1][1] else " · ")
-            t.append(text, style=style)
-        return t
-
+    is cut from the left, then dropped; then the details (generation, sort) go; then parts
+    take their short forms, highest rank first; then the parts of highest rank go."""
+    keep = [p if len(p) == 4 else (*p, "") for p in parts]
     while True:
-        t = line(keep)
+        t = _line(keep)
         over = t.cell_len - width
         if over <= 0:
             return t
-        at = next((i for i, p in enumerate(keep) if p[2] == HOME_RANK), None)
-        if at is not None and len(keep[at][0]) - over >= MIN_HOME:
-            text, style, rank = keep[at]
-            keep[at] = (left_cut(text, len(text) - over), style, rank)
-            continue
-        worst = max(range(len(keep)), key=lambda i: (keep[i][2], i))
-        if keep[worst][2] == 0:
-            t.truncate(width)       # nothing left to drop: crop (a 20-column terminal)
+        if not _reduce(keep, over):
+            t.truncate(width)       # nothing left to give: crop (a 20-column terminal)
             return t
-        del keep[worst]
+
+
+def short_proxy(summary: str) -> str:
+    """``proxy :8645 · 13 req/min · ▶ fallback nous`` → ``proxy :8645 · ▶ fallback nous``."""
+    pieces = summary.split(" · ")
+    return " · ".join([pieces[0], pieces[-1]]) if len(pieces) > 2 else summary
 
 
 class StatusBar(_Quiet):
@@ -89,29 +116,30 @@ class StatusBar(_Quiet):
     ) -> None:
         """*home* is shown ``~/…`` under ``$HOME``; *profile* and *acting* (a root of profiles)
         are the view's context and the profile whose files actions write."""
-        parts: list[Part] = [(" hermes-admin ", "bold reverse", 0)]
+        parts: list[Part] = [(" hermes-admin ", "bold reverse", 0, "")]
         if read_only:
-            parts.append((" READ-ONLY ", "bold reverse", 0))
+            parts.append((" READ-ONLY ", "bold reverse", 0, ""))
         if stale:
-            parts.append((" STALE ", "bold reverse red", 0))
-        parts.append((live + (f" ({held} held)" if held else ""), "bold", 0))
+            parts.append((" STALE ", "bold reverse red", 0, ""))
+        parts.append((live + (f" ({held} held)" if held else ""), "bold", 0, ""))
         if profile or acting:
-            parts.append((f"profile: {profile or 'all'} · acting: {acting}", "bold", 1))
+            parts.append((f"profile: {profile or 'all'} · acting: {acting}", "bold", 1, f"acting: {acting}"))
         if busy:
             # A write in flight (or waiting for a lock held elsewhere): say so up front.
-            parts.append((f"⟳ {busy}", "bold", 2))
+            parts.append((f"⟳ {busy}", "bold", 2, ""))
         if tagged:
-            parts.append((f"✓ {tagged} tagged", "", 3))
+            parts.append((f"✓ {tagged} tagged", "", 3, ""))
         if filter_text:
-            parts.append((f"filter “{filter_text}”", "", 4))
+            parts.append((f"filter “{filter_text}”", "", 4, ""))
         if proxy:
-            parts.append((f"{proxy} (x)", "", 5))
-        parts.append(((f"{updated} " if updated else "") + f"gen {generation}", "", 7))
-        parts.append((f"sort {sort}", "", 8))
+            parts.append((f"{proxy} (x)", "", 5, f"{short_proxy(proxy)} (x)"))
+        parts.append(((f"{updated} " if updated else "") + f"gen {generation}", "", 7, ""))
+        parts.append((f"sort {sort}", "", 8, ""))
         if home:
-            parts.append((tilde(home), "", HOME_RANK))
+            parts.append((tilde(home), "", HOME_RANK, ""))
         # Labels (in "removing <label>…"), the typed filter and paths pass the console's funnel.
-        self.parts = [(text if rank == 0 else shown(text), style, rank) for text, style, rank in parts]
+        self.parts = [(text, style, rank, short) if rank == 0 else (shown(text), style, rank, shown(short))
+                      for text, style, rank, short in parts]
         self._fit()
 
     def on_resize(self) -> None:
