@@ -113,7 +113,7 @@ async def test_a_flash_after_each_write_on_the_dashboard(tmp_home: Home) -> None
         screen = app.screen
         screen.query_one("#add-label", Input).value = "fresh"
         screen.query_one("#add-key-value", Input).value = "sk-or-v1-" + "f" * 40
-        await pilot.press("enter")
+        await pilot.press("ctrl+s")
         title, msg, _, _, line = await new_message(app, pilot)
         assert title.startswith("add · ") and "fresh: added" in msg
         assert "f" * 20 not in msg
