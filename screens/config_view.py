@@ -9,7 +9,7 @@ Routing: Enter/e edits the setting, x removes it.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Sequence
 
 from rich.text import Text
 from textual import events
@@ -34,6 +34,7 @@ from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
+from tui.widgets.plain_table import fitted_widths
 
 TABS = {
     "strategies": "Strategies",
@@ -110,26 +111,42 @@ def auxiliary_rows(config: Config | None) -> list[tuple[str, str, str, str, str]
     return rows
 
 
-def _fill(table: DataTable, columns: Iterable[str], rows: list[tuple[str, ...]],
-          shown_rows: dict[str, list[tuple[str, ...]]], cursor: int | None = None) -> bool:
+def _fill(table: DataTable, columns: Sequence[str], rows: list[tuple[str, ...]],
+          shown_rows: dict[str, list[tuple[str, ...]]], cursor: int | None = None, *,
+          flexible: str, fitted: dict[str, int]) -> bool:
     """Show *rows*; True when they changed. The cursor stays at its height (or goes to *cursor*).
 
-    *shown_rows* holds what each table (by id) shows now; the screen owns it.
+    *shown_rows* holds what each table (by id) shows now, *fitted* the width it was fitted
+    to; the screen owns both. The columns fit the table's width: *flexible* takes what is
+    left and wraps, so nothing runs off the right at 80 columns.
     """
-    if not table.columns:
-        for c in columns:
-            table.add_column(c, key=c)
-    if shown_rows.get(table.id or "") == rows:
+    tid = table.id or ""
+    width = table.size.width
+    if shown_rows.get(tid) == rows and fitted.get(tid) == width and table.columns:
         return False  # an auth.json change: keep these small tables (and their cursor) as they are
-    shown_rows[table.id or ""] = rows
-    at = table.cursor_row if cursor is None else cursor
-    table.clear()
+    changed = shown_rows.get(tid) != rows
+    shown_rows[tid] = rows
+    fitted[tid] = width
+    at = cursor if cursor is not None and changed else table.cursor_row
+    widths = fitted_widths(columns, rows, width or 200, flexible)
+    table.clear(columns=True)
+    for c in columns:
+        table.add_column(c, key=c, width=widths[c])
     for row in rows:
         # Text, not str: DataTable would parse "[...]" in a model name as markup.
-        table.add_row(*(Text(shown(c)) for c in row))
+        table.add_row(*(Text(shown(c), overflow="fold") for c in row), height=None)
     if rows:
         table.move_cursor(row=max(0, min(at, len(rows) - 1)), animate=False)
-    return True
+    return changed
+
+
+# Each tab's columns, and the one that takes the width left (and wraps).
+COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
+    "strategies": (("pool", "configured", "Hermes uses", "note"), "note"),
+    "fallback": (("#", "provider", "model", "base_url", "key", "from"), "base_url"),
+    "routing": (("setting", "value"), "value"),
+    "auxiliary": (("task", "step", "provider", "model", "timeout s"), "model"),
+}
 
 
 # action -> the tabs it works in
@@ -164,6 +181,8 @@ class ConfigScreen(Screen):
         self.home_state: HomeState | None = None
         self.note_lines: list[str] = []
         self.shown_rows: dict[str, list[tuple[str, ...]]] = {}   # table id -> the rows it shows
+        self.fitted: dict[str, int] = {}                           # table id -> the width it fits
+        self._rows: dict[str, list[tuple[str, ...]]] = {}
         self._cursor_to: dict[str, int] = {}   # table id -> row the cursor goes to on refill
         self.refusals = Refusals(self, self.disabled_reason)
 
@@ -204,17 +223,21 @@ class ConfigScreen(Screen):
             lines += [f"⚠ {w}" for w in (config.warnings if config is not None else [])]
         self.note_lines = lines
         self._show_note()
-        shown_rows = self.shown_rows
-        _fill(self.query_one("#strategies-table", DataTable),
-              ("pool", "configured", "Hermes uses", "note"), strategy_rows(state), shown_rows)
-        if _fill(self.query_one("#fallback-table", DataTable),
-                 ("#", "provider", "model", "base_url", "key", "from"), fallback_rows(config),
-                 shown_rows, cursor=self._cursor_to.get("fallback")):
-            self._cursor_to.pop("fallback", None)
-        _fill(self.query_one("#routing-table", DataTable), ("setting", "value"),
-              routing_rows(config), shown_rows)
-        _fill(self.query_one("#auxiliary-table", DataTable),
-              ("task", "step", "provider", "model", "timeout s"), auxiliary_rows(config), shown_rows)
+        self._rows = {"strategies": strategy_rows(state), "fallback": fallback_rows(config),
+                      "routing": routing_rows(config), "auxiliary": auxiliary_rows(config)}
+        self._fill_tabs()
+
+    def _fill_tabs(self) -> None:
+        for tab, rows in self._rows.items():
+            columns, flexible = COLUMNS[tab]
+            cursor = self._cursor_to.get(tab)
+            if _fill(self._table(tab), columns, rows, self.shown_rows, cursor,
+                     flexible=flexible, fitted=self.fitted) and cursor is not None:
+                self._cursor_to.pop(tab, None)
+
+    def on_resize(self) -> None:
+        # Fitted again once laid out at the new width (a hidden tab's table is fitted when shown).
+        self.call_after_refresh(self._fill_tabs)
 
     def _show_note(self) -> None:
         lines = list(self.note_lines)
@@ -286,6 +309,7 @@ class ConfigScreen(Screen):
         # The tab's table, not the tab bar, takes the keys: ↓ and x act on the highlighted row.
         self._table().focus()
         self.refresh_bindings()
+        self.call_after_refresh(self._fill_tabs)     # now that its table has a width
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.refresh_bindings()

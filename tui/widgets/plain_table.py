@@ -19,6 +19,7 @@ from tui.text.shown import shown
 PADDING = 2          # a DataTable column's cell padding, both sides
 SCROLLBAR = 2
 MIN_FLEX = 16
+MIN_WRAP = 6         # no column wraps narrower than this (or its header)
 
 
 def fill_plain(table: DataTable, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
@@ -37,12 +38,22 @@ def fill_plain(table: DataTable, columns: Sequence[str], rows: Iterable[Sequence
 def fitted_widths(columns: Sequence[str], rows: Sequence[Sequence[str]], width: int, flexible: str,
                   caps: Mapping[str, int] | None = None) -> dict[str, int]:
     """Each column's width within *width* cells: its widest cell (at most its cap); *flexible*
-    takes the rest (at least MIN_FLEX, at most what its widest cell needs)."""
+    takes the rest (at least MIN_FLEX, at most what its widest cell needs); if that is still
+    too wide, the widest columns give a cell at a time (their cells wrap)."""
     caps = caps or {}
     need = {c: max([cell_len(c), *(cell_len(shown(r[i])) for r in rows)]) for i, c in enumerate(columns)}
     out = {c: min(need[c], caps.get(c, need[c])) for c in columns}
     fixed = sum(out[c] + PADDING for c in columns if c != flexible) + PADDING
     out[flexible] = max(MIN_FLEX, min(need[flexible], width - SCROLLBAR - fixed))
+    # Still too wide: the widest columns wrap too, a cell at a time, down to their header.
+    total = sum(out[c] + PADDING for c in columns) + SCROLLBAR
+    floor = {c: min(need[c], max(cell_len(c), MIN_WRAP)) for c in columns}
+    while total > width:
+        wide = [c for c in columns if out[c] > floor[c]]
+        if not wide:
+            break
+        out[max(wide, key=lambda c: out[c])] -= 1
+        total -= 1
     return out
 
 
