@@ -66,7 +66,7 @@ class CommandLine(ModalScreen["Parsed | None"]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="modal-box", id="command-box"):
-            yield Input(placeholder="reset POOL [ROW] · sort status · profile <name> · undo · Tab completes",
+            yield Input(placeholder="reset POOL [ROW] · sort ORDER · profile <name> · Tab: complete",
                         id="command", suggester=Completion(self.specs, self.vocab))
             yield Static("", id="command-hints", classes="modal-hint")
             yield Static("", id="command-error", classes="form-error -shown")
