@@ -363,10 +363,9 @@ class DashboardScreen(Screen):
         self.table.focus()
         self.refresh_bindings()
 
-    def action_sort(self, order: str = "") -> None:
-        """The next sort order, or *order* (``:sort status``)."""
+    def action_sort(self) -> None:
         i = SORT_ORDER.index(self.sort)
-        self.sort = order if order in SORT_ORDER else SORT_ORDER[(i + 1) % len(SORT_ORDER)]
+        self.sort = SORT_ORDER[(i + 1) % len(SORT_ORDER)]
         self._refresh_table()
         self.notify(f"Sort: {SORTS[self.sort]}", timeout=2)
 

@@ -102,7 +102,10 @@ class CommandRunner:
                        severity="warning", timeout=4, markup=False)
             return
         if spec.action == "sort":
-            dash.action_sort(args[0])
+            # `o` from the order before the one asked for: the dashboard's own sort key sorts,
+            # redraws and says so, exactly as pressing it would.
+            dash.sort = SORT_ORDER[(SORT_ORDER.index(args[0]) - 1) % len(SORT_ORDER)]
+            dash.action_sort()
         elif spec.action == "filter":
             dash.action_filter()
             dash.query_one("#filter", Input).value = " ".join(args)

@@ -4,7 +4,7 @@
 Deterministic as tests/console/test_snapshots.py: a frozen clock, no watcher, TZ=UTC, homes
 at ``~/<name>`` under a per-run ``$HOME``; the proxy panel is fed one fixed status (no live
 proxy, no pid or time of this run). Regenerate with
-``pytest tests/console/test_snapshots_sizes.py --snapshot-update`` and look at the SVGs.
+``pytest tests/console/test_snapshots_screens.py --snapshot-update`` and look at the SVGs.
 """
 
 from __future__ import annotations
