@@ -34,7 +34,7 @@ from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
-from tui.widgets.plain_table import fitted_widths
+from tui.widgets.plain_table import FittedTable, fitted_widths
 
 TABS = {
     "strategies": "Strategies",
@@ -111,22 +111,22 @@ def auxiliary_rows(config: Config | None) -> list[tuple[str, str, str, str, str]
     return rows
 
 
-def _fill(table: DataTable, columns: Sequence[str], rows: list[tuple[str, ...]],
+def _fill(table: FittedTable, columns: Sequence[str], rows: list[tuple[str, ...]],
           shown_rows: dict[str, list[tuple[str, ...]]], cursor: int | None = None, *,
-          flexible: str, fitted: dict[str, int]) -> bool:
+          flexible: str) -> bool:
     """Show *rows*; True when they changed. The cursor stays at its height (or goes to *cursor*).
 
-    *shown_rows* holds what each table (by id) shows now, *fitted* the width it was fitted
-    to; the screen owns both. The columns fit the table's width: *flexible* takes what is
-    left and wraps, so nothing runs off the right at 80 columns.
+    *shown_rows* holds what each table (by id) shows now; the screen owns it. The columns fit
+    the table's width (``table.fitted`` is the width they were fitted to): *flexible* takes
+    what is left and wraps, so nothing runs off the right at 80 columns.
     """
     tid = table.id or ""
     width = table.size.width
-    if shown_rows.get(tid) == rows and fitted.get(tid) == width and table.columns:
+    if shown_rows.get(tid) == rows and table.fitted == width and table.columns:
         return False  # an auth.json change: keep these small tables (and their cursor) as they are
     changed = shown_rows.get(tid) != rows
     shown_rows[tid] = rows
-    fitted[tid] = width
+    table.fitted = width
     at = cursor if cursor is not None and changed else table.cursor_row
     widths = fitted_widths(columns, rows, width or 200, flexible)
     table.clear(columns=True)
@@ -181,7 +181,6 @@ class ConfigScreen(Screen):
         self.home_state: HomeState | None = None
         self.note_lines: list[str] = []
         self.shown_rows: dict[str, list[tuple[str, ...]]] = {}   # table id -> the rows it shows
-        self.fitted: dict[str, int] = {}                           # table id -> the width it fits
         self._rows: dict[str, list[tuple[str, ...]]] = {}
         self._cursor_to: dict[str, int] = {}   # table id -> row the cursor goes to on refill
         self.refusals = Refusals(self, self.disabled_reason)
@@ -191,7 +190,7 @@ class ConfigScreen(Screen):
         with TabbedContent(initial=self.initial, id="config-tabs"):
             for key, title in TABS.items():
                 with TabPane(title, id=key):
-                    yield DataTable(id=f"{key}-table", cursor_type="row")
+                    yield FittedTable(id=f"{key}-table", cursor_type="row")
         yield FlashLine(id="flash")
         yield Footer()
 
@@ -232,12 +231,11 @@ class ConfigScreen(Screen):
             columns, flexible = COLUMNS[tab]
             cursor = self._cursor_to.get(tab)
             if _fill(self._table(tab), columns, rows, self.shown_rows, cursor,
-                     flexible=flexible, fitted=self.fitted) and cursor is not None:
+                     flexible=flexible) and cursor is not None:
                 self._cursor_to.pop(tab, None)
 
-    def on_resize(self) -> None:
-        # Fitted again once laid out at the new width (a hidden tab's table is fitted when shown).
-        self.call_after_refresh(self._fill_tabs)
+    def on_fitted_table_width_changed(self, event: FittedTable.WidthChanged) -> None:
+        self._fill_tabs()     # a table laid out at a new width (a tab's table when it shows)
 
     def _show_note(self) -> None:
         lines = list(self.note_lines)
@@ -262,8 +260,8 @@ class ConfigScreen(Screen):
     def active_tab(self) -> str:
         return self.query_one(TabbedContent).active or self.initial
 
-    def _table(self, tab: str | None = None) -> DataTable:
-        return self.query_one(f"#{tab or self.active_tab}-table", DataTable)
+    def _table(self, tab: str | None = None) -> FittedTable:
+        return self.query_one(f"#{tab or self.active_tab}-table", FittedTable)
 
     def _row(self) -> tuple[str, ...] | None:
         table = self._table()
@@ -309,7 +307,6 @@ class ConfigScreen(Screen):
         # The tab's table, not the tab bar, takes the keys: ↓ and x act on the highlighted row.
         self._table().focus()
         self.refresh_bindings()
-        self.call_after_refresh(self._fill_tabs)     # now that its table has a width
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.refresh_bindings()

@@ -19,6 +19,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
 from tui.text.format import ellipsize
+from tui.widgets.plain_table import FittedTable
 
 
 def binding_rows(app: App, scopes: Iterable[tuple[str, type]],
@@ -73,7 +74,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help-box"):
             yield Static(id="help-title")
             yield Input(placeholder="type to filter: a key, a word, a screen…", id="help-filter")
-            yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+            yield FittedTable(id="help-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
         box = self.query_one(Input)
@@ -81,13 +82,13 @@ class HelpScreen(ModalScreen[None]):
         self.show_rows(self.query_text)
         box.focus()                      # typing filters at once, as in htop's search
 
-    def on_resize(self) -> None:
-        # After the layout: the table's width is what the columns are fitted to.
-        self.call_after_refresh(lambda: self.show_rows(self.query_one(Input).value))
+    def on_fitted_table_width_changed(self, event: FittedTable.WidthChanged) -> None:
+        self.show_rows(self.query_one(Input).value)     # the columns fit the table's width
 
     def show_rows(self, query: str) -> None:
         shown = matching(self.rows, query)
-        table = self.query_one(DataTable)
+        table = self.query_one(FittedTable)
+        table.fitted = table.size.width
         widths = column_widths(self.rows, table.size.width - SCROLLBAR)
         if list(table.columns) != list(widths) or [c.width for c in table.columns.values()] != list(widths.values()):
             table.clear(columns=True)

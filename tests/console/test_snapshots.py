@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui_sample import CANARY, NOW, make_app, write_sample
+from tests.tui_sample import CANARY, NOW, fitted, make_app, write_sample
 from tui.app.console import HermesAdminApp
 from tui.widgets import CredentialTable
 
@@ -201,6 +201,7 @@ def test_modal_fallback_add(snap_compare, home_at) -> None:
         await pilot.pause()
         await pilot.press("a", *"openrouter", "tab", *"anthropic/claude-sonnet-4")
         await pilot.pause()
+        await fitted(pilot)
 
     assert snap_compare(app, terminal_size=(100, 26), run_before=add)
 
@@ -272,6 +273,7 @@ def test_modal_probe_result(snap_compare, home_at) -> None:
         await pilot.pause()
         app.push_screen(ProbeResultScreen(report))
         await pilot.pause()
+        await fitted(pilot)
 
     assert snap_compare(app, terminal_size=(110, 20), run_before=show)
 

@@ -6,6 +6,7 @@ old layout loses it."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from store.ops.probe_report import ProbeReport, ProbeRow
 from store.paths import Home
 from store.proxy.stats import write_status
 from tests.profiles_sample import home, make_root, root_app
-from tests.tui_sample import NOW, app_for, write_sample
+from tests.tui_sample import NOW, app_for, fitted, proxy_status, write_sample
 from tui.widgets import StatusBar
 from tui.widgets.plain_table import fill_plain
 from tui.widgets.status import fit_parts
@@ -39,7 +40,7 @@ async def test_help_keeps_every_binding_id_whole(tmp_home: Home) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
         await pilot.pause()
-        await pilot.pause()
+        await fitted(pilot)
         screen = app.screen
         assert isinstance(screen, HelpScreen)
         table = screen.query_one(DataTable)
@@ -65,7 +66,7 @@ def probe_report() -> ProbeReport:
 async def shown_whole(app: Any, pilot: Any, screen: Any, expected: list[list[str]]) -> DataTable:
     app.push_screen(screen)
     await pilot.pause()
-    await pilot.pause()
+    await fitted(pilot)
     table = screen.query_one(DataTable)
     assert table.max_scroll_x == 0                                   # nothing off to the right
     assert cells(table) == expected                                  # each cell whole, wrapped
@@ -97,10 +98,8 @@ async def test_findings_and_probe_results_wrap_instead_of_cutting(tmp_path: Path
 
 
 async def test_the_root_status_bar_names_the_acting_profile_and_the_proxy(tmp_path: Path) -> None:
-    from tests.console.test_proxy_panel import status
-
     root = make_root(tmp_path)
-    write_status(home(root, "default"), status(pid=os.getpid()))
+    write_status(home(root, "default"), proxy_status(time.time(), os.getpid()))
     app = root_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -12,6 +12,8 @@ from typing import Iterable, Mapping, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widgets import DataTable
 
 from tui.text.shown import shown
@@ -20,6 +22,28 @@ PADDING = 2          # a DataTable column's cell padding, both sides
 SCROLLBAR = 2
 MIN_FLEX = 16
 MIN_WRAP = 6         # no column wraps narrower than this (or its header)
+
+
+class FittedTable(DataTable):
+    """A read-only DataTable whose columns its screen fits to its width: it posts
+    :class:`FittedTable.WidthChanged` when its width changes (the first layout included),
+    and ``fitted`` is the width its columns were last fitted to (tests wait on it)."""
+
+    class WidthChanged(Message):
+        def __init__(self, table: FittedTable, width: int) -> None:
+            super().__init__()
+            self.table = table
+            self.width = width
+
+        @property
+        def control(self) -> FittedTable:
+            return self.table
+
+    fitted = -1
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self.fitted:
+            self.post_message(self.WidthChanged(self, event.size.width))
 
 
 def fill_plain(table: DataTable, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> None:
@@ -57,12 +81,13 @@ def fitted_widths(columns: Sequence[str], rows: Sequence[Sequence[str]], width: 
     return out
 
 
-def fill_fitted(table: DataTable, columns: Sequence[str], rows: Sequence[Sequence[str]], flexible: str,
+def fill_fitted(table: FittedTable, columns: Sequence[str], rows: Sequence[Sequence[str]], flexible: str,
                 caps: Mapping[str, int] | None = None) -> None:
     """Show *rows* fitted to the table's width (:func:`fitted_widths`): cells wrap, rows grow.
 
-    Call again when the table's width changes; the cursor keeps its row."""
+    Call again on its :class:`FittedTable.WidthChanged`; the cursor keeps its row."""
     at = table.cursor_row
+    table.fitted = table.size.width
     widths = fitted_widths(columns, rows, table.size.width or 80, flexible, caps)
     table.clear(columns=True)
     for c in columns:
