@@ -187,5 +187,5 @@ class AddKeyScreen(FormScreen):
                           secrets=[form.key])
 
     def write_done(self, result: WriteResult) -> None:
-        change = result.value.changes[0]   # the writer's toast says what was added
+        change = result.value.changes[0]   # the writer's flash line says what was added
         self.dismiss((change.pool, change.id))

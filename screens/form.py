@@ -135,7 +135,7 @@ class FormScreen(ModalScreen[Any]):
             self.show_error(field_message(result.field, result.problem or result.error or ""), result.field)
             return True
         self.show_error(result.error)
-        return False   # lock timeout, unreadable file: a notification too
+        return False   # lock timeout, unreadable file: on the flash line too
 
     def write_done(self, result: WriteResult) -> None:
         """Called on success; the default closes the form with the written value."""

@@ -75,7 +75,7 @@ class WriteResult:
         return self.kind == OK
 
     def message(self) -> str:
-        """One line for a notification."""
+        """One line for the message log (the flash line takes :meth:`flash_line`)."""
         if self.ok:
             return f"{self.request.what}: done"
         if self.kind == LOCK_TIMEOUT:
