@@ -10,6 +10,7 @@ from __future__ import annotations
 from screens.add_key import AddKeyScreen
 from screens.audit_view import AuditScreen
 from screens.column_chooser import ColumnChooser
+from screens.command_line import CommandLine
 from screens.config_view import ConfigScreen
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
@@ -19,9 +20,10 @@ from screens.fallback_edit import FallbackAddScreen
 from screens.findings_view import FindingsScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
+from screens.message_log import MessagesScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
-from screens.profile_picker import CommandLine, ProfilePicker
+from screens.profile_picker import ProfilePicker
 from screens.profiles_view import ProfilesDashboard
 from screens.proxy_view import ProxyScreen
 from screens.routing_edit import RoutingEditScreen
@@ -38,6 +40,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("profiles", ProfilesDashboard), ("profile picker", ProfilePicker),
     ("command line", CommandLine), ("findings", FindingsScreen), ("profile config", ProfileConfigScreen),
     ("columns", ColumnChooser),
+    ("messages", MessagesScreen),
 )
 
 

@@ -64,30 +64,45 @@ class AddKeyScreen(FormScreen):
         # A copy of the store as last read, to check the form against (never written).
         self.doc = copy.deepcopy(doc) if doc is not None else None
 
+    FIELDS = {"POOL": "#add-pool", "--api-key": "#add-key-value", "--label": "#add-label",
+              "--base-url": "#add-base-url", "--priority": "#add-priority"}
+
     def compose(self) -> ComposeResult:
         options = [(p, p) for p in self.pools] + [("new pool…", NEW_POOL)]
+        # Each field is a box with its label: the focused one is marked by a bar at its left
+        # and a bold label (app.tcss ``.field:focus-within``), not by a cursor cell alone.
         with Vertical(classes="modal-box", id="add-key-box"):
             yield Static("Add an API key", classes="modal-title")
-            yield Label("Pool")
-            yield Select(options, value=self.initial_pool, allow_blank=False, id="add-pool",
-                         compact=True)
-            yield Input(placeholder="new pool: openrouter, custom:my-server…", id="add-new-pool",
-                        compact=True)
-            yield Static(Text(POOL_KEY_GUIDE), id="add-pool-guide", classes="modal-hint")
-            yield Label("Key (hidden as you type; paste works)")
-            yield Input(password=True, placeholder="sk-…", id="add-key-value", compact=True)
-            yield Label("Label (optional)")
-            yield Input(placeholder="api-key-<n> by default", id="add-label", compact=True)
-            yield Label("Base URL (optional)")
-            yield Input(placeholder="https://…", id="add-base-url", compact=True)
-            yield Label("Priority (optional, 0 = tried first; default: last)")
-            yield Input(placeholder="last", type="integer", id="add-priority", compact=True)
-            yield from form_footer("Enter or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel")
+            with Vertical(classes="field"):
+                yield Label("Pool")
+                yield Select(options, value=self.initial_pool, allow_blank=False, id="add-pool",
+                             compact=True)
+                yield Input(placeholder="new pool: openrouter, custom:my-server…", id="add-new-pool",
+                            compact=True)
+                yield Static(Text(POOL_KEY_GUIDE), id="add-pool-guide", classes="modal-hint")
+            with Vertical(classes="field"):
+                yield Label("Key (hidden as you type; paste works)")
+                yield Input(password=True, placeholder="sk-…", id="add-key-value", compact=True)
+            with Vertical(classes="field"):
+                yield Label("Label (optional)")
+                yield Input(placeholder="api-key-<n> by default", id="add-label", compact=True)
+            with Vertical(classes="field"):
+                yield Label("Base URL (optional)")
+                yield Input(placeholder="https://…", id="add-base-url", compact=True)
+            with Vertical(classes="field"):
+                yield Label("Priority (optional, 0 = tried first; default: last)")
+                yield Input(placeholder="last", type="integer", id="add-priority", compact=True)
+            yield from form_footer("Enter in a field or ctrl+s: add   ·   Tab: next field   ·   Esc: cancel")
 
     def on_mount(self) -> None:
         self._show_new_pool(self.initial_pool == NEW_POOL)
-        target = "#add-new-pool" if self.initial_pool == NEW_POOL else "#add-key-value"
-        self.query_one(target, Input).focus()
+        # The form reads top to bottom: the pool first (a new pool: its name).
+        self.focus_field("POOL")
+
+    def field_selector(self, field: str | None) -> str | None:
+        if field == "POOL" and self.query_one("#add-pool", Select).value == NEW_POOL:
+            return "#add-new-pool"
+        return super().field_selector(field)
 
     def _show_new_pool(self, shown: bool) -> None:
         self.query_one("#add-new-pool").display = shown
@@ -108,6 +123,8 @@ class AddKeyScreen(FormScreen):
     @on(Select.Changed, "#add-pool")
     def _pool_changed(self, event: Select.Changed) -> None:
         self._show_new_pool(event.value == NEW_POOL)
+        if event.value == NEW_POOL and self.is_mounted:
+            self.query_one("#add-new-pool", Input).focus()     # type its name next
 
     # ------------------------------------------------------------ checking
     def read_form(self) -> AddKeyForm:
@@ -156,7 +173,7 @@ class AddKeyScreen(FormScreen):
         try:
             form = self.read_form()
         except BadInput as exc:
-            self.show_error(field_message(exc.field, exc.problem))
+            self.show_error(field_message(exc.field, exc.problem), exc.field)
             return
         app = host(self)
 
@@ -170,5 +187,5 @@ class AddKeyScreen(FormScreen):
                           secrets=[form.key])
 
     def write_done(self, result: WriteResult) -> None:
-        change = result.value.changes[0]   # the writer's toast says what was added
+        change = result.value.changes[0]   # the writer's flash line says what was added
         self.dismiss((change.pool, change.id))

@@ -2,7 +2,10 @@
 
 A table that fits 80 columns (time, action, pool, rows) and, below it, the highlighted
 entry: who (user@host), from where (tui/cli), and each row's status fields before → after.
-The log never holds a secret, so nothing here needs masking.
+``u`` undoes the highlighted action (screens.undo_flow: refused with the reason when a later
+operator action changed the same rows, else a confirmation naming what comes back); the
+list then shows the undo itself on top. The log never holds a secret, so nothing here
+needs masking.
 """
 
 from __future__ import annotations
@@ -17,7 +20,13 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from screens.undo_flow import start_undo
+from store.ops import audit
+from tui.services.host import host
+from tui.services.write_feedback import value_words
+from tui.services.writer import WriteResult
 from tui.text.format import NULL, ellipsize
+from tui.text.paths import tilde
 from tui.text.shown import shown, shown_lines
 
 COLUMNS = ("time", "who", "via", "action", "pool", "rows", "status", "notes")
@@ -45,14 +54,7 @@ def _status(change: dict[str, Any]) -> str:
     return f"{b} → {a}"
 
 
-def _short(value: Any) -> str:
-    if value is None or value == "" or value == []:
-        return NULL
-    if isinstance(value, dict):
-        return " ".join(f"{k}={v}" for k, v in value.items() if v not in (None, ""))
-    if isinstance(value, list):
-        return ", ".join(_short(v) for v in value)
-    return str(value)
+_short = value_words      # a config value in the operator's words, never the store's fields
 
 
 def audit_rows(entries: Sequence[dict[str, Any]]) -> list[tuple[str, ...]]:
@@ -119,25 +121,29 @@ class AuditScreen(ModalScreen[None]):
         Binding("escape", "dismiss", "Close", id="audit.close"),
         Binding("q", "dismiss", "Close", show=False, id="audit.close_q"),
         Binding("L", "dismiss", "Close", show=False, id="audit.close_l"),
+        Binding("u", "undo", "Undo", id="audit.undo"),
     ]
 
     def __init__(self, path: str, entries: Sequence[dict[str, Any]]) -> None:
         super().__init__(id="audit", classes="modal")
         self.path = path
+        self._set_entries(entries)
+        self._width = 0
+
+    def _set_entries(self, entries: Sequence[dict[str, Any]]) -> None:
         self.entries = list(reversed(list(entries)))          # newest first, as the rows
         self.rows = audit_rows(entries)
-        self._width = 0
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="modal-box", id="audit-box"):
             n = len(self.rows)
             title = f"Audit log: {n} latest action{'s' if n != 1 else ''}, newest first · {self.path}"
-            yield Static(Text(shown(title)), classes="modal-title")
+            yield Static(Text(shown(tilde(title))), classes="modal-title")
             if not self.rows:
                 yield Static("No operator action recorded yet.", classes="modal-hint")
             yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="audit-detail")
-            yield Static("↑↓: entry · Esc: close", classes="modal-keys")
+            yield Static("↑↓: entry · u: undo it · Esc: close", classes="modal-keys")
 
     def on_mount(self) -> None:
         self.query_one(DataTable).focus()
@@ -171,3 +177,28 @@ class AuditScreen(ModalScreen[None]):
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail(event.cursor_row)
+
+    # ------------------------------------------------------------ undo
+    def action_undo(self) -> None:
+        """Undo the highlighted action, after a confirmation naming what comes back."""
+        index = self.query_one(DataTable).cursor_row
+        if not 0 <= index < len(self.entries):
+            host(self).notify("no action to undo here", severity="warning", timeout=4, markup=False)
+            return
+        entry = self.entries[index]
+        history_id = entry.get("history")
+        if not isinstance(history_id, str):
+            host(self).notify("this action kept no copy to undo (it is older than the operator history)",
+                              severity="warning", timeout=6, markup=False)
+            return
+        heading = f"{entry.get('action') or NULL} · {entry.get('pool') or NULL} of {short_time(entry.get('time'))}"
+        start_undo(host(self), history_id, heading=heading, on_done=self._undone)
+
+    def _undone(self, result: WriteResult) -> None:
+        if not result.ok or not self.is_attached:
+            return
+        # The undo is an operator action too: it shows on top, highlighted (u again redoes).
+        self._set_entries(audit.tail(host(self).home, 200))
+        table = self.query_one(DataTable)
+        table.move_cursor(row=0, animate=False)
+        self._fill(table, self._width or table.size.width)

@@ -9,7 +9,7 @@ Routing: Enter/e edits the setting, x removes it.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Sequence
 
 from rich.text import Text
 from textual import events
@@ -30,8 +30,11 @@ from store.model import STRATEGIES
 from store.watch.home import HomeState
 from tui.services.host import host
 from tui.text.format import NULL
+from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
+from tui.widgets.flash import FlashLine
+from tui.widgets.plain_table import FittedTable, fitted_widths
 
 TABS = {
     "strategies": "Strategies",
@@ -108,26 +111,42 @@ def auxiliary_rows(config: Config | None) -> list[tuple[str, str, str, str, str]
     return rows
 
 
-def _fill(table: DataTable, columns: Iterable[str], rows: list[tuple[str, ...]],
-          shown_rows: dict[str, list[tuple[str, ...]]], cursor: int | None = None) -> bool:
+def _fill(table: FittedTable, columns: Sequence[str], rows: list[tuple[str, ...]],
+          shown_rows: dict[str, list[tuple[str, ...]]], cursor: int | None = None, *,
+          flexible: str) -> bool:
     """Show *rows*; True when they changed. The cursor stays at its height (or goes to *cursor*).
 
-    *shown_rows* holds what each table (by id) shows now; the screen owns it.
+    *shown_rows* holds what each table (by id) shows now; the screen owns it. The columns fit
+    the table's width (``table.fitted`` is the width they were fitted to): *flexible* takes
+    what is left and wraps, so nothing runs off the right at 80 columns.
     """
-    if not table.columns:
-        for c in columns:
-            table.add_column(c, key=c)
-    if shown_rows.get(table.id or "") == rows:
+    tid = table.id or ""
+    width = table.size.width
+    if shown_rows.get(tid) == rows and table.fitted == width and table.columns:
         return False  # an auth.json change: keep these small tables (and their cursor) as they are
-    shown_rows[table.id or ""] = rows
-    at = table.cursor_row if cursor is None else cursor
-    table.clear()
+    changed = shown_rows.get(tid) != rows
+    shown_rows[tid] = rows
+    table.fitted = width
+    at = cursor if cursor is not None and changed else table.cursor_row
+    widths = fitted_widths(columns, rows, width or 200, flexible)
+    table.clear(columns=True)
+    for c in columns:
+        table.add_column(c, key=c, width=widths[c])
     for row in rows:
         # Text, not str: DataTable would parse "[...]" in a model name as markup.
-        table.add_row(*(Text(shown(c)) for c in row))
+        table.add_row(*(Text(shown(c), overflow="fold") for c in row), height=None)
     if rows:
         table.move_cursor(row=max(0, min(at, len(rows) - 1)), animate=False)
-    return True
+    return changed
+
+
+# Each tab's columns, and the one that takes the width left (and wraps).
+COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
+    "strategies": (("pool", "configured", "Hermes uses", "note"), "note"),
+    "fallback": (("#", "provider", "model", "base_url", "key", "from"), "base_url"),
+    "routing": (("setting", "value"), "value"),
+    "auxiliary": (("task", "step", "provider", "model", "timeout s"), "model"),
+}
 
 
 # action -> the tabs it works in
@@ -162,6 +181,7 @@ class ConfigScreen(Screen):
         self.home_state: HomeState | None = None
         self.note_lines: list[str] = []
         self.shown_rows: dict[str, list[tuple[str, ...]]] = {}   # table id -> the rows it shows
+        self._rows: dict[str, list[tuple[str, ...]]] = {}
         self._cursor_to: dict[str, int] = {}   # table id -> row the cursor goes to on refill
         self.refusals = Refusals(self, self.disabled_reason)
 
@@ -170,7 +190,8 @@ class ConfigScreen(Screen):
         with TabbedContent(initial=self.initial, id="config-tabs"):
             for key, title in TABS.items():
                 with TabPane(title, id=key):
-                    yield DataTable(id=f"{key}-table", cursor_type="row")
+                    yield FittedTable(id=f"{key}-table", cursor_type="row")
+        yield FlashLine(id="flash")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -201,24 +222,27 @@ class ConfigScreen(Screen):
             lines += [f"⚠ {w}" for w in (config.warnings if config is not None else [])]
         self.note_lines = lines
         self._show_note()
-        shown_rows = self.shown_rows
-        _fill(self.query_one("#strategies-table", DataTable),
-              ("pool", "configured", "Hermes uses", "note"), strategy_rows(state), shown_rows)
-        if _fill(self.query_one("#fallback-table", DataTable),
-                 ("#", "provider", "model", "base_url", "key", "from"), fallback_rows(config),
-                 shown_rows, cursor=self._cursor_to.get("fallback")):
-            self._cursor_to.pop("fallback", None)
-        _fill(self.query_one("#routing-table", DataTable), ("setting", "value"),
-              routing_rows(config), shown_rows)
-        _fill(self.query_one("#auxiliary-table", DataTable),
-              ("task", "step", "provider", "model", "timeout s"), auxiliary_rows(config), shown_rows)
+        self._rows = {"strategies": strategy_rows(state), "fallback": fallback_rows(config),
+                      "routing": routing_rows(config), "auxiliary": auxiliary_rows(config)}
+        self._fill_tabs()
+
+    def _fill_tabs(self) -> None:
+        for tab, rows in self._rows.items():
+            columns, flexible = COLUMNS[tab]
+            cursor = self._cursor_to.get(tab)
+            if _fill(self._table(tab), columns, rows, self.shown_rows, cursor,
+                     flexible=flexible) and cursor is not None:
+                self._cursor_to.pop(tab, None)
+
+    def on_fitted_table_width_changed(self, event: FittedTable.WidthChanged) -> None:
+        self._fill_tabs()     # a table laid out at a new width (a tab's table when it shows)
 
     def _show_note(self) -> None:
         lines = list(self.note_lines)
         busy = host(self).writer.status_text()
         if busy:
             lines.insert(0, f"⟳ {busy}")
-        self.query_one("#config-note", Static).update(Text("\n".join(shown(x) for x in lines)))
+        self.query_one("#config-note", Static).update(Text("\n".join(shown(tilde(x)) for x in lines)))
 
     def writes_changed(self) -> None:
         if self.is_mounted:
@@ -236,8 +260,8 @@ class ConfigScreen(Screen):
     def active_tab(self) -> str:
         return self.query_one(TabbedContent).active or self.initial
 
-    def _table(self, tab: str | None = None) -> DataTable:
-        return self.query_one(f"#{tab or self.active_tab}-table", DataTable)
+    def _table(self, tab: str | None = None) -> FittedTable:
+        return self.query_one(f"#{tab or self.active_tab}-table", FittedTable)
 
     def _row(self) -> tuple[str, ...] | None:
         table = self._table()

@@ -34,6 +34,7 @@ from store.pools.view import PoolView, build_pools
 from store.watch.home import HomeState
 from tui.services.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
+from tui.widgets.flash import FlashLine
 from tui.widgets.rows import SORT_ORDER
 
 
@@ -129,6 +130,7 @@ class DashboardScreen(Screen):
         yield EventsLog(clock_time, id="events")
         yield Input(placeholder="filter: label, id, source, pool or status (Enter: go, Esc: clear)",
                     id="filter")
+        yield FlashLine(id="flash")     # a write's result, one line (tui.widgets.flash)
         yield Footer(compact=True)
 
     @property

@@ -2,7 +2,8 @@
 
 Shared keys, copied OAuth refresh tokens, primaries with no usable credential, missing
 ``env:`` variables, unknown provider names. Keys show only as fingerprints (the
-findings carry nothing else); text is never parsed as markup.
+findings carry nothing else); text is never parsed as markup. The finding wraps within
+the width (80 columns included) instead of being cut.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from textual.widgets import DataTable, Static
 
 from screens.profile_rows import FLAG, NOTE_WORDS
 from store.profiles.findings import Finding
-from tui.widgets.plain_table import fill_plain
+from tui.widgets.plain_table import FittedTable, fill_fitted
 
 COLUMNS = ("severity", "kind", "profiles", "finding")
 
@@ -48,11 +49,19 @@ class FindingsScreen(ModalScreen[None]):
             if not self.findings:
                 yield Static(Text("No findings: no shared key, no copied OAuth grant, "
                                   "every primary has a usable credential."), id="findings-none")
-            yield DataTable(id="findings", cursor_type="row", zebra_stripes=True)
+            yield FittedTable(id="findings", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        fill_plain(table, COLUMNS, [finding_row(f) for f in self.findings])
+        self._fill()
+        self.query_one(DataTable).focus()
+
+    def on_fitted_table_width_changed(self, event: FittedTable.WidthChanged) -> None:
+        self._fill()                             # fitted to the table's width, once it has one
+
+    def _fill(self) -> None:
+        # The finding wraps rather than being cut: its fingerprint and profiles are the point.
+        fill_fitted(self.query_one(FittedTable), COLUMNS, [finding_row(f) for f in self.findings],
+                    "finding", caps={"profiles": 24})
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -3,7 +3,8 @@ Enter to submit and Esc to cancel.
 
 A modal validates what it can itself (with the store's own functions), hands the write
 to the app's writer, and stays open until the store answers: a BadInput then shows
-inline, naming the field, and the operator fixes it without retyping the rest.
+inline, naming the field, focus moves to that field (a form maps the store's field
+names to its widgets in ``FIELDS``), and the operator fixes it without retyping the rest.
 """
 
 from __future__ import annotations
@@ -62,6 +63,9 @@ class FormScreen(ModalScreen[Any]):
     form binds it, under its own id) runs :meth:`action_cancel`.
     """
 
+    FIELDS: dict[str, str] = {}
+    """A BadInput's field name (``--label``) -> the selector of the widget to fix it in."""
+
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(classes="modal", **kwargs)
         self.request: WriteRequest | None = None
@@ -88,8 +92,22 @@ class FormScreen(ModalScreen[Any]):
     def error_text(self) -> str:
         return self.query_one(ErrorLine).text
 
-    def show_error(self, message: str | None) -> None:
+    def show_error(self, message: str | None, field: str | None = None) -> None:
+        """Show *message* under the form (None clears it); focus goes to *field*'s widget."""
         self.query_one(ErrorLine).set_error(message)
+        self.focus_field(field)
+
+    def field_selector(self, field: str | None) -> str | None:
+        """The widget the operator fixes *field* in (a form whose fields move overrides it)."""
+        return self.FIELDS.get(field or "")
+
+    def focus_field(self, field: str | None) -> None:
+        selector = self.field_selector(field)
+        if selector is not None:
+            try:
+                self.query_one(selector).focus()
+            except NoMatches:
+                pass
 
     def submit_write(self, what: str, fn: Any, **kwargs: Any) -> bool:
         """Hand *fn* to the writer; the result comes back to :meth:`write_done`."""
@@ -114,10 +132,10 @@ class FormScreen(ModalScreen[Any]):
             self.write_done(result)
             return True
         if result.kind == BAD_INPUT:
-            self.show_error(field_message(result.field, result.problem or result.error or ""))
+            self.show_error(field_message(result.field, result.problem or result.error or ""), result.field)
             return True
         self.show_error(result.error)
-        return False   # lock timeout, unreadable file: a notification too
+        return False   # lock timeout, unreadable file: on the flash line too
 
     def write_done(self, result: WriteResult) -> None:
         """Called on success; the default closes the form with the written value."""

@@ -2,7 +2,9 @@
 
 Typing filters the list live (every word must match the scope, key, description or id);
 ↓ moves into the table. Textual's own inherited bindings (focus next, copy: no id) are
-left out as noise: every binding of ours has an id.
+left out as noise: every binding of ours has an id. At 80 columns the ``where`` column
+goes (the id starts with the screen's name) and the description gives way: the binding
+id, which a keymap file needs, is never cut.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Static
 
+from tui.text.format import ellipsize
+from tui.widgets.plain_table import FittedTable
+
 
 def binding_rows(app: App, scopes: Iterable[tuple[str, type]],
                  keymap: Mapping[str, str] | None = None) -> list[tuple[str, str, str, str]]:
@@ -24,7 +29,7 @@ def binding_rows(app: App, scopes: Iterable[tuple[str, type]],
     keymap = dict(keymap or {})
     rows: list[tuple[str, str, str, str]] = []
     for where, cls in scopes:
-        bindings = BindingsMap(_own_bindings(cls))
+        bindings = BindingsMap(class_bindings(cls))
         if keymap:
             bindings.apply_keymap(keymap)
         # Keyed by (key, action): a subclass's binding (with its id) replaces the base's.
@@ -38,7 +43,7 @@ def binding_rows(app: App, scopes: Iterable[tuple[str, type]],
     return rows
 
 
-def _own_bindings(cls: type) -> list[Binding]:
+def class_bindings(cls: type) -> list[Binding]:
     """A class's bindings including inherited ones (what a live instance would have)."""
     out: list[Binding] = []
     for base in reversed(cls.__mro__):
@@ -60,31 +65,40 @@ class HelpScreen(ModalScreen[None]):
         Binding("down", "to_table", "To the list", show=False, id="help.to_table"),
     ]
 
-    def __init__(self, rows: list[tuple[str, str, str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str, str, str]], *, query: str = "") -> None:
         super().__init__(id="help")
         self.rows = rows
+        self.query_text = query
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
             yield Static(id="help-title")
             yield Input(placeholder="type to filter: a key, a word, a screen…", id="help-filter")
-            yield DataTable(id="help-table", cursor_type="row", zebra_stripes=True)
+            yield FittedTable(id="help-table", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column("where", key="where")
-        table.add_column("key", key="key")
-        table.add_column("does", key="does")
-        table.add_column("id", key="id")
-        self.show_rows("")
-        self.query_one(Input).focus()    # typing filters at once, as in htop's search
+        box = self.query_one(Input)
+        box.value = self.query_text
+        self.show_rows(self.query_text)
+        box.focus()                      # typing filters at once, as in htop's search
+
+    def on_fitted_table_width_changed(self, event: FittedTable.WidthChanged) -> None:
+        self.show_rows(self.query_one(Input).value)     # the columns fit the table's width
 
     def show_rows(self, query: str) -> None:
         shown = matching(self.rows, query)
-        table = self.query_one(DataTable)
-        table.clear()
+        table = self.query_one(FittedTable)
+        table.fitted = table.size.width
+        widths = column_widths(self.rows, table.size.width - SCROLLBAR)
+        if list(table.columns) != list(widths) or [c.width for c in table.columns.values()] != list(widths.values()):
+            table.clear(columns=True)
+            for name, width in widths.items():
+                table.add_column(name, key=name, width=width)
+        else:
+            table.clear()
+        at = {name: COLUMNS.index(name) for name in widths}
         for row in shown:
-            table.add_row(*(Text(c) for c in row))
+            table.add_row(*(Text(ellipsize(row[at[c]], w), no_wrap=True) for c, w in widths.items()))
         what = f"{len(shown)} of {len(self.rows)} keys" if query.strip() else f"{len(self.rows)} keys"
         self.query_one("#help-title", Static).update(
             Text(f"Keys: {what}  (type to filter · ↓ to the list · Esc closes · ctrl+p: commands)"))
@@ -94,6 +108,28 @@ class HelpScreen(ModalScreen[None]):
 
     def action_to_table(self) -> None:
         self.query_one(DataTable).focus()
+
+
+COLUMNS = ("where", "key", "does", "id")
+NARROW = ("key", "does", "id")       # below the full width: the id names the screen too
+PADDING = 2                          # a DataTable column's cell padding, both sides
+SCROLLBAR = 2
+MIN_DOES = 8
+
+
+def column_widths(rows: list[tuple[str, str, str, str]], width: int) -> dict[str, int]:
+    """Each shown column's width within *width* cells: every column whole when it fits, else
+    without ``where``; the binding id (what a keymap needs) and the key are never cut, the
+    description takes what is left."""
+    need = {c: max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(COLUMNS)}
+    for cols in (COLUMNS, NARROW):
+        total = sum(need[c] + PADDING for c in cols)
+        if total <= width:
+            out = {c: need[c] for c in cols}
+            out["does"] += width - total              # the room left goes to the words
+            return out
+    fixed = need["key"] + need["id"] + PADDING * len(NARROW)
+    return {"key": need["key"], "does": max(MIN_DOES, width - fixed), "id": need["id"]}
 
 
 def matching(rows: list[tuple[str, str, str, str]], query: str) -> list[tuple[str, str, str, str]]:

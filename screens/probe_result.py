@@ -1,7 +1,8 @@
 """``p``'s answer: each credential of the pool with its reopen-probe verdict and what was done.
 
 Words are those of ``hermes-admin probe`` (shared in store.ops.probe_report): reopened (and
-lifted), still limited, unknown with the reason, or why a row was not probed.
+lifted), still limited, unknown with the reason, or why a row was not probed. The result
+wraps within the width (80 columns included) instead of being cut.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from textual.widgets import DataTable, Static
 
 from store.ops.probe_report import ProbeReport
 from tui.text.format import NULL
-from tui.widgets.plain_table import fill_plain
+from tui.widgets.plain_table import FittedTable, fill_fitted
 
 COLUMNS = ("#", "label", "key", "verdict", "result")
 
@@ -49,7 +50,7 @@ class ProbeResultScreen(ModalScreen[None]):
         when = datetime.fromtimestamp(rep.checked_at).strftime("%H:%M:%S")
         with Vertical(classes="modal-box", id="probe-box"):
             yield Static(Text(f"Reopen probe of {rep.pool} at {when}"), classes="modal-title")
-            yield DataTable(id="probe-table", cursor_type="row")
+            yield FittedTable(id="probe-table", cursor_type="row")
             lifted = len(rep.lifted)
             summary = (f"{rep.summary()} · {lifted} cooldown{'s' if lifted != 1 else ''} lifted"
                        + (f" · {len(rep.undecided)} undecided" if rep.undecided else ""))
@@ -58,7 +59,15 @@ class ProbeResultScreen(ModalScreen[None]):
                          "Esc: close", classes="modal-keys")
 
     def on_mount(self) -> None:
-        fill_plain(self.query_one(DataTable), COLUMNS, self.rows)
+        self._fill()
+        self.query_one(DataTable).focus()
+
+    def on_fitted_table_width_changed(self, event: FittedTable.WidthChanged) -> None:
+        self._fill()                             # fitted to the table's width, once it has one
+
+    def _fill(self) -> None:
+        # The result wraps rather than being cut ("unknown (usage endpoint answered HTTP 500)").
+        fill_fitted(self.query_one(FittedTable), COLUMNS, self.rows, "result", caps={"label": 18})
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -1,7 +1,8 @@
-"""The profile switcher, k9s-context style: ``P`` opens a picker, ``:`` a command line.
+"""The profile switcher, k9s-context style: ``P`` opens a picker (``:profile <name>`` and
+``:profile all`` are the command line's forms, screens.command_words).
 
-Both dismiss with the chosen context: a profile name, ``""`` for every profile, or
-None when cancelled. ``:profile <name>`` and ``:profile all`` are the command forms.
+It dismisses with the chosen context: a profile name, ``""`` for every profile, or None
+when cancelled.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, OptionList, Static
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from store.profiles.inventory import ProfileInventory
@@ -27,19 +28,6 @@ def health_text(inv: ProfileInventory) -> str:
         return f"✖ ERROR {inv.error.reason}"
     h = inv.health()
     return f"{h['ok']} ok · {h['cooling']} cooling · {h['ready']} ready · {h['dead']} dead"
-
-
-def parse_command(text: str, names: Sequence[str]) -> tuple[str | None, str | None]:
-    """(context, error) for a command line: ``profile <name>`` / ``profile all``."""
-    words = text.strip().lstrip(":").split()
-    if len(words) != 2 or words[0] not in ("profile", "ctx", "context"):
-        return None, f"unknown command {text.strip()!r}: try  profile <name>  or  profile all"
-    name = words[1]
-    if name == "all":
-        return ALL, None
-    if name not in names:
-        return None, f"no profile {name!r} (profiles: {', '.join(names) or 'none'})"
-    return name, None
 
 
 class ProfilePicker(ModalScreen[str | None]):
@@ -64,32 +52,6 @@ class ProfilePicker(ModalScreen[str | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         oid = event.option.id
         self.dismiss(ALL if oid == "__all__" else oid)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-class CommandLine(ModalScreen[str | None]):
-    """``:`` — a one-line command; ``profile <name>`` / ``profile all``."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="command.cancel")]
-
-    def __init__(self, names: Sequence[str]) -> None:
-        super().__init__(classes="modal")
-        self.names = list(names)
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="modal-box", id="command-box"):
-            yield Input(placeholder="profile <name> | profile all", id="command")
-            yield Static("", id="command-error")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        context, error = parse_command(event.value, self.names)
-        if error:
-            self.query_one("#command-error", Static).update(Text(error))
-            return
-        self.dismiss(context)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -24,7 +24,7 @@ from screens.dashboard_chrome import clock_time
 from screens.everywhere import EVERYWHERE, EVERYWHERE_BINDINGS, Everywhere
 from screens.findings_view import FindingsScreen
 from screens.profile_config_view import ProfileConfigScreen
-from screens.profile_picker import CommandLine, ProfilePicker
+from screens.profile_picker import ProfilePicker
 from screens.profile_rows import GroupCache, notes, split_view_key, view_key
 from store.pools.view import CredentialView, build_pools
 from store.profiles.inventory import ProfileInventory
@@ -117,8 +117,6 @@ class ProfilesDashboard(DashboardScreen):
     BINDINGS = [
         Binding("P", "pick_profile", "Profile", id="profiles.pick",
                 tooltip="Switch profile — narrow the console to one profile, or all"),
-        Binding("colon", "command_line", "Command", key_display=":", id="profiles.command",
-                tooltip="Command line — profile <name> | profile all"),
         Binding("exclamation_mark", "findings", "Findings", key_display="!", id="profiles.findings",
                 tooltip="Findings — shared keys, copied OAuth grants, unusable primaries"),
         Binding("V", "profile_config", "Profile config", show=False, id="profiles.config",
@@ -211,7 +209,8 @@ class ProfilesDashboard(DashboardScreen):
         rs = self.root_state
         return list(rs.profiles) if rs is not None else []
 
-    def _switch(self, context: str | None) -> None:
+    def switch_profile(self, context: str | None) -> None:
+        """Narrow the view to profile *context* ("": every profile; None: leave it as it is)."""
         if context is None:
             return
         root_host(self).set_context(context or None)
@@ -220,10 +219,7 @@ class ProfilesDashboard(DashboardScreen):
 
     def action_pick_profile(self) -> None:
         app = root_host(self)
-        app.push_screen(ProfilePicker(self._profiles(), app.context), self._switch)
-
-    def action_command_line(self) -> None:
-        root_host(self).push_screen(CommandLine([p.name for p in self._profiles()]), self._switch)
+        app.push_screen(ProfilePicker(self._profiles(), app.context), self.switch_profile)
 
     def action_findings(self) -> None:
         rs = self.root_state
@@ -280,15 +276,15 @@ class ProfilesDashboard(DashboardScreen):
         held = 0
         if self.paused and isinstance(self.latest, RootState) and rs is not None:
             held = self.latest.generation - rs.generation
-        context = app.context or "all"
         self.query_one(StatusBar).set_parts(
-            # Context first: a long root path is what a narrow status line should cut.
-            home=f"profile: {context} · acting: {app.acting} · {app.root.path}",
+            # The acting profile is never the part a narrow line cuts; the root's path is.
+            home=str(app.root.path), profile=app.context or "all", acting=app.acting,
             live="⏸ PAUSED" if self.paused else "● LIVE",
             read_only=self.read_only, stale=False, sort=self.controls.sort_text, filter_text=self.filter_text,
             generation=rs.generation if rs else 0,
             updated=clock_time(rs.read_at) if rs else "",
             held=held, busy=app.writer.status_text(), tagged=len(self.operator.tags),
+            proxy=self.proxy.summary,     # the acting profile's proxy, as on a single home
         )
 
     def root_problems(self) -> list[tuple[str, str]]:

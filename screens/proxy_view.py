@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from store.paths import Home
 from tui.services import proxy_feed as feed
 from tui.services.host import host
+from tui.text.paths import tilde
 from tui.text.shown import shown
 
 POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
@@ -111,8 +112,9 @@ class ProxyScreen(Screen[None]):
         none = self.query_one("#proxy-none", Static)
         none.display = not live
         if st is None:
-            none.update(Text(f"No proxy is running on {self.home.root}.\n"
-                             f"Start one with: hermes-admin --home {self.home.root} proxy\n"
+            root = tilde(self.home.root)
+            none.update(Text(f"No proxy is running on {root}.\n"
+                             f"Start one with: hermes-admin --home {root} proxy\n"
                              "This panel fills in by itself when it starts. Esc: back.", no_wrap=False))
             return
         self.query_one("#proxy-header", Static).update(Text(shown(feed.header_line(st))))

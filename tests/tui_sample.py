@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from store.paths import Home
+from store.proxy.stats import BUCKETS
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tui.app.console import HermesAdminApp
 from tui.services.clock import FakeClock
 from tui.widgets import CredentialTable
+from tui.widgets.plain_table import FittedTable
 
 NOW = 1_767_225_600.0  # 2026-01-01 00:00:00 UTC: fixed, so snapshots never move
 CANARY = "sk-or-v1-CANARY0123456789abcdefXYZ9"
@@ -76,7 +78,8 @@ def rows_by_id(home: Home, pool: str = "openrouter") -> dict[str, dict]:
 
 
 def notes(app: HermesAdminApp) -> list[str]:
-    return [n.message for n in app._notifications]
+    """Every message the console told the operator (the flash line's log), oldest first."""
+    return ["\n".join(m.lines) for m in app.messages]
 
 
 def audit_lines(home: Home) -> list[dict]:
@@ -92,17 +95,51 @@ async def settle(app: HermesAdminApp, pilot: Any) -> None:
         await pilot.pause()
 
 
+async def fitted(pilot: Any) -> None:
+    """Wait (bounded) until every table that fits its columns to its width has done so at the
+    width it has now: on a busy machine the refit can land after a pause."""
+    for _ in range(100):
+        tables = [t for s in pilot.app.screen_stack for t in s.query(FittedTable) if t.size.width]
+        if all(t.fitted == t.size.width for t in tables):
+            return
+        await pilot.pause()
+    raise AssertionError("the tables were never fitted to their width")
+
+
+def proxy_status(now: float = NOW, pid: int = 4242) -> dict[str, Any]:
+    """A proxy on fallback, as its status file would say (``store.proxy.stats.write_status``)."""
+    buckets = BUCKETS
+    return {
+        "pid": pid, "host": "127.0.0.1", "port": 8645, "url": "http://127.0.0.1:8645/v1",
+        "state": "running", "started_at": now - 3600, "updated_at": now, "primary": "openrouter",
+        "active": "nous", "on_fallback_since": now - 600, "next_restore_check": now + 120,
+        "chain": [{"name": "openrouter", "pool": "openrouter", "model": None, "active": False, "rows": 3,
+                   "usable": 0, "cooling": 2, "dead": 1},
+                  {"name": "nous", "pool": "nous", "model": "hermes-4", "active": True, "rows": 1,
+                   "usable": 1, "cooling": 0, "dead": 0}],
+        "in_flight": 2, "pending_counts": 0, "inbound_auth": True,
+        "credentials": [{"pool": "nous", "id": "ns0aaa", "label": "nous-main", "in_flight": 2,
+                         "requests_per_minute": 9},
+                        {"pool": "openrouter", "id": "a1b2c3", "label": "primary", "in_flight": 0,
+                         "requests_per_minute": 4}],
+        "pools": {"nous": {"bucket_seconds": 10, "requests": [i % 5 for i in range(buckets)],
+                           "rate_limited": [0] * buckets},
+                  "openrouter": {"bucket_seconds": 10, "requests": [(i * 7) % 9 for i in range(buckets)],
+                                 "rate_limited": [1 if i % 11 == 0 else 0 for i in range(buckets)]}},
+        "requests_total": 1234, "errors_total": 5, "stream_failures": 0,
+    }
+
+
 async def on_row(app: HermesAdminApp, pilot: Any, pool: str, rid: str) -> None:
     assert table_of(app).move_to_key(key(pool, rid))
     await pilot.pause()
 
 
-# Snapshot homes live at a fixed path: it is shown on screen.
-BASE = Path("/tmp/hermes-admin-snapshots")
-
-
-def fixed_home(name: str, *, create: bool = True) -> Home:
-    root = BASE / name
+def snapshot_home(base: Path, name: str, *, create: bool = True) -> Home:
+    """A snapshot test's home, ``<base>/<name>``. Snapshot tests set ``$HOME`` to *base* (a
+    per-run folder: tests/console/conftest.py ``home_at``), so the screen shows ``~/<name>``
+    whatever the folder is, and two runs at once share nothing."""
+    root = base / name
     shutil.rmtree(root, ignore_errors=True)
     if create:
         root.mkdir(parents=True, mode=0o700)

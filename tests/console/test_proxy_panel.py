@@ -23,7 +23,7 @@ from store.paths import Home
 from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.stats import BUCKETS, write_status
 from tests.proxy_helpers import NOUS_KEY, OR_KEYS, running_proxy, seed
-from tests.tui_sample import NOW, app_for
+from tests.tui_sample import NOW, app_for, notes
 from tui.app.console import HermesAdminApp
 from tui.demo.fake_provider import FakeProvider, rate_limited
 from tui.services import proxy_feed
@@ -179,7 +179,7 @@ async def test_a_stale_status_file_shows_no_proxy(seeded: Home) -> None:
         await pilot.press("x")
         await pilot.pause()
         assert app.screen is app.dashboard
-        assert any("No proxy is running" in n.message for n in app._notifications)
+        assert any("No proxy is running" in n for n in notes(app))
         # It comes alive: the summary appears on the next poll, and the panel opens.
         write_status(seeded, status())
         app.dashboard.proxy.poll()

@@ -1,7 +1,8 @@
 """Snapshot tests of the main screens (pytest-textual-snapshot).
 
 Deterministic by construction: a frozen clock, no watcher, no tick, TZ=UTC, fixed
-ids, and a fixed home path (it is shown on screen). Regenerate with
+ids, and each home at ``~/<name>`` under a per-run ``$HOME`` (tests/console/conftest.py
+``home_at``): the screen shows ``~/<name>``, and two runs share no folder. Regenerate with
 ``pytest tests/console/test_snapshots.py --snapshot-update`` and look at the SVGs.
 """
 
@@ -12,26 +13,26 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui_sample import CANARY, NOW, fixed_home, make_app, write_sample
+from tests.tui_sample import CANARY, NOW, fitted, make_app, write_sample
 from tui.app.console import HermesAdminApp
 from tui.widgets import CredentialTable
 
 pytestmark = pytest.mark.usefixtures("utc")
-def test_normal(snap_compare) -> None:
-    home = fixed_home("normal")
+def test_normal(snap_compare, home_at) -> None:
+    home = home_at("normal")
     write_sample(home)
     assert snap_compare(make_app(home), terminal_size=(110, 20))
 
 
-def test_80x24(snap_compare) -> None:
-    home = fixed_home("narrow")
+def test_80x24(snap_compare, home_at) -> None:
+    home = home_at("narrow")
     write_sample(home)
     assert snap_compare(make_app(home, read_only=True), terminal_size=(80, 24))
 
 
-def test_resize_100_then_70(snap_compare) -> None:
+def test_resize_100_then_70(snap_compare, home_at) -> None:
     """Shrinking the terminal redraws every line at the new width: no stale characters."""
-    home = fixed_home("resize")
+    home = home_at("resize")
     write_sample(home)
 
     async def shrink(pilot) -> None:
@@ -42,15 +43,15 @@ def test_resize_100_then_70(snap_compare) -> None:
     assert snap_compare(make_app(home), terminal_size=(100, 20), run_before=shrink)
 
 
-def test_no_color_still_reads(snap_compare, monkeypatch) -> None:
+def test_no_color_still_reads(snap_compare, monkeypatch, home_at) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
-    home = fixed_home("nocolor")
+    home = home_at("nocolor")
     write_sample(home)
     assert snap_compare(make_app(home), terminal_size=(80, 16))
 
 
-def test_corrupt_banner_keeps_stale_view(snap_compare) -> None:
-    home = fixed_home("corrupt")
+def test_corrupt_banner_keeps_stale_view(snap_compare, home_at) -> None:
+    home = home_at("corrupt")
     write_sample(home)
     app = make_app(home)
 
@@ -62,13 +63,13 @@ def test_corrupt_banner_keeps_stale_view(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 20), run_before=corrupt)
 
 
-def test_empty_home(snap_compare) -> None:
-    home = fixed_home("missing", create=False)
+def test_empty_home(snap_compare, home_at) -> None:
+    home = home_at("missing", create=False)
     assert snap_compare(make_app(home), terminal_size=(100, 16))
 
 
-def test_detail(snap_compare) -> None:
-    home = fixed_home("detail")
+def test_detail(snap_compare, home_at) -> None:
+    home = home_at("detail")
     write_sample(home)
     app = make_app(home)
 
@@ -81,8 +82,8 @@ def test_detail(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 40), run_before=open_detail)
 
 
-def test_events_and_wide(snap_compare) -> None:
-    home = fixed_home("events")
+def test_events_and_wide(snap_compare, home_at) -> None:
+    home = home_at("events")
     write_sample(home)
     app = make_app(home)
 
@@ -108,8 +109,8 @@ def _on(app: HermesAdminApp, pool: str, rid: str) -> None:
     app.dashboard.query_one(CredentialTable).move_to_key(f"cred\x1f{pool}\x1f{rid}")
 
 
-def test_modal_confirm_bulk_reset(snap_compare) -> None:
-    home = fixed_home("m-confirm")
+def test_modal_confirm_bulk_reset(snap_compare, home_at) -> None:
+    home = home_at("m-confirm")
     write_sample(home)
     app = make_app(home)
 
@@ -124,8 +125,8 @@ def test_modal_confirm_bulk_reset(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=tag_two_and_reset)
 
 
-def test_modal_confirm_remove_seeded(snap_compare) -> None:
-    home = fixed_home("m-remove")
+def test_modal_confirm_remove_seeded(snap_compare, home_at) -> None:
+    home = home_at("m-remove")
     write_sample(home)
     app = make_app(home)
 
@@ -138,8 +139,8 @@ def test_modal_confirm_remove_seeded(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=remove)
 
 
-def test_modal_add_key_with_inline_error(snap_compare) -> None:
-    home = fixed_home("m-add")
+def test_modal_add_key_with_inline_error(snap_compare, home_at) -> None:
+    home = home_at("m-add")
     write_sample(home)
     app = make_app(home)
 
@@ -148,14 +149,15 @@ def test_modal_add_key_with_inline_error(snap_compare) -> None:
         _on(app, "openrouter", "a1b2c3")
         await pilot.press("a")
         await pilot.pause()
-        await pilot.press(*CANARY, "tab", *"primary", "enter")   # key masked; label taken
+        # Pool, then the key (masked, already in the pool: focus goes back to it), then the label.
+        await pilot.press("tab", *CANARY, "tab", *"primary", "enter")
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=add)
 
 
-def test_modal_cooldown_preview(snap_compare) -> None:
-    home = fixed_home("m-cooldown")
+def test_modal_cooldown_preview(snap_compare, home_at) -> None:
+    home = home_at("m-cooldown")
     write_sample(home)
     app = make_app(home)
 
@@ -168,8 +170,8 @@ def test_modal_cooldown_preview(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=cooldown)
 
 
-def test_modal_strategy_picker(snap_compare) -> None:
-    home = fixed_home("m-strategy")
+def test_modal_strategy_picker(snap_compare, home_at) -> None:
+    home = home_at("m-strategy")
     write_sample(home)
     home.config.write_text("credential_pool_strategies:\n  openrouter: round_robin\n")
     app = make_app(home)
@@ -183,8 +185,8 @@ def test_modal_strategy_picker(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=pick)
 
 
-def test_modal_fallback_add(snap_compare) -> None:
-    home = fixed_home("m-fallback")
+def test_modal_fallback_add(snap_compare, home_at) -> None:
+    home = home_at("m-fallback")
     write_sample(home)
     home.config.write_text("fallback_providers:\n  - provider: openrouter\n"
                            "    model: anthropic/claude-sonnet-4\n")
@@ -199,12 +201,13 @@ def test_modal_fallback_add(snap_compare) -> None:
         await pilot.pause()
         await pilot.press("a", *"openrouter", "tab", *"anthropic/claude-sonnet-4")
         await pilot.pause()
+        await fitted(pilot)
 
     assert snap_compare(app, terminal_size=(100, 26), run_before=add)
 
 
-def test_modal_routing_edit(snap_compare) -> None:
-    home = fixed_home("m-routing")
+def test_modal_routing_edit(snap_compare, home_at) -> None:
+    home = home_at("m-routing")
     write_sample(home)
     home.config.write_text("provider_routing:\n  sort: price\n")
     app = make_app(home)
@@ -223,8 +226,8 @@ def test_modal_routing_edit(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=edit)
 
 
-def test_modal_audit_view(snap_compare) -> None:
-    home = fixed_home("m-audit")
+def test_modal_audit_view(snap_compare, home_at) -> None:
+    home = home_at("m-audit")
     write_sample(home)
     # Written by hand: a real entry names this machine's user and host.
     entries = [
@@ -248,10 +251,10 @@ def test_modal_audit_view(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(120, 20), run_before=show)
 
 
-def test_modal_probe_result(snap_compare) -> None:
+def test_modal_probe_result(snap_compare, home_at) -> None:
     from store.ops.probe_report import ProbeReport, ProbeRow
 
-    home = fixed_home("m-probe")
+    home = home_at("m-probe")
     write_sample(home)
     report = ProbeReport("openai-codex", NOW, True, [
         ProbeRow("rrr111", "reopens", 1, "cdx-to…000A", "reopened", "worst window 20% used", True,
@@ -270,6 +273,7 @@ def test_modal_probe_result(snap_compare) -> None:
         await pilot.pause()
         app.push_screen(ProbeResultScreen(report))
         await pilot.pause()
+        await fitted(pilot)
 
     assert snap_compare(app, terminal_size=(110, 20), run_before=show)
 

@@ -17,7 +17,7 @@ from rich.terminal_theme import DEFAULT_TERMINAL_THEME
 from textual.color import Color as TColor
 from textual.filter import LineFilter
 
-from tests.tui_sample import fixed_home, make_app, write_sample
+from tests.tui_sample import make_app, write_sample
 from tui.widgets import CredentialTable
 
 pytestmark = pytest.mark.usefixtures("utc")
@@ -44,15 +44,15 @@ async def _cursor_on_ok(pilot) -> None:
     await pilot.pause()
 
 
-def test_no_color_dead_reads(snap_compare, monkeypatch) -> None:
+def test_no_color_dead_reads(snap_compare, monkeypatch, home_at) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
-    home = fixed_home("nocolor-dead")
+    home = home_at("nocolor-dead")
     write_sample(home)
     assert snap_compare(make_app(home), terminal_size=(100, 16), run_before=_cursor_on_ok)
 
 
-def test_sixteen_colours(snap_compare) -> None:
-    home = fixed_home("sixteen")
+def test_sixteen_colours(snap_compare, home_at) -> None:
+    home = home_at("sixteen")
     write_sample(home)
     app = make_app(home)
     # Test only: App has no public hook for a line filter; the filter list is where Textual's

@@ -12,20 +12,20 @@ from __future__ import annotations
 import pytest
 
 from tests.layout_sample import write_layout_sample
-from tests.tui_sample import fixed_home, make_app, table_of
+from tests.tui_sample import make_app, table_of
 
 pytestmark = pytest.mark.usefixtures("utc")
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 50)], ids=["80x24", "120x40", "200x50"])
-def test_dashboard(snap_compare, size) -> None:
-    home = fixed_home(f"sizes-{size[0]}")
+def test_dashboard(snap_compare, size, home_at) -> None:
+    home = home_at(f"sizes-{size[0]}")
     write_layout_sample(home)
     assert snap_compare(make_app(home), terminal_size=size)
 
 
-def test_dashboard_wide_at_200x50(snap_compare) -> None:
-    home = fixed_home("sizes-wide")
+def test_dashboard_wide_at_200x50(snap_compare, home_at) -> None:
+    home = home_at("sizes-wide")
     write_layout_sample(home)
 
     async def wide(pilot) -> None:
@@ -35,8 +35,8 @@ def test_dashboard_wide_at_200x50(snap_compare) -> None:
     assert snap_compare(make_app(home), terminal_size=(200, 50), run_before=wide)
 
 
-def test_whole_pool_reset_names_its_rows(snap_compare) -> None:
-    home = fixed_home("sizes-pool")
+def test_whole_pool_reset_names_its_rows(snap_compare, home_at) -> None:
+    home = home_at("sizes-pool")
     write_layout_sample(home)
     app = make_app(home)
 
@@ -49,8 +49,8 @@ def test_whole_pool_reset_names_its_rows(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 30), run_before=reset_pool)
 
 
-def test_range_mark(snap_compare) -> None:
-    home = fixed_home("sizes-range")
+def test_range_mark(snap_compare, home_at) -> None:
+    home = home_at("sizes-range")
     write_layout_sample(home)
     app = make_app(home)
 
@@ -65,8 +65,8 @@ def test_range_mark(snap_compare) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=mark)
 
 
-def test_column_chooser(snap_compare) -> None:
-    home = fixed_home("sizes-columns")
+def test_column_chooser(snap_compare, home_at) -> None:
+    home = home_at("sizes-columns")
     write_layout_sample(home)
 
     async def choose(pilot) -> None:

@@ -272,14 +272,17 @@ async def test_add_key_validation_errors_are_inline_and_write_nothing(tmp_home: 
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, AddKeyScreen)
-        await pilot.press("enter")                       # no key typed
+        assert app.focused is screen.query_one("#add-pool")        # the form opens on Pool
+        await pilot.press("ctrl+s")                      # no key typed
         await pilot.pause()
         assert screen.error_text == "key: is empty: type or paste the key"
+        assert app.focused is screen.query_one("#add-key-value")   # where the error points
         screen.query_one("#add-key-value", Input).value = NEW_KEY
         screen.query_one("#add-label", Input).value = "primary"   # taken in this pool
         await pilot.press("enter")
         await pilot.pause()
         assert screen.error_text == "label: label 'primary' is already used in pool openrouter"
+        assert app.focused is screen.query_one("#add-label")
         screen.query_one("#add-label", Input).value = ""
         screen.query_one("#add-key-value", Input).value = CANARY     # already in the pool
         await pilot.press("enter")
@@ -291,6 +294,7 @@ async def test_add_key_validation_errors_are_inline_and_write_nothing(tmp_home: 
         await pilot.press("enter")
         await pilot.pause()
         assert screen.error_text.startswith("pool: ") and "My Server" in screen.error_text
+        assert app.focused is screen.query_one("#add-new-pool")
         assert isinstance(app.screen, AddKeyScreen) and app.screen.request is None
         await pilot.press("escape")
         await settle(app, pilot)
@@ -365,7 +369,7 @@ async def test_read_only_refuses_every_writing_key_and_says_so(tmp_home: Home) -
         for action in ("add", "reset", "cooldown", "remove", "move_up", "move_down", "strategy", "probe"):
             assert dash.check_action(action, ()) is None, action     # shown, dimmed
         for k in WRITE_KEYS:
-            app._notifications.clear()
+            app.messages.entries.clear()
             await pilot.press(k)
             await settle(app, pilot)
             assert isinstance(app.screen, DashboardScreen), k

@@ -7,7 +7,7 @@ import pytest
 from screens.confirm import ConfirmScreen
 from screens.help import HelpScreen
 from store.paths import Home
-from tests.tui_sample import NOW, write_sample
+from tests.tui_sample import NOW, notes, write_sample
 from tui.app.console import HermesAdminApp
 from tui.app.keymap import keymap_path
 from tui.services.clock import FakeClock
@@ -36,7 +36,7 @@ async def test_a_remapped_reset_key_opens_the_confirmation(tmp_home: Home, tmp_p
             await pilot.press("r")  # the old key no longer resets
             await pilot.pause()
             assert not isinstance(app.screen, ConfirmScreen)
-            assert any("no.such.binding" in n.message for n in app._notifications)
+            assert any("no.such.binding" in n for n in notes(app))
             await pilot.press("question_mark")
             await pilot.pause()
             assert isinstance(app.screen, HelpScreen)

@@ -14,6 +14,7 @@ from screens import SCOPES
 from screens.add_key import AddKeyScreen
 from screens.audit_view import AuditScreen
 from screens.column_chooser import ColumnChooser
+from screens.command_line import CommandLine
 from screens.config_view import ConfigScreen
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
@@ -22,9 +23,10 @@ from screens.fallback_edit import FallbackAddScreen
 from screens.findings_view import FindingsScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
+from screens.message_log import MessagesScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
-from screens.profile_picker import CommandLine, ProfilePicker
+from screens.profile_picker import ProfilePicker
 from screens.proxy_view import ProxyScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
@@ -57,10 +59,11 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     "fleet": lambda app: FleetScreen(FleetLink(FleetConfig(url="redis://127.0.0.1:1", host="t"), app.home),
                                      tick=False),
     "profile picker": lambda app: ProfilePicker(read_root(Root(app.home.root)), None),
-    "command line": lambda app: CommandLine(["default"]),
+    "command line": lambda app: CommandLine(app.commands.specs(), app.commands.vocabulary()),
     "findings": lambda app: FindingsScreen([]),
     "profile config": lambda app: ProfileConfigScreen(read_root(Root(app.home.root))[0]),
     "columns": lambda app: ColumnChooser(["label", "status"], "auto"),
+    "messages": lambda app: MessagesScreen(list(app.messages)),
 }
 # The profiles dashboard is the dashboard over a root (tests/console/test_tui_profiles.py).
 NOT_SCREENS = {"dashboard", "table", "profiles"}

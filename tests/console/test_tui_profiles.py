@@ -13,10 +13,11 @@ from textual.widgets import OptionList
 
 import tui.app.console
 import tui.app.root_console
+from screens.command_line import CommandLine
 from screens.confirm import ConfirmScreen
 from screens.findings_view import FindingsScreen
 from screens.profile_config_view import ProfileConfigScreen
-from screens.profile_picker import CommandLine, ProfilePicker
+from screens.profile_picker import ProfilePicker
 from store.paths import Home
 from store.profiles.root import Root
 from store.transaction import transaction

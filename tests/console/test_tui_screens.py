@@ -177,7 +177,7 @@ async def test_command_palette_lists_screens_and_runs_them(tmp_home: Home) -> No
     app = app_for(tmp_home)
     async with app.run_test(size=(100, 30)) as pilot:
         provider = ConsoleCommands(app.screen)
-        names = [name for name, _, _ in provider._commands()]
+        names = [c.name for c in provider.commands()]
         for expected in ("Help: keys", "Filter credentials", "Toggle wide columns",
                          "Config: Fallback chain", "Config: Routing", "Config: Auxiliary",
                          "Pause / resume live updates", "Toggle events timeline"):

@@ -32,16 +32,19 @@ from store.redaction import crash, redact
 from store.watch.home import HomeLoader, HomeState, follow
 from store.watch.loop import StopFlag
 from tui.app import session_end
+from tui.app.command_runner import CommandRunner
 from tui.app.keymap import apply_keymap, keymap_path, long_keymap
 from tui.app.registry import Views
 from tui.app.session_end import SessionEnd
 from tui.services.clock import Clock, system_clock
 from tui.services.fleet_feed import FleetConfig
 from tui.services.messages import StoreLoaded, WatchFailed
-from tui.services.write_feedback import DISMISS_KEY
+from tui.services.write_feedback import DISMISS_KEY, DONE_TIMEOUT, MESSAGES_KEY, Feedback
 from tui.services.writer import WriteDone, Writer, WriteWaiting
 from tui.text import shown
+from tui.text.paths import tilde
 from tui.widgets import CredentialTable
+from tui.widgets.flash import FlashLine, MessageLog
 
 
 class HermesAdminApp(App):
@@ -59,9 +62,13 @@ class HermesAdminApp(App):
                 tooltip="Help: keys — every key binding"),
         Binding(DISMISS_KEY, "dismiss_notifications", "Dismiss messages", show=False,
                 id="app.dismiss_notifications",
-                tooltip="Dismiss messages — clear every toast, failed writes included"),
+                tooltip="Dismiss messages — clear the flash line, failed writes included"),
+        Binding(MESSAGES_KEY, "messages", "Messages", show=False, id="app.messages",
+                tooltip="Messages — the last 100, each with all its lines"),
         Binding("ctrl+p", "command_palette", "Commands", show=False, priority=True,
                 id="app.command_palette"),
+        Binding("colon", "command_line", "Command", key_display=":", show=False, id="app.command_line",
+                tooltip="Command line — :reset POOL [ROW], :sort status, :undo, :profile NAME…"),
         Binding("F", "fleet", "Fleet", show=False, id="app.fleet",
                 tooltip="Fleet view — each shared key's state across hosts (needs --fleet URL)"),
     ]
@@ -94,9 +101,11 @@ class HermesAdminApp(App):
         self.state_signal: Signal[HomeState] = Signal(self, "state")
         self.writes_signal: Signal[None] = Signal(self, "writes")
         self.writer = Writer(self)
+        self.messages = MessageLog(self, clock)   # the flash line's messages, the last 100
         # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
         self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
         self.views = Views(self, fleet=fleet, tick=tick)
+        self.commands = CommandRunner(self)        # `:` and its history
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
@@ -106,6 +115,7 @@ class HermesAdminApp(App):
         self.session_end.install()
         if self._keymap_file is not None:
             apply_keymap(self, self._keymap_file, [type(self), CredentialTable, *all_screens()])
+        self._message_keys()
         if self.read_only:
             self.sub_title = "READ-ONLY"
         if self.watch_enabled:
@@ -124,16 +134,32 @@ class HermesAdminApp(App):
         await super().action_quit()
 
     def action_dismiss_notifications(self) -> None:
+        self.messages.dismiss()
         self.clear_notifications()
+
+    def action_messages(self) -> None:
+        self.views.messages(self.messages)
 
     def set_keymap(self, keymap: Keymap) -> None:
         """Textual's, keeping the keymap where `?` help reads it (in Textual's key names)."""
         self.keymap = long_keymap(keymap)
         super().set_keymap(keymap)
+        self._message_keys()
 
     def update_keymap(self, keymap: Keymap) -> None:
         self.keymap = {**self.keymap, **long_keymap(keymap)}
         super().update_keymap(keymap)
+        self._message_keys()
+
+    def key_of(self, binding_id: str, default: str) -> str:
+        """The key *binding_id* answers to now (the operator's keymap applied), as shown."""
+        keys = self.keymap.get(binding_id, default).split(",")[0]
+        return self.get_key_display(Binding(keys, ""))
+
+    def _message_keys(self) -> None:
+        # The flash line names the keys that act on it: the operator's, if remapped.
+        self.messages.keys = {"messages": self.key_of("app.messages", MESSAGES_KEY),
+                              "dismiss": self.key_of("app.dismiss_notifications", DISMISS_KEY)}
 
     # ------------------------------------------------------------ views (tui.app.registry)
     @property
@@ -151,6 +177,9 @@ class HermesAdminApp(App):
             event.stop()
             event.prevent_default()      # or the app's own binding would run next, on the dashboard
             await self.action_back_or_quit()
+
+    def action_command_line(self) -> None:
+        self.commands.open()
 
     def action_help(self) -> None:
         self.views.help(self.keymap)
@@ -229,9 +258,37 @@ class HermesAdminApp(App):
         except Exception:  # a crash report must come out; the screen's secrets still apply
             return shown.redactor()
 
-    def notify(self, message: str, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
-        """Every toast passes the console's text funnel (redacted, controls escaped)."""
-        super().notify(shown.shown(message), *args, **kwargs)
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",  # type: ignore[override]
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every message goes to the flash line and the message log, through the console's
+        text funnel (redacted, controls escaped, line breaks kept); a toast only where no
+        flash line is on screen (a view of its own, such as the fleet view, or before the
+        dashboard is up)."""
+        text, head = shown.shown_lines(tilde(message)), shown.shown(title)
+        self.messages.add(title=head, lines=text.split("\n"), severity=str(severity),
+                          timeout=timeout if timeout is not None else self.NOTIFICATION_TIMEOUT)
+        if not self.flash_on_screen():
+            super().notify(text, title=head, severity=severity, timeout=timeout, markup=False)
+
+    def show_feedback(self, feedback: Feedback) -> None:
+        """A write's result (tui.services.write_feedback): one line on the flash line, the
+        details in the log; a failure stays until dismissed."""
+        text, head = shown.shown_lines(tilde(feedback.message)), shown.shown(feedback.title)
+        self.messages.add(title=head, lines=text.split("\n"), line=shown.shown(tilde(feedback.flash)),
+                          severity=feedback.severity, done=feedback.severity == "information",
+                          timeout=None if feedback.sticky else DONE_TIMEOUT)
+        if not self.flash_on_screen():
+            super().notify(text, title=head, severity=feedback.severity,  # type: ignore[arg-type]
+                           timeout=24 * 3600.0 if feedback.sticky else DONE_TIMEOUT, markup=False)
+
+    def flash_on_screen(self) -> bool:
+        """Whether a flash line is visible: on the current screen, or under the modals over it."""
+        for screen in reversed(self.screen_stack):
+            if screen.query(FlashLine):
+                return True
+            if not screen.is_modal:
+                return False
+        return False
 
     # ------------------------------------------------------------ writes
     def on_write_waiting(self, message: WriteWaiting) -> None:

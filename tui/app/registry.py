@@ -18,8 +18,10 @@ from screens.config_view import ConfigScreen
 from screens.dashboard import DashboardScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen, binding_rows
+from screens.message_log import MessagesScreen
 from store.paths import Home
 from tui.services.fleet_feed import FleetConfig, FleetLink
+from tui.widgets.flash import MessageLog
 
 # Every scope whose keys `?` lists, in the order shown: the screen registry's.
 HELP_SCOPES = SCOPES
@@ -53,12 +55,20 @@ class Views:
         elif len(app.screen_stack) > 1:
             app.pop_screen()
 
-    def help(self, keymap: Mapping[str, str]) -> None:
-        """`?`: every key of the app and its screens, *keymap* (the operator's) applied."""
+    def help(self, keymap: Mapping[str, str], query: str = "") -> None:
+        """`?`: every key of the app and its screens, *keymap* (the operator's) applied;
+        *query* filters them at once (``:help reset``)."""
         app = self.app
         if isinstance(app.screen, HelpScreen):
             return
-        app.push_screen(HelpScreen(binding_rows(app, [("app", type(app)), *HELP_SCOPES], keymap)))
+        app.push_screen(HelpScreen(binding_rows(app, [("app", type(app)), *HELP_SCOPES], keymap),
+                                   query=query))
+
+    def messages(self, log: MessageLog) -> None:
+        """`M`: the message log, every message in full, newest first."""
+        if isinstance(self.app.screen, MessagesScreen):
+            return
+        self.app.push_screen(MessagesScreen(list(log), log.keys["dismiss"]))
 
     def show_dashboard(self) -> None:
         while len(self.app.screen_stack) > 1:

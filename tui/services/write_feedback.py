@@ -1,10 +1,14 @@
 """What the operator is told after a write: the action, the rows and their status after it.
 
 Derived only from what the write path returned (the audit outcomes of
-:func:`store.ops.write.perform`), so the toast says what landed in the file, not what was
-asked. A destructive action names the way back: ``hermes-admin undo <id>`` with the id
-the operator history kept for that very write; a failed write is shown until the
-operator dismisses it.
+:func:`store.ops.write.perform`), so the feedback says what landed in the file, not what was
+asked. It has two forms: one line for the flash line at the bottom of the screen (k9s's),
+and the details, with real line breaks, for the message log (``M``). Values are told in the
+operator's words (``grok-4 via xai``), never as the store's internal fields. A destructive
+action names the way back: ``L, then u`` in the console (the audit view opens on the newest
+action, this one, and ``u`` undoes it after a confirmation) and ``hermes-admin undo <id>``
+with the id the operator history kept for that very write; an undo names its redo the same
+way. A failed write stays on the flash line until the operator dismisses it.
 """
 
 from __future__ import annotations
@@ -15,29 +19,55 @@ from typing import Any, Iterable
 from store.ops.actions import Change, Outcome
 
 NULL = "—"
-MAX_ROWS = 3                     # rows named in one toast; the rest are counted
+MAX_ROWS = 3                     # rows named in the details; the rest are counted
 DESTRUCTIVE = frozenset({"remove", "reset"})   # auth.json rows lose fields: there is a way back
-UNDO = "undo: hermes-admin undo {id}"
-FAILED_TIMEOUT = 24 * 3600.0     # "until dismissed": Textual toasts need a finite timer
-DONE_TIMEOUT = 6.0
+UNDO = "undo: hermes-admin undo {id}"           # the CLI's line
+CONSOLE_UNDO = "{way}: L, then u (or hermes-admin undo {id})"   # the details' line in the console
+CONSOLE_UNDO_SHORT = "{way}: L, then u"                          # the flash line's
+DONE_TIMEOUT = 6.0               # seconds a write that landed stays on the flash line
 DISMISS_KEY = "ctrl+l"
+MESSAGES_KEY = "M"
+# Fields of a config value that are the store's bookkeeping, not the operator's words.
+INTERNAL_FIELDS = frozenset({"has_api_key", "origin", "origin_index", "extra"})
 
 
 @dataclass(frozen=True)
-class Toast:
+class Feedback:
+    """One write's result: *line* for the flash line, *message* (several lines) for the log."""
+
     title: str
     message: str
     severity: str = "information"
-    timeout: float = DONE_TIMEOUT
+    sticky: bool = False          # a failed write: on the flash line until dismissed
+    line: str = ""                # the one-line form; "" = the title
+
+    @property
+    def flash(self) -> str:
+        return self.line or self.title
 
 
-def _short(value: Any) -> str:
+def value_words(value: Any) -> str:
+    """A config value as the operator would say it: a fallback entry as ``model via provider``,
+    a mapping as ``key: value`` pairs, a list comma-separated; internal fields left out."""
     if value is None or value == "" or value == [] or value == {}:
         return NULL
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, dict):
-        return " ".join(f"{k}={v}" for k, v in value.items() if v not in (None, "")) or NULL
+        if "model" in value and "provider" in value:
+            words = f"{value['model']} via {value['provider']}"
+            if value.get("base_url"):
+                words += f" [{value['base_url']}]"
+            if value.get("key_env"):
+                words += f" key ${value['key_env']}"
+            elif value.get("has_api_key"):
+                words += " (inline api_key)"
+            return words
+        pairs = [f"{k}: {value_words(v)}" for k, v in value.items()
+                 if k not in INTERNAL_FIELDS and v not in (None, "")]
+        return ", ".join(pairs) or NULL
     if isinstance(value, (list, tuple)):
-        return ", ".join(_short(v) for v in value)
+        return ", ".join(value_words(v) for v in value)
     return str(value)
 
 
@@ -46,8 +76,14 @@ def _row_result(action: str, c: Change) -> str:
     name = c.label or c.id or NULL
     before, after = c.before or {}, c.after or {}
     if "value" in before or "value" in after:                 # a config.yaml edit
-        return f"{c.id}: {_short(before.get('value'))} → {_short(after.get('value'))}"
+        return f"{c.id}: {value_words(before.get('value'))} → {value_words(after.get('value'))}"
     b = before.get("last_status") or "ok"
+    if action == "undo":
+        if not before:
+            return f"{name}: back ({after.get('last_status') or 'ok'})"
+        if not after:
+            return f"{name}: removed again"
+        return f"{name}: put back, {b} → {after.get('last_status') or 'ok'}"
     if not after:
         return f"{name}: {b} → removed"
     if not before:
@@ -65,32 +101,42 @@ def _rows(action: str, changes: list[Change]) -> list[str]:
 
 
 def undo_hint(history_id: str) -> str:
+    """The CLI's way back after a destructive write."""
     return UNDO.format(id=history_id)
 
 
-def done_toast(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] = (), *,
-               history_id: str | None = None) -> Toast:
-    """The toast for a write that landed (*what* is the request's own words); a destructive
+def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] = (), *,
+                  history_id: str | None = None) -> Feedback:
+    """The feedback for a write that landed (*what* is the request's own words); a destructive
     one names the undo of this write (*history_id*, from the operator history)."""
     outcomes = list(outcomes)
     if not outcomes:
         extra = "; ".join(notes)
-        return Toast(f"{what}: done", "nothing to change" + (f" ({extra})" if extra else ""))
+        message = "nothing to change" + (f" ({extra})" if extra else "")
+        return Feedback(f"{what}: done", message, line=f"{what}: {message}")
     lines: list[str] = []
     titles: list[str] = []
-    destructive = False
+    rows = 0
+    destructive = undone = False
     for out in outcomes:
         n = len(out.changes)
+        rows += n
         titles.append(f"{out.action} · {out.pool}" + (f" · {n} rows" if n > 1 else ""))
         lines += _rows(out.action, out.changes)
         lines += [f"note: {note}" for note in out.notes]
         destructive |= out.action in DESTRUCTIVE
-    if destructive and history_id:
-        lines.append(undo_hint(history_id))
-    return Toast("; ".join(dict.fromkeys(titles)) + ": done", "\n".join(lines))
+        undone |= out.action in ("undo", "config.undo")
+    head = "; ".join(dict.fromkeys(titles))
+    first = next((x for x in lines if not x.startswith("note: ")), "")
+    line = head + (f" · {first}" if first else "") + (f" (+{rows - 1} more)" if rows > 1 else "")
+    if (destructive or undone) and history_id:
+        way = "redo" if undone else "undo"
+        lines.append(CONSOLE_UNDO.format(way=way, id=history_id))
+        line += " · " + CONSOLE_UNDO_SHORT.format(way=way)
+    return Feedback(f"{head}: done", "\n".join(lines), line=line)
 
 
-def failed_toast(title: str, message: str) -> Toast:
-    """A failed write: shown until dismissed, with the key that dismisses it."""
-    return Toast(title or "write failed", f"{message}\n({DISMISS_KEY}: dismiss)",
-                 severity="error", timeout=FAILED_TIMEOUT)
+def failed_feedback(title: str, message: str, line: str = "") -> Feedback:
+    """A failed write: on the flash line until dismissed (the flash line names the key).
+    *line* puts what matters first (that nothing was written), before a long reason."""
+    return Feedback(title or "write failed", message, severity="error", sticky=True, line=line or message)

@@ -32,7 +32,7 @@ from store.lock import lock_is_free
 from store.ops.write import Clock, StoreChange, perform
 from store.paths import Home
 from store.redaction.fingerprints import redact
-from tui.services.write_feedback import done_toast, failed_toast
+from tui.services.write_feedback import Feedback, done_feedback, failed_feedback
 from tui.text import shown
 from tui.text.sentences import READ_ONLY
 
@@ -67,7 +67,7 @@ class WriteResult:
     field: str | None = None                  # the field a BadInput names
     problem: str | None = None                # a BadInput's message without the field
     audit_error: str | None = None            # the write landed but the audit line did not
-    outcomes: tuple[Any, ...] = ()            # what landed (store.ops.actions.Outcome), for the toast
+    outcomes: tuple[Any, ...] = ()            # what landed (store.ops.actions.Outcome), for the feedback
     history_id: str | None = None             # what `hermes-admin undo ID` takes for this write
 
     @property
@@ -75,12 +75,19 @@ class WriteResult:
         return self.kind == OK
 
     def message(self) -> str:
-        """One line for a notification."""
+        """One line for the message log (the flash line takes :meth:`flash_line`)."""
         if self.ok:
             return f"{self.request.what}: done"
         if self.kind == LOCK_TIMEOUT:
             return f"{self.request.what}: {self.error}. Nothing was written."
         return f"{self.request.what} failed: {self.error}. Nothing was written."
+
+    def flash_line(self) -> str:
+        """:meth:`message` for one line that may be cut: that nothing was written comes first."""
+        if self.ok:
+            return self.message()
+        how = "could not run" if self.kind == LOCK_TIMEOUT else "failed"
+        return f"{self.request.what} {how}, nothing was written: {self.error}"
 
 
 class WriteWaiting(Message):
@@ -147,6 +154,9 @@ class WriterHost(Protocol):
     def post_message(self, message: Message) -> bool: ...
 
     def writes_changed(self) -> None: ...
+
+    def show_feedback(self, feedback: Feedback) -> None:
+        """A write's result: the flash line and the message log (tui.services.write_feedback)."""
 
 
 class Writer:
@@ -225,18 +235,17 @@ class Writer:
         callback = self._callbacks.pop(req.id, None)
         handled = bool(callback(result)) if callback is not None else False
         app = self.app
+        feedback = None
         if result.ok:
             # Every write that landed says so: action, rows, status after (and the way back).
-            toast = done_toast(req.what, result.outcomes, getattr(result.value, "notes", ()) or (),
-                               history_id=result.history_id)
+            feedback = done_feedback(req.what, result.outcomes, getattr(result.value, "notes", ()) or (),
+                                     history_id=result.history_id)
         elif not handled:
             # A failure stays until dismissed: the operator must not miss that nothing was written.
-            toast = failed_toast("store busy" if result.kind == LOCK_TIMEOUT else "", result.message())
-        else:
-            toast = None
-        if toast is not None:
-            app.notify(toast.message, title=toast.title, severity=toast.severity,
-                       timeout=toast.timeout, markup=False)
+            feedback = failed_feedback("store busy" if result.kind == LOCK_TIMEOUT else "", result.message(),
+                                       result.flash_line())
+        if feedback is not None:
+            app.show_feedback(feedback)
         if result.audit_error:
             app.notify(result.audit_error, severity="warning", timeout=8, markup=False)
         self._changed()

@@ -1,4 +1,5 @@
-"""Reusable widgets of the console: the credential table, status lines, events log.
+"""Reusable widgets of the console: the credential table, status lines, events log, the flash
+line and its message log (``tui.widgets.flash``).
 
 May import ``store``, Textual and the ``tui`` text helpers (``tui.text.format``, ``tui.text.sentences``);
 never ``screens``, ``tui.app.console``, ``tui.cli`` or ``tui.demo``. The credential table is a Line API

@@ -1,0 +1,83 @@
+"""Undo one operator action from the console: ``u`` in the audit view, ``:undo [N|ID]``.
+
+The same steps as ``hermes-admin undo`` (:mod:`store.ops.undo`), in the console's terms:
+
+1. find the action and plan its undo (its history record, the file as it was, later
+   operator actions on the same rows);
+2. refuse, with the reason, when a later operator action changed the same rows (undo that
+   one first), or when nothing is kept for it;
+3. ask, naming what comes back (``Plan.describe()``), in a :class:`screens.confirm.ConfirmScreen`;
+4. hand the write to the app's writer like every console write: the rows on the fresh
+   auth.json under its lock, the keys of config.yaml in one locked edit. The undo is an
+   operator action too, kept in the history: undoing it puts the action back.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from screens.confirm import ConfirmScreen
+from store.errors import BadInput, StoreUnreadable
+from store.ops import undo
+from store.ops.write import StoreChange
+from tui.services.host import Host
+from tui.services.writer import WriteResult
+from tui.text.sentences import READ_ONLY
+
+NOTE = ("Only what that action changed goes back, on the file as it is now: a field an agent "
+        "changed since (a new bench, new counts) is kept.")
+
+
+def refusal(app: Host, which: str | None) -> tuple[str | None, undo.Plan | None]:
+    """(why not, plan): the plan of the action *which* names (an id, ``N``, None: the newest),
+    or why it cannot be undone from here."""
+    if app.read_only:
+        return READ_ONLY, None
+    try:
+        action_id = undo.resolve(app.home, which)
+        plan = undo.plan(app.home, action_id)
+    except (BadInput, StoreUnreadable) as exc:
+        return f"cannot undo: {exc}", None
+    if plan.conflicts:
+        return (f"cannot undo {action_id}: a later operator action changed the same rows: "
+                + "; ".join(plan.conflicts) + ". Undo that one first"
+                + " (hermes-admin undo --force overrides)."), None
+    if not plan.rows and not isinstance(plan.meta.get("config"), dict):
+        return f"nothing to undo: {action_id} changed no row and no config key", None
+    return None, plan
+
+
+def start_undo(app: Host, which: str | None, *, heading: str = "",
+          on_done: Callable[[WriteResult], Any] | None = None) -> bool:
+    """Plan the undo of *which*, refuse with the reason or ask, then write. True if it asks."""
+    why, plan = refusal(app, which)
+    if plan is None:
+        app.notify(why or "cannot undo", severity="warning", timeout=10, markup=False)
+        return False
+    lines = ["Comes back as it was before that action:", *[f"  {line}" for line in plan.describe()]]
+    title = f"Undo {heading or plan.id}?"
+
+    def answered(yes: bool | None) -> None:
+        if yes:
+            write(app, plan, on_done)
+
+    app.push_screen(ConfirmScreen(title, lines, [NOTE], yes="y: undo it"), answered)
+    return True
+
+
+def write(app: Host, plan: undo.Plan, on_done: Callable[[WriteResult], Any] | None = None) -> None:
+    """The undo's writes through the app's writer: auth.json rows, then config.yaml keys."""
+    home, timeout = app.home, app.lock_timeout
+
+    def done(result: WriteResult) -> bool:
+        if on_done is not None:
+            on_done(result)
+        return False              # the writer still says what landed (or why not)
+
+    if plan.rows:
+        rows = [(str(r["pool"]), str(r["id"])) for r in plan.rows]
+        app.writer.submit(f"undoing {plan.id}", StoreChange(undo.store_change(plan), lock_timeout=timeout),
+                          rows=rows, on_done=done)
+    if isinstance(plan.meta.get("config"), dict):
+        app.writer.submit(f"undoing {plan.id} (config.yaml)", lambda: undo.config_edit(home, plan, timeout),
+                          lock=home.config_lock, on_done=done)
