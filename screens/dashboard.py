@@ -12,7 +12,6 @@ direction, columns, range mark, n/N), the proxy's status-bar summary
 
 from __future__ import annotations
 
-import gc
 import math
 from typing import Any, Callable
 
@@ -32,20 +31,11 @@ from screens.proxy_view import ProxyWatch
 from store.pools import events as ev
 from store.pools.view import PoolView, build_pools
 from store.watch.home import HomeState
+from tui.services.heap import settle_heap
 from tui.services.host import host
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.flash import FlashLine
 from tui.widgets.rows import SORT_ORDER
-
-
-def settle_heap() -> None:
-    """Take what lives as long as the console (Textual, the modules, the first home shown)
-    out of the cyclic GC's walk: at 10,000 keys a full collection over it paused a reload
-    by 50-90 ms, now and then, on the event loop and in the watcher alike. Acyclic objects
-    are still freed when unreferenced. Only the young generations are collected first: a
-    full collection here holds the GIL for 100 ms or more at 10,000 keys."""
-    gc.collect(1)
-    gc.freeze()
 
 
 class DashboardScreen(Screen):

@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol
 
 from textual.binding import Binding
 
-from screens.dashboard import DashboardScreen, settle_heap
+from screens.dashboard import DashboardScreen
 from screens.dashboard_actions import WRITING, Board, Key, Operator
 from screens.dashboard_chrome import clock_time
 from screens.everywhere import EVERYWHERE, EVERYWHERE_BINDINGS, Everywhere
@@ -30,6 +30,7 @@ from store.pools.view import CredentialView, build_pools
 from store.profiles.inventory import ProfileInventory
 from store.profiles.root import DEFAULT_PROFILE
 from store.watch.root import RootState
+from tui.services.heap import settle_heap
 from tui.services.host import root_host
 from tui.widgets import Banner, EmptyState, StatusBar
 from tui.widgets.cells import PENDING_MARK, TAG_MARK

@@ -81,7 +81,7 @@ class HermesAdminApp(App):
     ) -> None:
         super().__init__()
         # The console's own run: once the first home is on screen, its long-lived objects
-        # leave the cyclic GC's walk (screens.dashboard.settle_heap). Off in tests, which
+        # leave the cyclic GC's walk (tui.services.heap.settle_heap). Off in tests, which
         # run many apps in one process.
         self.freeze_heap = freeze_heap
         self._keymap_file = keymap_file

@@ -38,7 +38,7 @@ class Host(Protocol):
     state_signal: Signal[HomeState]
     writes_signal: Signal[None]
     watch_enabled: bool     # False: no watcher, so a screen that wrote outside the writer reloads
-    freeze_heap: bool       # True until the first home is on screen (screens.dashboard.settle_heap)
+    freeze_heap: bool       # True until the first home is on screen (tui.services.heap.settle_heap)
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information",
                timeout: float | None = None, markup: bool = True) -> None: ...
