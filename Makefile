@@ -50,7 +50,7 @@ bench: $(STAMP) bytecode
 # The hostile-input suites with many more generated cases than CI runs (HERMES_FUZZ_EXAMPLES):
 # the CLI, the fleet's checked edges, and forged Redis data against a running sync daemon.
 fuzz: $(STAMP)
-	HERMES_FUZZ_EXAMPLES=$${HERMES_FUZZ_EXAMPLES:-3000} $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+	HERMES_FUZZ_EXAMPLES=$${HERMES_FUZZ_EXAMPLES:-3000} $(BIN)/python -m pytest -q -s -p no:cacheprovider --timeout=3600 --hypothesis-show-statistics \
 		tests/cli/test_hostile_cli_fuzz.py tests/fleet/test_fleet_inbound.py tests/fleet/test_fleet_forged.py \
 		tests/proxy/test_edge_fuzz.py
 
