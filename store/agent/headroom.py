@@ -30,7 +30,7 @@ from typing import Any
 from store import safeio
 from store.agent.ratelimits import Reading, blocked_until, tightest
 from store.authfile import atomic_write_bytes
-from store.errors import HermesAdminError, StoreUnreadable
+from store.errors import HermesAdminError, LockTimeout, StoreUnreadable
 from store.lock import locked
 from store.paths import Home
 
@@ -147,6 +147,11 @@ class Headroom:
             if entry.merge(readings):
                 self._dirty = True
 
+    @property
+    def pending(self) -> bool:
+        """Readings not written yet (a flush would write)."""
+        return self._dirty
+
     def readings(self, pool: str, row_id: str, fp: str | None) -> list[Reading]:
         with self._lock:
             entry = self.rows.get((pool, row_id))
@@ -165,6 +170,11 @@ class Headroom:
         """The share of the tightest fresh window left (None: no fresh reading says)."""
         r = tightest(self.readings(pool, row_id, fp), now)
         return None if r is None else r.left
+
+    def bound(self) -> list[tuple[RowKey, str | None]]:
+        """Every row with readings and the secret they are bound to (a snapshot)."""
+        with self._lock:
+            return [(key, entry.fp) for key, entry in self.rows.items()]
 
     def row_ids(self, pool: str) -> list[str]:
         """The rows of *pool* with readings (whatever their secret)."""
@@ -216,6 +226,10 @@ class Headroom:
                 atomic_write_bytes(sidecar_path(self.home), data, sync=False, follow_link=False)
                 self._seen = _ident(sidecar_path(self.home))
             return True
+        except LockTimeout:       # another writer has it: the next round writes
+            with self._lock:
+                self._dirty = True
+            return False
         except HermesAdminError as exc:
             with self._lock:
                 self._dirty = True

@@ -65,6 +65,7 @@ class PoolClient:
         rng: _random.Random | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         lease_cap: int = LEASE_CAP, model: str | None = None, notice: outside.Notice | None = None,
         headroom: Headroom | None = None, settings: settings_file.Settings | None = None,
+        use_headroom: bool = True,
     ) -> None:
         self.home = home
         self.pool = pool
@@ -89,6 +90,7 @@ class PoolClient:
         self._leases: dict[str, int] = {}
         self._lease_lock = threading.Lock()
         self.headroom = headroom if headroom is not None else Headroom(home, clock)
+        self.use_headroom = use_headroom      # False: the reactive rules alone (a 429 benches)
         self._settings = settings
 
     @property
@@ -133,7 +135,7 @@ class PoolClient:
 
     def _holds(self, rows: list[Row], now: float) -> dict[str, Hold]:
         """Row id -> what its readings hold it back for (rows with readings only)."""
-        ids = set(self.headroom.row_ids(self.pool))
+        ids = set(self.headroom.row_ids(self.pool)) if self.use_headroom else set()
         if not ids:
             return {}
         threshold = self.settings.threshold_for(self.pool)
@@ -153,7 +155,7 @@ class PoolClient:
                                  if self.eligible(r)])
 
     def _weigh(self, now: float) -> policy.Weigh | None:
-        if not self.settings.least_used_weighs_headroom:
+        if not (self.use_headroom and self.settings.least_used_weighs_headroom):
             return None
         return lambda r: self.headroom.left(self.pool, str(r.get("id")), row_fingerprint(self.pool, r, self.env),
                                             now)
@@ -258,7 +260,7 @@ class PoolClient:
         if sel is None:
             raise RuntimeError("report() called before select()")
         now = self.clock()
-        readings = read_headers(result.headers, now) if result.headers else []
+        readings = read_headers(result.headers, now) if result.headers and self.use_headroom else []
         if readings:
             self.headroom.record(sel.pool, sel.row_id, sel.fingerprint, readings)
         try:
@@ -360,7 +362,7 @@ class PoolClient:
 
     def _exhausted(self, sel: Selection, now: float) -> Hold | None:
         """The hold on *sel*'s row when its provider said nothing is left until a reset."""
-        h = self.headroom.hold(sel.pool, sel.row_id, sel.fingerprint, now)
+        h = self.headroom.hold(sel.pool, sel.row_id, sel.fingerprint, now) if self.use_headroom else None
         return h if h is not None and h.exhausted else None
 
     def _bench_from_headroom(self, sel: Selection, now: float) -> str | None:

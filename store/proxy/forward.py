@@ -196,6 +196,7 @@ class Forwarder:
                 if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
                     return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
                                                               f"instead of an answer"), None
+                self.chain.headroom.observe(sel, up.headers)   # every answer's readings, 2xx too
                 if up.status < 400:
                     return await self._relay(request, up, attempt, base, rid)
                 try:
