@@ -107,3 +107,38 @@ async def test_readings_of_another_secret_are_not_shown(tmp_path):
         assert cell_text(app, "a1b2c3") == words.NULL
         assert "12/500" not in visible_text(app)
         assert "headroom" not in {s.key for s in table_of(app).column_layout.specs}
+
+
+async def test_detail_view_lists_every_window_with_its_reset_and_the_rules(tmp_path):
+    home = Home(tmp_path)
+    seed_sidecar(home, {"a1b2c3": [RPM, FIVE_H, Reading("7d", "anthropic-unified", NOW - 99_000,
+                                                         utilization=0.5, reset_at=NOW - 10)]})
+    (tmp_path / "hermes-admin.yaml").write_text("headroom:\n  threshold: 0.05\n")
+    app = make_app(home)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        assert table_of(app).move_to_key(key("openrouter", "a1b2c3"))
+        await pilot.press("enter")
+        await pilot.pause()
+        lines = {name: (value, meaning) for name, value, meaning in app.screen.lines}
+        value, meaning = lines["headroom rpm"]
+        assert value == "12 of 500 left (2%)"
+        assert meaning.startswith("resets ") and "00:00:25" in meaning and "in 25s" in meaning
+        assert lines["headroom 5h"][0] == "38% left" and "in 1h" in lines["headroom 5h"][1]
+        assert lines["headroom 7d"][0].startswith("stale:") and "not current" in lines["headroom 7d"][1]
+        rule = lines["headroom rules"]
+        assert rule[0] == "threshold 5%" and "not picked until then" in rule[1]
+        names = [n for n, _, _ in app.screen.lines]
+        assert names.index("headroom rpm") < names.index("headroom 5h")    # tightest first
+
+
+async def test_detail_view_without_readings_is_unchanged(tmp_path):
+    home = Home(tmp_path)
+    write_sample(home)
+    app = make_app(home)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        assert table_of(app).move_to_key(key("openrouter", "a1b2c3"))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not any(n.startswith("headroom") for n, _, _ in app.screen.lines)
