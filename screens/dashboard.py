@@ -187,6 +187,8 @@ class DashboardScreen(Screen):
         table = self.table
         table.set_marks(self.operator.marks())
         table.reconcile(self.pools, now, filter_text=self.filter_text, sort=self.sort)
+        if self.state is not None:
+            table.set_headroom(self.state.headroom)     # the sidecar's readings (#21)
         self._refresh_chrome()
 
     def _writes_changed(self, _: None) -> None:

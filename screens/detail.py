@@ -14,12 +14,16 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from store.agent.ratelimits import Reading
+from store.config import settings as settings_file
+from store.errors import HermesAdminError
 from store.model import parse_epoch
 from store.pools.times import on_calendar
 from store.pools.view import CredentialView
 from store.redaction.fingerprints import fingerprint
 from store.watch.home import HomeState
 from tui.services.host import host
+from tui.text import headroom as headroom_words
 from tui.text.format import BAD_TIME, NULL, STATUS_STYLE, full_time, relative, status_word
 from tui.text.shown import shown
 
@@ -94,8 +98,10 @@ def render_value(value: Any) -> str:
     return str(value)
 
 
-def detail_lines(cv: CredentialView, now: float) -> list[tuple[str, str, str]]:
-    """(field, value, meaning) for every field of the row, then nothing hidden."""
+def detail_lines(cv: CredentialView, now: float, readings: list[Reading] | None = None,
+                 threshold: float | None = None) -> list[tuple[str, str, str]]:
+    """(field, value, meaning) for every field of the row, then nothing hidden; with
+    *readings* (the row's, bound to its secret) every window and the rules they follow."""
     eff = cv.effective
     lines: list[tuple[str, str, str]] = []
     status_meaning = {"ok": "usable", "cooling": "benched until the time below",
@@ -108,6 +114,9 @@ def detail_lines(cv: CredentialView, now: float) -> list[tuple[str, str, str]]:
     if eff.data_error:
         lines.append(("data error", eff.data_error, "the raw value, shown as stored; fix or reset the row"))
     lines.append(("fingerprint", cv.fingerprint or NULL, "the secret, shortened"))
+    if readings:
+        lines.extend(headroom_words.window_lines(readings, now))
+        lines.append(headroom_words.rules_line(threshold or 0.0))
     if cv.backed is not None:
         lines.append(("env backing", "set" if cv.backed else "unset",
                       "is the variable in the home's .env"))
@@ -147,6 +156,8 @@ class DetailScreen(Screen):
         self.removed = False
         self.title_text = ""
         self.lines: list[tuple[str, str, str]] = []
+        self.readings: list[Reading] = []      # the row's headroom windows (the sidecar's)
+        self.threshold = 0.0
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-title")
@@ -171,6 +182,13 @@ class DetailScreen(Screen):
             self.removed = True
         elif found is not None:
             self.cv, self.removed = found, False
+        if self.cv is not None:
+            self.readings = headroom_words.lookup(state.headroom, self.key[0], self.key[1], self.cv.fingerprint)
+            if self.readings:
+                try:
+                    self.threshold = settings_file.read(state.home).threshold_for(self.key[0])
+                except HermesAdminError:       # the proxy and the agents use the default too
+                    self.threshold = settings_file.DEFAULTS.threshold_for(self.key[0])
         self.render_fields()
 
     def render_fields(self) -> None:
@@ -190,7 +208,7 @@ class DetailScreen(Screen):
             t.append("  REMOVED from the store (showing the last copy)", style="bold red")
         self.title_text = t.plain
         title.update(t)
-        self.lines = detail_lines(cv, self.clock())
+        self.lines = detail_lines(cv, self.clock(), self.readings, self.threshold)
         table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
         table.add_column("field", style="bold", no_wrap=True, ratio=3)
         table.add_column("value", overflow="fold", ratio=4)

@@ -7,23 +7,30 @@ afresh). At most once a second they are written behind, merged with what other
 processes on the home wrote, to ``<home>/hermes-admin-headroom.json``: atomic, 0600, no
 link followed, never a secret. Never to auth.json: Hermes agents must not see churn for
 readings. The console and every proxy on the home read the sidecar with :func:`load`,
-which checks every value like any outside input.
+which checks every value like any outside input; a running process takes in what the
+others wrote with :meth:`Headroom.follow`.
+
+What the readings decide (:func:`hold`, :func:`held_back`): a key whose provider said
+"nothing left until T" is held until T, whatever else happens; a key at or under the
+pool's threshold (hermes-admin's own settings; 0 by default) yields to any key above it
+and is still used when none is.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from store import safeio
-from store.agent.ratelimits import Reading, blocked_until
+from store.agent.ratelimits import Reading, blocked_until, tightest
 from store.authfile import atomic_write_bytes
-from store.errors import HermesAdminError, StoreUnreadable
+from store.errors import HermesAdminError, LockTimeout, StoreUnreadable
 from store.lock import locked
 from store.paths import Home
 
@@ -36,6 +43,53 @@ KEEP_FOR = 8 * 86400.0
 MAX_WINDOWS = 16
 
 RowKey = tuple[str, str]        # (pool, row id)
+
+# The bench a 2xx that said "nothing left until T" writes (an ordinary 429 bench to T).
+BENCH_REASON = "headroom_exhausted"
+BENCH_MESSAGE = "{what}, said the provider's rate-limit headers; benched by hermes-admin until the reset"
+
+
+@dataclass(frozen=True)
+class Hold:
+    """Why a key is held back by its readings, and until when."""
+
+    until: float
+    exhausted: bool          # nothing left (True), or only at/under the threshold (False)
+    reading: Reading         # the window that decides
+
+    def describe(self) -> str:
+        """Operator words, e.g. ``nothing left in the requests window`` (the time is shown apart)."""
+        r = self.reading
+        if self.exhausted:
+            return f"nothing left in the {r.window} window"
+        left = r.left if r.left is not None else 0.0
+        return f"{left:.0%} left in the {r.window} window, at or under the pool's threshold"
+
+
+def hold(readings: Iterable[Reading], now: float, threshold: float = 0.0) -> Hold | None:
+    """The hold *readings* put on a key at *now* (None: it may be picked).
+
+    Nothing left with a reset still to come holds the key until that reset; with a
+    *threshold* above 0, a window at or under it holds it as well, but only as a yield
+    (:func:`held_back` still uses it when nothing else is left).
+    """
+    readings = list(readings)
+    for limit, exhausted in ((0.0, True), (threshold, False)):
+        until = blocked_until(readings, now, limit) if limit > 0 or exhausted else None
+        if until is not None:
+            deciding = next(r for r in readings if r.reset_at == until and r.left is not None and r.left <= limit)
+            return Hold(until, exhausted, deciding)
+    return None
+
+
+def held_back(holds: Mapping[str, Hold], candidates: Iterable[str]) -> set[str]:
+    """Which of *candidates* (row ids) must not be picked now: every exhausted one, and
+    those under the threshold when some candidate is under no hold at all."""
+    hard = {k for k, h in holds.items() if h.exhausted}
+    soft = {k for k, h in holds.items() if not h.exhausted}
+    if soft and any(c not in hard and c not in soft for c in candidates):
+        return hard | soft
+    return hard
 
 
 @dataclass
@@ -78,6 +132,7 @@ class Headroom:
         self._dirty = False
         self._last_flush = 0.0
         self._lock = threading.Lock()
+        self._seen: tuple[int, int, int] | None = None   # the sidecar as last read or written here
         self.notices: list[str] = []
 
     def record(self, pool: str, row_id: str, fp: str | None, readings: Iterable[Reading]) -> None:
@@ -92,6 +147,11 @@ class Headroom:
             if entry.merge(readings):
                 self._dirty = True
 
+    @property
+    def pending(self) -> bool:
+        """Readings not written yet (a flush would write)."""
+        return self._dirty
+
     def readings(self, pool: str, row_id: str, fp: str | None) -> list[Reading]:
         with self._lock:
             entry = self.rows.get((pool, row_id))
@@ -101,6 +161,40 @@ class Headroom:
                       threshold: float = 0.0) -> float | None:
         """When this row may be picked again by its readings (None: it may be now)."""
         return blocked_until(self.readings(pool, row_id, fp), now, threshold)
+
+    def hold(self, pool: str, row_id: str, fp: str | None, now: float, threshold: float = 0.0) -> Hold | None:
+        """:func:`hold` of this row's readings (bound to the secret *fp*)."""
+        return hold(self.readings(pool, row_id, fp), now, threshold)
+
+    def left(self, pool: str, row_id: str, fp: str | None, now: float) -> float | None:
+        """The share of the tightest fresh window left (None: no fresh reading says)."""
+        r = tightest(self.readings(pool, row_id, fp), now)
+        return None if r is None else r.left
+
+    def bound(self) -> list[tuple[RowKey, str | None]]:
+        """Every row with readings and the secret they are bound to (a snapshot)."""
+        with self._lock:
+            return [(key, entry.fp) for key, entry in self.rows.items()]
+
+    def row_ids(self, pool: str) -> list[str]:
+        """The rows of *pool* with readings (whatever their secret)."""
+        with self._lock:
+            return [rid for p, rid in self.rows if p == pool]
+
+    def follow(self) -> bool:
+        """Take in the sidecar when another process replaced it since this one last read or
+        wrote it; True when it did. Never raises: a file that cannot be used is a notice."""
+        ident = _ident(sidecar_path(self.home))
+        if ident is None or ident == self._seen:
+            return False
+        try:
+            other = load(self.home, self.clock())
+        except HermesAdminError as exc:
+            self._notice(f"headroom sidecar not read: {exc}")
+            return False
+        self._seen = ident
+        self.absorb(other)
+        return True
 
     def absorb(self, other: dict[RowKey, RowReadings]) -> None:
         """Take in what another process on the home read (from :func:`load`)."""
@@ -130,13 +224,29 @@ class Headroom:
                     data = dump(self.rows, now)
                     self._dirty = False
                 atomic_write_bytes(sidecar_path(self.home), data, sync=False, follow_link=False)
+                self._seen = _ident(sidecar_path(self.home))
             return True
+        except LockTimeout:       # another writer has it: the next round writes
+            with self._lock:
+                self._dirty = True
+            return False
         except HermesAdminError as exc:
             with self._lock:
                 self._dirty = True
-            self.notices.append(f"headroom not written: {exc}")
-            del self.notices[:-20]
+            self._notice(f"headroom not written: {exc}")
             return False
+
+    def _notice(self, text: str) -> None:
+        self.notices.append(text)
+        del self.notices[:-20]
+
+
+def _ident(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def dump(rows: dict[RowKey, RowReadings], now: float) -> bytes:

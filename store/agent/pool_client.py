@@ -20,6 +20,7 @@ from typing import Any
 
 from store import outside
 from store.agent import probe, refresh
+from store.agent.headroom import BENCH_MESSAGE, BENCH_REASON, Headroom, Hold, held_back
 from store.agent.outcomes import (
     FAILED,
     KEY,
@@ -37,12 +38,16 @@ from store.agent.outcomes import (
     is_usage_limit,
     reset_time,
 )
+from store.agent.ratelimits import read_headers
 from store.authfile import read_store
+from store.config import settings as settings_file
 from store.config.agent_view import ConfigView
+from store.errors import HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import AUTH_OAUTH, Row, ensure_pool, pool_rows, pools
+from store.model import AUTH_OAUTH, STATUS_EXHAUSTED, Row, ensure_pool, parse_epoch, pool_rows, pools
 from store.paths import Home
 from store.pools import policy
+from store.pools.view import row_fingerprint
 from store.transaction import skip_write, transaction
 
 LEASE_CAP = 1
@@ -59,6 +64,8 @@ class PoolClient:
         refresh_hook: Callable[[Home, str, str], Any] | None = None,
         rng: _random.Random | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         lease_cap: int = LEASE_CAP, model: str | None = None, notice: outside.Notice | None = None,
+        headroom: Headroom | None = None, settings: settings_file.Settings | None = None,
+        use_headroom: bool = True,
     ) -> None:
         self.home = home
         self.pool = pool
@@ -82,6 +89,21 @@ class PoolClient:
         self.selections = 0            # requests counted in the store by this client
         self._leases: dict[str, int] = {}
         self._lease_lock = threading.Lock()
+        self.headroom = headroom if headroom is not None else Headroom(home, clock)
+        self.use_headroom = use_headroom      # False: the reactive rules alone (a 429 benches)
+        self._settings = settings
+
+    @property
+    def settings(self) -> settings_file.Settings:
+        """hermes-admin's own settings (the threshold, the least_used option), read once;
+        a file that cannot be used is a notice and the defaults (Hermes's behaviour)."""
+        if self._settings is None:
+            try:
+                self._settings = settings_file.read(self.home)
+            except HermesAdminError as exc:
+                self.notice(f"{exc}; using the default headroom settings")
+                self._settings = settings_file.DEFAULTS
+        return self._settings
 
     @property
     def strategy(self) -> str:
@@ -104,8 +126,39 @@ class PoolClient:
         return bool(probe.row_secret(row, self.env)) and str(row.get("id")) not in self.avoid
 
     def _choose(self, rows: list[Row], now: float) -> Row | None:
-        """policy.select among eligible rows. Mutates *rows*."""
-        return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng, eligible=self.eligible)
+        """policy.select among eligible rows, leaving out rows their headroom holds back.
+        Mutates *rows*."""
+        held = self._held(rows, now)
+        eligible = self.eligible if not held else lambda r: self.eligible(r) and str(r.get("id")) not in held
+        return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng, eligible=eligible,
+                             weigh=self._weigh(now))
+
+    def _holds(self, rows: list[Row], now: float) -> dict[str, Hold]:
+        """Row id -> what its readings hold it back for (rows with readings only)."""
+        ids = set(self.headroom.row_ids(self.pool)) if self.use_headroom else set()
+        if not ids:
+            return {}
+        threshold = self.settings.threshold_for(self.pool)
+        out = {}
+        for row in rows:
+            rid = str(row.get("id"))
+            if rid in ids and (h := self.headroom.hold(self.pool, rid, row_fingerprint(self.pool, row, self.env),
+                                                       now, threshold)) is not None:
+                out[rid] = h
+        return out
+
+    def _held(self, rows: list[Row], now: float) -> set[str]:
+        holds = self._holds(rows, now)
+        if not holds:
+            return set()
+        return held_back(holds, [str(r.get("id")) for r in policy.available(rows, now, self.ttls)
+                                 if self.eligible(r)])
+
+    def _weigh(self, now: float) -> policy.Weigh | None:
+        if not (self.use_headroom and self.settings.least_used_weighs_headroom):
+            return None
+        return lambda r: self.headroom.left(self.pool, str(r.get("id")), row_fingerprint(self.pool, r, self.env),
+                                            now)
 
     def _pool_list(self, doc: dict) -> list[Row] | None:
         if self.pool not in pools(doc):
@@ -173,6 +226,8 @@ class PoolClient:
         rows = pool_rows(snap.doc or {}, self.pool)
         now = self.clock()
         usable = [r for r in policy.available(rows, now, self.ttls) if probe.row_secret(r, self.env)]
+        held = self._held(usable, now)
+        usable = [r for r in usable if str(r.get("id")) not in held]
         if not usable:
             return None
         with self._lease_lock:
@@ -204,11 +259,20 @@ class PoolClient:
         sel = self.current
         if sel is None:
             raise RuntimeError("report() called before select()")
-        verdict = verdict or classify(result, self.pool)
+        now = self.clock()
+        readings = read_headers(result.headers, now) if result.headers and self.use_headroom else []
+        if readings:
+            self.headroom.record(sel.pool, sel.row_id, sel.fingerprint, readings)
+        try:
+            return self._judge(sel, result, verdict or classify(result, self.pool), now)
+        finally:
+            self.headroom.flush()     # at most once a second, and never under the lock
+
+    def _judge(self, sel: Selection, result: Result, verdict: Verdict, now: float) -> Decision:
         code = result.status
         if verdict.fault is None:
             self.has_retried_429 = False
-            return Decision(OK, sel)
+            return Decision(OK, sel, self._bench_from_headroom(sel, now))
         if verdict.fault == REQUEST:
             return Decision(FAILED, sel, f"HTTP {code}: {verdict.kind}, the request's fault, not the key's")
         if verdict.fault != KEY:
@@ -216,6 +280,8 @@ class PoolClient:
         if verdict.kind == "rate_limit":
             if is_usage_limit(result):
                 return self._bench_and_rotate(sel, result, "rate_limit", note="usage limit")
+            if self._exhausted(sel, now) is not None:     # a retry would meet the same 429
+                return self._bench_and_rotate(sel, result, "rate_limit", note="headroom: nothing left")
             if not self.has_retried_429:
                 self.has_retried_429 = True
                 return Decision(RETRY, sel, f"{code}: retrying the same key once")
@@ -265,7 +331,10 @@ class PoolClient:
                           note: str | None = None) -> Decision:
         """Bench the row (and rows sharing its secret) and choose the next, in one transaction."""
         now = self.clock()
-        reset_at = policy.bench_reset(reset_time(result, now, self.notice), now)
+        reset = reset_time(result, now, self.notice)
+        if reset is None and (held := self._exhausted(sel, now)) is not None:
+            reset = held.until          # a dialect reset_time does not read (Anthropic's RFC 3339)
+        reset_at = policy.bench_reset(reset, now)
         self.avoid.add(sel.row_id)
         chosen: Selection | None = None
         with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
@@ -288,3 +357,39 @@ class PoolClient:
         self.selections += 1
         return Decision(ROTATED, chosen, note)
 
+
+    # -- headroom --
+
+    def _exhausted(self, sel: Selection, now: float) -> Hold | None:
+        """The hold on *sel*'s row when its provider said nothing is left until a reset."""
+        h = self.headroom.hold(sel.pool, sel.row_id, sel.fingerprint, now) if self.use_headroom else None
+        return h if h is not None and h.exhausted else None
+
+    def _bench_from_headroom(self, sel: Selection, now: float) -> str | None:
+        """A 2xx that said nothing is left until T benches the row until T in the store, the
+        way a 429 would (one transaction; nothing written when it is benched that long
+        already). A store that cannot take it keeps the hold in memory: a notice, never an
+        error for a request that succeeded."""
+        held = self._exhausted(sel, now)
+        if held is None:
+            return None
+        reset_at = policy.bench_reset(held.until, now)
+        try:
+            with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
+                rows = self._pool_list(doc)
+                if rows is None:
+                    skip_write()
+                dict_rows = self._rows_only(rows)
+                row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
+                if row is None or row_fingerprint(self.pool, row, self.env) != sel.fingerprint or (
+                        row.get("last_status") == STATUS_EXHAUSTED
+                        and (parse_epoch(row.get("last_error_reset_at")) or 0.0) >= reset_at - 1.0):
+                    skip_write()
+                policy.mark_exhausted(dict_rows, row, now, code=429, reason=BENCH_REASON,
+                                      message=BENCH_MESSAGE.format(what=held.describe()), reset_at=reset_at,
+                                      failure_reason="rate_limit")
+        except HermesAdminError as exc:
+            self.notice(f"{sel.pool}/{sel.row_id}: the headroom bench was not written ({exc}); "
+                        f"held in memory until its reset")
+            return None
+        return f"headroom: {held.describe()}; benched until the provider's reset"

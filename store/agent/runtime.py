@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from store.agent import probe
+from store.agent.headroom import Headroom
 from store.agent.outcomes import (
     FAILED,
     FALLBACK,
@@ -58,7 +59,7 @@ class AgentRuntime:
         refresh_hook: Callable[[Home, str, str], Any] | None = None,
         env: Mapping[str, str] | None = None, restore_interval: float = RESTORE_INTERVAL,
         rng: _random.Random | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-        fallback: list[Route] | None = None,
+        fallback: list[Route] | None = None, headroom: Headroom | None = None,
     ) -> None:
         self.home = home
         self.clock = clock
@@ -70,6 +71,8 @@ class AgentRuntime:
         self.restore_interval = restore_interval
         self.rng = rng or _random.Random()
         self.lock_timeout = lock_timeout
+        # One home's readings for every pool of the chain (PoolClient.report records them).
+        self.headroom = headroom if headroom is not None else Headroom(home, clock)
         primary_route = Route(primary, model, provider=primary)
         self._fixed_fallback = fallback is not None
         self.routes = [primary_route] + (fallback if fallback is not None
@@ -119,7 +122,7 @@ class AgentRuntime:
             c = self._clients[pool] = PoolClient(
                 self.home, pool, clock=self.clock, config=self.config, env=self.env,
                 refresh_hook=self.refresh_hook, rng=self.rng, lock_timeout=self.lock_timeout,
-                model=model)
+                model=model, headroom=self.headroom)
         return c
 
     @property

@@ -228,6 +228,23 @@ def _usable(rows: Iterable[Row], now: float, ttls: Ttls, model: str | None,
     return (r for r in rows if (known.get(id(r)) or effective(r, rows, now, ttls)).usable_for(model))
 
 
+Weigh = Callable[[Row], float | None]   # a row's share of its quota left (None: unknown)
+
+
+def least_used_key(weigh: Weigh | None = None) -> Callable[[Row], tuple]:
+    """What ``least_used`` minimises: the request count, ties by priority (Hermes). With
+    *weigh* (hermes-admin's option) the share of quota left comes first, to the percent:
+    the most headroom, then the least used; a row no reading speaks for counts as full."""
+    if weigh is None:
+        return lambda r: (as_int(r.get("request_count")), priority_of(r))
+
+    def key(r: Row) -> tuple:
+        left = weigh(r)
+        share = 100 if left is None else round(max(0.0, min(1.0, left)) * 100)
+        return (-share, as_int(r.get("request_count")), priority_of(r))
+    return key
+
+
 def pick(
     rows: Iterable[Row],
     strategy: str | None,
@@ -239,12 +256,14 @@ def pick(
     model: str | None = None,
     known: Mapping[int, Effective] | None = None,
     ordered: bool = False,
+    weigh: Weigh | None = None,
 ) -> Row | None:
     """The row the strategy chooses next, without changing anything.
 
     `random` needs *rng*; without one it returns None (no honest "next" exists).
     With *leases*/*lease_cap*, rows at the cap are only used when all are.
     *ordered*: *rows* are already in Hermes order (a view's rows), so no sort.
+    *weigh*: ``least_used`` weighs the headroom it reports (:func:`least_used_key`).
     """
     strategy = known_strategy(strategy)
     if leases is None and strategy in ("fill_first", "round_robin"):
@@ -260,7 +279,7 @@ def pick(
     if strategy == "random":
         return rng.choice(candidates) if rng is not None else None
     if strategy == "least_used":
-        return min(candidates, key=lambda r: (as_int(r.get("request_count")), priority_of(r)))
+        return min(candidates, key=least_used_key(weigh))
     return candidates[0]
 
 
@@ -286,15 +305,16 @@ def clear_elapsed(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) ->
 def select(
     rows: list[Row], strategy: str | None, now: float, ttls: Ttls = DEFAULT_TTLS,
     rng: _random.Random | None = None, eligible: Callable[[Row], bool] | None = None,
-    model: str | None = None,
+    model: str | None = None, weigh: Weigh | None = None,
 ) -> Row | None:
     """Choose a row the way an agent does, mutating *rows*: clear elapsed cooldowns,
     pick by strategy among usable rows (and *eligible* ones, e.g. those whose borrowed
-    secret is set), count the request, and for round_robin move the pick to the end."""
+    secret is set), count the request, and for round_robin move the pick to the end.
+    *weigh*: see :func:`pick`."""
     clear_elapsed(rows, now, ttls)
     candidates = [r for r in available(rows, now, ttls, model) if eligible is None or eligible(r)]
     strategy = known_strategy(strategy)
-    chosen = pick(candidates, strategy, now, ttls, rng=rng or _random.Random(), model=model)
+    chosen = pick(candidates, strategy, now, ttls, rng=rng or _random.Random(), model=model, weigh=weigh)
     if chosen is None:
         return None
     chosen["request_count"] = as_int(chosen.get("request_count")) + 1

@@ -45,6 +45,7 @@ from store.paths import Home
 from store.pools import policy
 from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
+from store.proxy.headroom_gate import HeadroomGate
 from store.proxy.picks import Usable, pick, usable_rows
 from store.proxy.upstreams import Breakers, base_for, route_name
 
@@ -98,12 +99,16 @@ class Chain:
         env: Mapping[str, str] | None = None, refresh_hook: Callable[[Home, str, str], Any] | None = None,
         verdict_fn: probe.VerdictFn | None = None, restore_interval: float = RESTORE_INTERVAL,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT, config_loader: Callable[[Home], Any] | None = None,
+        headroom: bool = True,
     ) -> None:
         self.home = home
         self.clock = clock
+        # Every answer's readings and the rows they hold back (False: a 429 alone benches).
+        self.headroom = HeadroomGate(home, clock, enabled=headroom, notice=log.warning)
         self.runtime = AgentRuntime(home, primary, clock=clock, env=env, refresh_hook=refresh_hook,
                                     verdict_fn=verdict_fn, restore_interval=restore_interval,
-                                    lock_timeout=lock_timeout, config_loader=config_loader)
+                                    lock_timeout=lock_timeout, config_loader=config_loader,
+                                    headroom=self.headroom.room)
         self.env = self.runtime.env
         self.rng = _random.Random()
         self.lock_timeout = lock_timeout
@@ -265,14 +270,18 @@ class Chain:
             usable = self._usable[pool] = usable_rows(
                 rows, self._strategies.get(pool, policy.DEFAULT_STRATEGY), now, self._ttls, self.env,
                 self._generation)
-        if not avoid and not self.breakers:
-            return pick(usable, rows, self.rng), False
+        weigh = self.headroom.weigh(pool, self.env, now) if usable.strategy == "least_used" else None
+        if not avoid and not self.breakers and not self.headroom.holding(pool):
+            return pick(usable, rows, self.rng, weigh), False
         allowed = [r for r in usable.rows if (pool, str(r.get("id"))) not in (avoid or ()) and not
                    self.breakers.blocked(base_for(pool, r.get("inference_base_url") or r.get("base_url")
                                                   or route_base), now)]
+        held = self.headroom.held(pool, allowed, now, self.env)     # their readings hold them back
+        if held:
+            allowed = [r for r in allowed if str(r.get("id")) not in held]
         if len(allowed) == len(usable.rows):
-            return pick(usable, rows, self.rng), False
-        chosen = pick(Usable(usable.generation, usable.until, usable.strategy, allowed), rows, self.rng)
+            return pick(usable, rows, self.rng, weigh), False
+        chosen = pick(Usable(usable.generation, usable.until, usable.strategy, allowed), rows, self.rng, weigh)
         if chosen is not None and usable.strategy == "round_robin":
             del self._usable[pool]          # the kept order no longer follows the priorities
         return chosen, True
@@ -285,7 +294,9 @@ class Chain:
             if rows is None:
                 return True
             row = _find(rows, sel.row_id)
-            return row is not None and policy.effective(row, rows, self.clock(), self._ttls).usable
+            now = self.clock()
+            return row is not None and policy.effective(row, rows, now, self._ttls).usable \
+                and self.headroom.exhausted_until(sel.pool, row, now, self.env) is None
 
     # -- outcomes (blocking: run in a worker thread) --
 
@@ -299,7 +310,9 @@ class Chain:
             rt = self.runtime
             client = _RequestClient(self.home, sel.pool, clock=self.clock, config=rt.config,
                                     env=self.env, refresh_hook=rt.refresh_hook, rng=self.rng,
-                                    lock_timeout=self.lock_timeout, notice=log.warning)
+                                    lock_timeout=self.lock_timeout, notice=log.warning,
+                                    headroom=self.headroom.room, settings=self.headroom.settings,
+                                    use_headroom=self.headroom.enabled)
             client.chain = self
             attempt.client = client
         attempt.client.current = sel
@@ -361,8 +374,9 @@ class Chain:
 
     def states(self) -> list[tuple[int, Route, list[tuple[policy.Effective, float | None]]]]:
         """Per route: each row's effective status and, for a usable row on an upstream
-        whose breaker is open, when it closes (read by :mod:`store.proxy.report`). A key
-        from the environment counts as one row, benched in memory or never."""
+        whose breaker is open or one its provider said has nothing left, when it may serve
+        again (read by :mod:`store.proxy.report`). A key from the environment counts as one
+        row, benched in memory or never."""
         now = self.clock()
         out = []
         with self._lock:
@@ -378,6 +392,8 @@ class Chain:
                         base = base_for(route.pool or route.name,
                                         r.get("inference_base_url") or r.get("base_url") or route.base_url)
                         down = self.breakers.reopens_at(base) if self.breakers.blocked(base, now) else None
+                    if eff.usable and route.pool in self._rows:
+                        down = self.headroom.later(route.pool, r, now, self.env, down)
                     states.append((eff, down))
                 out.append((i, route, states))
         return out

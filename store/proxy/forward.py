@@ -169,6 +169,7 @@ class Forwarder:
         """Send once: the relayed response, or the failure (its Result, and the answer if any)."""
         sel = attempt.selection
         self.stats.begin(sel.pool, sel.row_id, sel.label)
+        ticket = self.chain.headroom.sent(sel)     # in flight until its answer's readings are in
         try:
             assert self.session is not None
             task = asyncio.current_task()
@@ -196,6 +197,7 @@ class Forwarder:
                 if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
                     return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
                                                               f"instead of an answer"), None
+                self.chain.headroom.observe(sel, up.headers, ticket)   # every answer's readings, 2xx too
                 if up.status < 400:
                     return await self._relay(request, up, attempt, base, rid)
                 try:
@@ -217,6 +219,7 @@ class Forwarder:
                 up.release()
         finally:
             self.stats.end(sel.pool, sel.row_id)
+            self.chain.headroom.done(ticket)
 
     async def _relay(self, request: web.BaseRequest, up: aiohttp.ClientResponse, attempt: Attempt,
                      base: str, rid: str) -> web.StreamResponse | tuple[Result, Answer | None]:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from store.agent import probe
-from store.model import Row, as_int, priority_of, sorted_rows
+from store.model import Row, as_int, sorted_rows
 from store.pools import policy
 
 
@@ -52,15 +52,16 @@ def usable_rows(rows: list[Row], strategy: str | None, now: float, ttls: policy.
     return Usable(generation, until, policy.known_strategy(strategy), usable)
 
 
-def pick(usable: Usable, rows: list[Row], rng: random.Random) -> Row | None:
+def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: policy.Weigh | None = None) -> Row | None:
     """The strategy's row among *usable*, counted; round_robin moves it to the end of
-    *rows* (renumbered) and of *usable*, whose rows keep their relative order."""
+    *rows* (renumbered) and of *usable*, whose rows keep their relative order. *weigh*:
+    ``least_used`` weighs the headroom left (:func:`store.pools.policy.least_used_key`)."""
     if not usable.rows:
         return None
     if usable.strategy == "random":
         chosen = rng.choice(usable.rows)
     elif usable.strategy == "least_used":
-        chosen = min(usable.rows, key=lambda r: (as_int(r.get("request_count")), priority_of(r)))
+        chosen = min(usable.rows, key=policy.least_used_key(weigh))
     else:
         chosen = usable.rows[0]
     chosen["request_count"] = as_int(chosen.get("request_count")) + 1

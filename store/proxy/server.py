@@ -35,6 +35,7 @@ import aiohttp
 from aiohttp import web
 
 from store.agent import probe
+from store.agent.headroom import SIDECAR
 from store.errors import StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT
@@ -171,6 +172,7 @@ class ProxyServer:
             await run_blocking(self.chain.counts.flush, self.home, wait)
         except Exception as exc:   # reported, never swallowed silently
             log.error("%d request count(s) not written on shutdown: %s", self.chain.pending(), exc)
+        await run_blocking(self.chain.headroom.flush, True)
         self.state = "stopped"
         self._write_status()
         if self._watcher is not None:
@@ -204,6 +206,8 @@ class ProxyServer:
                 if ENV_FILE in changed:
                     env = probe.home_env(self.home)
                     loop.call_soon_threadsafe(self.chain.set_env, env)
+                if SIDECAR in changed:
+                    self.chain.headroom.follow()     # what the other processes on the home read
             except Exception as exc:     # the watcher lives on; the view stays the last good one
                 log.warning("could not follow a change of %s (%s)", ", ".join(sorted(changed)), exc)
 
@@ -216,6 +220,8 @@ class ProxyServer:
                     await run_blocking(self.chain.flush)
                 except Exception as exc:
                     log.warning("request counts not written yet (%s); will retry", exc)
+            if self.chain.headroom.pending:
+                await run_blocking(self.chain.headroom.flush)     # never raises; at most once a second
             self._log_notices()
             # Built on the loop, which owns the counters; serialised and written off it.
             # Shielded: a stop() that cancels this task waits for the write to land, so it
@@ -238,6 +244,8 @@ class ProxyServer:
         while notices:
             n = notices.pop(0)
             log.info("%s: %s", n.kind, n.text)
+        for text in self.chain.headroom.take_notices():
+            log.warning("%s", text)
 
     def _kick_restore(self) -> None:
         if self._restore_task is None or self._restore_task.done():

@@ -2,8 +2,10 @@
 
 The watch is on the home *directory*, never on the files: every writer (Hermes,
 hermes-admin, an editor) replaces files atomically, which swaps the inode, and a
-watch on the old inode goes deaf. Events are filtered to the three files that
-matter, so temp files, locks and backups do not wake anybody. The loop itself is
+watch on the old inode goes deaf. Events are filtered to the files that matter
+(auth.json, config.yaml, .env and hermes-admin's headroom sidecar, which the proxies and
+agent runtimes on the home write behind once a second), so temp files, locks and
+backups do not wake anybody. The loop itself is
 store.watch.loop's, shared with the root's watcher; :class:`HomeClassifier` is what
 a home keeps of it.
 
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from store import authfile
+from store.agent import headroom
+from store.agent.headroom import RowKey, RowReadings
 from store.config import envfile
 from store.config.read import Config, read_config
 from store.errors import ConfigUnreadable, StoreUnreadable
@@ -35,6 +39,8 @@ from store.watch.pool_cache import PoolCache, diff_changed
 from store.watch.read_ahead import ReadAhead
 
 WATCHED = frozenset({AUTH_FILE, CONFIG_FILE, ENV_FILE})
+# hermes-admin's own file beside them: read like them, but no store of Hermes's.
+FOLLOWED = WATCHED | {headroom.SIDECAR}
 
 # The store lock closing ends a write: it does not start a new wait for quiet.
 SETTLES = frozenset({Path(AUTH_FILE).with_suffix(".lock").name})
@@ -50,7 +56,7 @@ class HomeClassifier:
         return set(WATCHED)
 
     def classify(self, paths: Iterable[str]) -> set[str] | None:
-        return {os.path.basename(p) for p in paths} & WATCHED or None
+        return {os.path.basename(p) for p in paths} & FOLLOWED or None
 
     def dirs(self) -> Iterable[str]:
         return ()   # the home directory alone
@@ -71,7 +77,7 @@ def watch_home(
     missing_poll: float = MISSING_POLL,
     ahead: Callable[[set[str]], None] | None = None,
 ) -> Iterator[set[str]]:
-    """Yield the set of changed names (subset of WATCHED) until *stop* is set.
+    """Yield the set of changed names (subset of FOLLOWED) until *stop* is set.
 
     The first yield is every watched name, made only once the watch is armed, so a
     consumer that loads on it cannot miss a write that lands in between. A missing
@@ -120,6 +126,9 @@ class HomeState:
     store_read_at: float = 0.0       # clock time of the read that produced ``store``
     events: list[events.Event] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Each row's rate-limit readings, from the headroom sidecar (checked; the last good
+    # ones while it cannot be read). Bound to a secret: compare ``fp`` with the view's.
+    headroom: Mapping[RowKey, RowReadings] = field(default_factory=dict)
 
     @property
     def stale(self) -> bool:
@@ -159,6 +168,8 @@ class HomeLoader:
         self._env: dict[str, str] = {}
         self._env_problem: str | None = None
         self._pools: list[PoolView] | None = None
+        self._headroom: Mapping[RowKey, RowReadings] = {}
+        self._headroom_error: str | None = None
         self._loaded: set[str] = set()
         self._cache = PoolCache()
         # Re-reads parse only the rows a write changed (a 10,000-row store is 4.8 MB).
@@ -166,7 +177,7 @@ class HomeLoader:
 
     def load(self, changed: set[str] | None = None) -> HomeState:
         """Re-read the files named in *changed* (all when None) and return the new state."""
-        todo = set(WATCHED) if changed is None else (set(changed) | (WATCHED - self._loaded))
+        todo = set(FOLLOWED) if changed is None else (set(changed) | (FOLLOWED - self._loaded))
         home = self.home
         home_exists = home.root.is_dir()
         if CONFIG_FILE in todo:
@@ -190,6 +201,11 @@ class HomeLoader:
                 self._store_error = None
                 self._store = snap
                 self._store_read_at = now
+        if headroom.SIDECAR in todo:
+            try:
+                self._headroom, self._headroom_error = headroom.load(home, now), None
+            except StoreUnreadable as exc:     # keep the last good readings, and say so
+                self._headroom_error = f"{exc}; showing the last readings"
         self._loaded |= todo
         store = self._store
         doc = store.doc if store is not None else None
@@ -205,6 +221,8 @@ class HomeLoader:
         warnings = list(config.warnings) if config is not None else []
         if self._env_problem:
             warnings.append(self._env_problem)
+        if self._headroom_error:
+            warnings.append(self._headroom_error)
         if home_exists:
             warnings.extend(authfile.permission_problems(home))
         return HomeState(
@@ -212,7 +230,7 @@ class HomeLoader:
             store=store, store_read_at=self._store_read_at, store_error=self._store_error,
             config=config,
             config_error=self._config_error, env=dict(self._env), pools=pools, events=evs,
-            warnings=warnings,
+            warnings=warnings, headroom=self._headroom,
         )
 
 

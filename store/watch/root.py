@@ -28,7 +28,7 @@ from store.paths import Home
 from store.profiles import findings as findings_mod
 from store.profiles.inventory import ProfileInventory, from_state, read_cron
 from store.profiles.root import DEFAULT_PROFILE, PROFILES_DIR, Root, discover, is_profile_name
-from store.watch.home import SETTLES, WATCHED, HomeLoader, HomeState
+from store.watch.home import FOLLOWED, SETTLES, WATCHED, HomeLoader, HomeState
 from store.watch.loop import DEBOUNCE_MS, MISSING_POLL, QUIET_S, STEP_MS, follow_tree, watch_tree
 from store.watch.read_ahead import ReadAhead
 
@@ -61,7 +61,7 @@ def classify(root: Path, path: str) -> tuple[str | None, str | None, bool]:
         profile, rest = parts[1], parts[2:]
     else:
         profile, rest = DEFAULT_PROFILE, parts
-    if len(rest) == 1 and rest[0] in WATCHED:
+    if len(rest) == 1 and rest[0] in FOLLOWED:
         return profile, rest[0], False
     if rest == (CRON_DIR, CRON_JOBS_FILE):
         return profile, CRON_JOBS_PATH, False
@@ -189,7 +189,7 @@ class RootLoader:
                 continue
             if CRON_JOBS_PATH in names or name not in self._cron:
                 self._cron[name] = read_cron(loader.home)
-            home_names = names & WATCHED
+            home_names = names & FOLLOWED
             if home_names or name not in self._states:
                 self._states[name] = loader.load(home_names or None)
             jobs, err = self._cron[name]

@@ -7,11 +7,12 @@ import copy
 import json
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable, Mapping
 
 from rich.cells import cell_len
 
 from store import authfile
+from store.agent import headroom
 from store.errors import BadInput, StoreUnreadable
 from store.lock import locked
 from store.ops import actions, audit, bounds
@@ -29,6 +30,7 @@ from tui.cli.common import (
     load_env,
     warn,
 )
+from tui.text import headroom as headroom_words
 from tui.text.durations import parse_duration, parse_when
 from tui.text.format import NULL, countdown, countdown_to, full_time, remaining
 
@@ -120,8 +122,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         if snap.doc is None:
             raise BadInput("POOL", f"no store at {home.auth}, so no pool {args.pool!r}")
         raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth}")
+    readings = read_headroom(home, now)
     if args.json:
-        json.dump(view.to_json(str(home.root), pools, now), sys.stdout, indent=2, ensure_ascii=False)
+        doc = view.to_json(str(home.root), pools, now)
+        for pv in pools:
+            for cv, out in zip(pv.credentials, doc["pools"][pv.key]["credentials"], strict=True):
+                out["headroom"] = headroom_words.as_json(
+                    headroom_words.lookup(readings, pv.key, cv.id, cv.fingerprint), now)
+        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     if snap.doc is None:
@@ -132,11 +140,23 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{home.auth}: no credential pools yet.")
         return 0
     for pv in pools:
-        print(format_pool(pv, now, shown=lambda text: boundary.inert(args.redactor.redact(text))))
+        print(format_pool(pv, now, shown=lambda text: boundary.inert(args.redactor.redact(text)),
+                          readings=readings))
     return 0
 
 
-def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lambda text: text) -> str:
+def read_headroom(home: Any, now: float) -> Mapping[Any, Any]:
+    """The home's headroom sidecar (the proxies' and agents' readings); {} with a warning
+    when it cannot be used: the store's list never fails for it."""
+    try:
+        return headroom.load(home, now)
+    except StoreUnreadable as exc:
+        warn(f"{exc}; headroom not shown")
+        return {}
+
+
+def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lambda text: text,
+                readings: Mapping[Any, Any] | None = None) -> str:
     """The `hermes auth list` shape, plus dead rows, honest countdowns and fingerprints.
 
     Labels are padded as they will print (*shown*: redacted and made inert, as the CLI's
@@ -175,6 +195,9 @@ def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lam
             parts.append(f"[data error: {eff.data_error}]")
         if cv.backed is False:
             parts.append("[env var not set]")
+        said = headroom_words.list_text(headroom_words.lookup(readings or {}, pv.key, cv.id, cv.fingerprint), now)
+        if said:
+            parts.append(said)
         parts.append(f"key={cv.fingerprint or NULL}")
         if cv.next:
             parts.append("←")

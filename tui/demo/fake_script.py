@@ -13,8 +13,11 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+# The rate-limit header dialects a quota can announce on every answer (spec/ratelimit-headers.md).
+DIALECTS = ("openai", "anthropic", "anthropic-unified")
 
 
 @dataclass
@@ -82,7 +85,9 @@ class Quota:
     """A request quota: *limit* requests per window, then 429 until *resets_at*.
 
     *reopens_at* (earlier) makes it reopen early; *lie* makes the usage endpoint report
-    plenty left while chat still answers 429.
+    plenty left while chat still answers 429. *dialect* (opt-in, one of :data:`DIALECTS`)
+    makes every chat answer, 2xx and 429 alike, say what is left in that provider's
+    rate-limit headers (:meth:`headers`).
     """
 
     limit: int
@@ -92,6 +97,32 @@ class Quota:
     lie: bool = False
     usage_limit: bool = False
     used: int = 0
+    dialect: str | None = None
+
+    def headers(self, now: float) -> dict[str, str]:
+        """What is left, as *dialect* says it: requests (and tokens, 1,000 a request) or the
+        subscription's 5h utilisation, with the window's reset."""
+        left = max(0, self.limit - self.used)
+        reset = self.resets_at if self.resets_at is not None else now + self.window
+        if self.dialect == "openai":
+            span = _go_duration(max(0.0, reset - now))
+            return {"x-ratelimit-limit-requests": str(self.limit), "x-ratelimit-remaining-requests": str(left),
+                    "x-ratelimit-reset-requests": span, "x-ratelimit-limit-tokens": str(self.limit * 1000),
+                    "x-ratelimit-remaining-tokens": str(left * 1000), "x-ratelimit-reset-tokens": span}
+        if self.dialect == "anthropic":
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(reset))
+            out = {}
+            for window, scale in (("requests", 1), ("tokens", 1000)):
+                out.update({f"anthropic-ratelimit-{window}-limit": str(self.limit * scale),
+                            f"anthropic-ratelimit-{window}-remaining": str(left * scale),
+                            f"anthropic-ratelimit-{window}-reset": stamp})
+            return out
+        if self.dialect == "anthropic-unified":
+            return {"anthropic-ratelimit-unified-status": "allowed" if left else "rejected",
+                    "anthropic-ratelimit-unified-5h-utilization": f"{min(1.0, self.used / max(1, self.limit)):.2f}",
+                    "anthropic-ratelimit-unified-5h-reset": str(int(reset)),
+                    "anthropic-ratelimit-unified-reset": str(int(reset))}
+        return {}
 
     def exhausted(self, now: float) -> bool:
         if self.resets_at is not None and now >= self.resets_at:
@@ -196,14 +227,17 @@ class ProviderScript:
                 if q.exhausted(now):
                     if q.resets_at is None:
                         q.resets_at = now + q.window
-                    return rate_limited(reset_at=q.resets_at, usage_limit=q.usage_limit)
+                    reply = rate_limited(reset_at=q.resets_at, usage_limit=q.usage_limit)
+                    return _announced(reply, q, now)
                 q.used += 1
                 if q.used >= q.limit and q.resets_at is None:
                     q.resets_at = now + q.window
             replies = self._scripts.get(key or "")
             if not replies:
-                return ok()
-            return replies.pop(0) if len(replies) > 1 else replies[0]
+                reply = ok()
+            else:
+                reply = replies.pop(0) if len(replies) > 1 else replies[0]
+            return _announced(reply, q, now) if q is not None else reply
 
     def _usage_answer(self, key: str | None) -> tuple[int, Any]:
         now = self.clock()
@@ -246,11 +280,24 @@ class ProviderScript:
             self.log.append((method, path, key, status))
 
 
+def _announced(reply: Reply, quota: Quota, now: float) -> Reply:
+    """*reply* with what *quota* says is left, in its dialect (a copy: scripts are shared)."""
+    extra = quota.headers(now)
+    return replace(reply, headers={**reply.headers, **extra}) if extra else reply
+
+
+def _go_duration(seconds: float) -> str:
+    """Seconds as Go prints a duration (``6m0s``, ``29.5s``), as OpenAI's headers do."""
+    minutes, secs = divmod(round(seconds, 3), 60)
+    return f"{int(minutes)}m{secs:g}s" if minutes else f"{secs:g}s"
+
+
 def load_script(provider: ProviderScript, data: dict[str, Any], now: float | None = None) -> None:
     """Apply a JSON script. Times given as ``in`` (seconds from now) or ``at`` (epoch)::
 
         {"keys": {"KEY": [{"status": 429, "headers": {...}}, {"status": 200}]},
-         "quotas": {"KEY": {"limit": 5, "window": 20, "reopens_in": 8, "lie": false}},
+         "quotas": {"KEY": {"limit": 5, "window": 20, "reopens_in": 8, "lie": false,
+                            "dialect": "openai"}},
          "usage": {"KEY": {"used_percent": 40}},
          "key_info": {"KEY": {"limit": 10, "limit_remaining": 3}},
          "oauth": {"REFRESH": {"access_token": "...", "expires_in": 3600}}}
@@ -262,7 +309,8 @@ def load_script(provider: ProviderScript, data: dict[str, Any], now: float | Non
         provider.quota(key, Quota(
             limit=int(q.get("limit", 5)), window=float(q.get("window", 3600)),
             reopens_at=now + float(q["reopens_in"]) if q.get("reopens_in") is not None else None,
-            lie=bool(q.get("lie")), usage_limit=bool(q.get("usage_limit"))))
+            lie=bool(q.get("lie")), usage_limit=bool(q.get("usage_limit")),
+            dialect=q.get("dialect") if q.get("dialect") in DIALECTS else None))
     for key, u in (data.get("usage") or {}).items():
         provider.usage(key, u.get("used_percent"), status=int(u.get("status", 200)))
     for key, k in (data.get("key_info") or {}).items():

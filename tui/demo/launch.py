@@ -171,13 +171,22 @@ hermes_admin:
 
 
 def provider_script() -> dict[str, Any]:
-    """How the fake provider behaves for each demo key."""
+    """How the fake provider behaves for each demo key.
+
+    The OpenRouter, Together and Anthropic keys announce what is left on every answer (the
+    OpenAI and Anthropic rate-limit dialects), so their headroom bars run down in the
+    dashboard and the proxy rotates off a key when its answer says nothing is left, before
+    the 429 it would get next. The Codex key keeps the reactive path (a 429, then a bench).
+    """
     return {
         "quotas": {
-            KEYS["or1"]: {"limit": 3, "window": 15},
-            KEYS["or2"]: {"limit": 6, "window": 20},
+            KEYS["or1"]: {"limit": 3, "window": 15, "dialect": "openai"},
+            KEYS["or2"]: {"limit": 6, "window": 20, "dialect": "openai"},
             KEYS["cdx1"]: {"limit": 5, "window": 45, "reopens_in": 25, "usage_limit": True},
-            KEYS["tg1"]: {"limit": 8, "window": 25},
+            KEYS["tg1"]: {"limit": 8, "window": 25, "dialect": "openai"},
+            KEYS["ant1"]: {"limit": 10, "window": 60, "dialect": "anthropic"},
+            "sk-ant-oat01-demo-refreshed00000000000A02": {"limit": 20, "window": 90,
+                                                         "dialect": "anthropic-unified"},
         },
         "keys": {
             KEYS["or_bill"]: [{"status": 402, "error_type": "insufficient_credits",

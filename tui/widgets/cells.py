@@ -56,6 +56,10 @@ WIDE: tuple[ColumnSpec, ...] = (
     ColumnSpec("fingerprint", "key", 14),
 )
 
+# The headroom column (#21): the tightest window a provider reported, as a small bar, a
+# number and a word (tui.text.headroom); in the auto and wide layouts once a key has a reading.
+HEADROOM = ColumnSpec("headroom", "headroom", 14)
+
 NEXT_MARK = "←"
 HEADER_MARK = "▾"
 HEADER_STYLE = "bold"

@@ -18,7 +18,7 @@ Cells are plain text (never parsed as markup): a label ``[/]`` shows as ``[/]``.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from rich.style import Style
 from textual import events
@@ -227,6 +227,23 @@ class CredentialTable(ScrollView, can_focus=True):
         """Show *notes* ((view pool key, id) -> "⚑ shared") before the reason; only moved rows change."""
         self.refresh_rows(self.rows.set_notes(notes, self.countdowns.now))
 
+    def set_headroom(self, readings: Mapping[tuple[str, str], object]) -> None:
+        """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
+        column; only rows whose readings moved change, and the one timer turns texts stale.
+        The same mapping again (the sidecar did not change) costs nothing."""
+        if readings is self.rows.headroom.readings:
+            return
+        need = self.rows.headroom.need
+        self._headroom(self.rows.set_headroom(readings, self.countdowns.current()), need)
+
+    def _headroom(self, dirty: list[str], need: int | None = None) -> None:
+        if need != self.rows.headroom.need:
+            self.relayout()     # the column comes with the first reading, and its width may move
+        self.refresh_rows(dirty)
+        now = self.countdowns.current()
+        self.rows.headroom.arm(self.set_timer, lambda: self._headroom(self.rows.headroom_due(
+            self.countdowns.current())), now)
+
     def materialize_visible(self) -> bool:
         """Format the deferred rows on screen (and under the cursor); True if any was."""
         keys = self._visible_keys()
@@ -251,7 +268,8 @@ class CredentialTable(ScrollView, can_focus=True):
         """
         line = max(0, self.scrollable_content_region.width or self.size.width)
         total = max(0, self.size.width - self.styles.scrollbar_size_vertical)
-        if self.column_layout.fit(total, self.cells.natural(), self.rows.fingerprint_need, line):
+        natural = {**self.cells.natural(), "headroom": self.rows.headroom.need}
+        if self.column_layout.fit(total, natural, self.rows.fingerprint_need, line):
             self.virtual_size = Size(self.column_layout.used, self.rows.row_count + 1)
             self.refresh()
 

@@ -11,7 +11,10 @@ Three layouts:
   sideways;
 - ``custom``: the operator's own set (the column chooser, ``W``).
 
-Whatever the layout, columns keep one order (:data:`ORDER`). Spare cells go, in order, to
+The headroom column (the tightest window a provider reported, #21) joins the auto and wide
+layouts once any key has a reading, from 80 columns on; it is the first to give way: it
+shrinks before any other column (a shorter bar, then none) and goes first when the terminal
+is narrower than 80. Whatever the layout, columns keep one order (:data:`ORDER`). Spare cells go, in order, to
 the label and the key (up to their longest texts), the code/reason or reason column (up to
 the longest reason Hermes writes, :data:`REASON_WANT`, or the longest shown when that is
 longer), the source (up to its longest text), and the message column takes the rest. The set
@@ -24,7 +27,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from tui.widgets.cells import NARROW, WIDE, ColumnSpec
+from tui.text.format import NULL
+from tui.widgets.cells import HEADROOM, NARROW, WIDE, ColumnSpec
 
 PAD = 1  # blank cells on each side of a column
 
@@ -60,7 +64,7 @@ REASON_CAP = 60         # longer reasons are cut, however wide the terminal
 
 # The one order of every column, whichever are shown.
 ORDER: tuple[str, ...] = (
-    "pos", "label", "auth", "source", "status", "left", "resets", "error", "code", "reason",
+    "pos", "label", "auth", "source", "status", "left", "headroom", "resets", "error", "code", "reason",
     "requests", "priority", "id", "message", "fingerprint",
 )
 _NARROW_KEYS = tuple(s.key for s in NARROW)
@@ -71,6 +75,7 @@ BASE: dict[str, ColumnSpec] = {
     "source": ColumnSpec("source", "source", 12),
     "message": ColumnSpec("message", "message", 16),
     "error": ColumnSpec("error", "code/reason", 17),
+    "headroom": HEADROOM,
     **{s.key: s for s in NARROW},
 }
 TITLES: dict[str, str] = {k: BASE[k].label for k in ORDER}
@@ -81,14 +86,15 @@ EXTRAS: tuple[str, ...] = ("message", "requests", "resets", "source", "priority"
 # first, in order, down to these widths: the message and the source, then the label down
 # to ten, before the reason; the label's last cells go last.
 SHRINK: tuple[tuple[str, int], ...] = (
-    ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8), ("label", 8),
+    ("headroom", 10), ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8), ("label", 8),
 )
 FLOOR: dict[str, int] = {k: min(f for key, f in SHRINK if key == k) for k, _ in SHRINK}
 NATURAL, WANT, REST = "natural", "want", "rest"
 # Which columns take spare cells, in order, how (up to their longest text; up to the longest
 # reason Hermes writes or the longest shown; all that is left) and up to how wide.
 GROW: tuple[tuple[str, str, int], ...] = (
-    ("label", NATURAL, 40), ("fingerprint", NATURAL, 24), ("error", WANT, CODE_WIDTH + REASON_CAP),
+    ("label", NATURAL, 40), ("fingerprint", NATURAL, 24), ("headroom", NATURAL, 22),
+    ("error", WANT, CODE_WIDTH + REASON_CAP),
     ("reason", WANT, REASON_CAP), ("source", NATURAL, 30), ("message", REST, 120),
 )
 
@@ -100,6 +106,15 @@ def want(key: str) -> int:
 
 def padded(specs: Iterable[ColumnSpec]) -> int:
     return sum(s.width + 2 * PAD for s in specs)
+
+
+# The narrowest table the headroom column joins (80 columns less the scrollbar's cell).
+HEADROOM_FROM = padded(NARROW) + 1
+
+
+def has_readings(natural: dict[str, int]) -> bool:
+    """Whether any row's headroom cell says more than ``—`` (the column is worth its cells)."""
+    return natural.get("headroom", 0) > len(NULL)
 
 
 def growth(key: str, base: int, natural: dict[str, int]) -> int:
@@ -117,17 +132,20 @@ def columns_for(mode: str, chosen: Sequence[str], total: int,
     """The columns a table *total* cells wide shows in layout *mode* (*chosen*: the custom
     layout's keys). The auto layout adds an extra column only when, with it, every column
     shown still has room for its longest text (or every Hermes reason) first."""
+    natural = natural or {}
     if mode == WIDE_MODE:
-        return WIDE
+        return tuple(BASE[k] for k in ORDER if k in {s.key for s in WIDE} | {"headroom"}) \
+            if has_readings(natural) else WIDE
     if mode == CUSTOM:
         return tuple(BASE[k] for k in ORDER if k in {"pos", *chosen})
-    natural = natural or {}
 
     def need(key: str) -> int:
         base = BASE[key].width
         return base + 2 * PAD + growth(key, base, natural)
 
     keys = set(_NARROW_KEYS)
+    if has_readings(natural) and total >= HEADROOM_FROM:
+        keys.add("headroom")
     used = sum(need(k) for k in keys)
     for key in EXTRAS:
         if used + need(key) > total:
@@ -149,7 +167,7 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
     minimum = minimum or {}
     out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
     spare = total - sum(w + 2 * PAD for w in out.values())
-    for key in ("label", "source", "message"):
+    for key in ("headroom", "label", "source", "message"):
         # First the cells no text needs (a label column wider than every label); not the
         # reason's: sized for Hermes's reasons, it must not move when one appears...
         if spare >= 0:

@@ -18,6 +18,7 @@ from rich.style import Style
 from textual.cache import LRUCache
 from textual.strip import Strip
 
+from tui.text.headroom import fit as fit_headroom
 from tui.widgets import cells as C
 from tui.widgets.rows import ProfileBanner
 from tui.widgets.table_cells import CellStore
@@ -93,7 +94,7 @@ class RowPainter:
         for spec, w in zip(specs, layout, strict=True):
             text = row.get(spec.key, (C.NULL, ""))[0]
             out.append(cut_fingerprint(text, w) if spec.key == "fingerprint"
-                       else C.ellipsize(text, w))
+                       else fit_headroom(text, w) if spec.key == "headroom" else C.ellipsize(text, w))
         return out
 
     def fold_mark(self, pool: str) -> str:

@@ -10,17 +10,18 @@ It knows nothing of Textual: the widget scrolls, paints and moves the cursor.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from store.pools.view import PoolView
 from tui.widgets import cells as C
 from tui.widgets.cells import ColumnSpec
 from tui.widgets.rows import Entry, ProfileBanner, entries, header_key, mark_key, patch_entries
 from tui.widgets.table_cells import Cells, CellStore, estimate
+from tui.widgets.table_headroom import HeadroomCells
 from tui.widgets.table_layout import distinct_fingerprints
 
 # Every column either layout can show, uncut: widths are applied when painting.
-ALL = tuple({s.key: ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW)}.values())
+ALL = tuple({s.key: ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW, C.HEADROOM)}.values())
 ALL_KEYS = tuple(s.key for s in ALL)
 # The # column alone, uncut: what a mark change re-renders.
 POS = (ColumnSpec("pos", "#", 10**6),)
@@ -70,6 +71,7 @@ class RowStore:
         self._under: dict[tuple[str, str], str] = {}   # a range mark's
         self._screen_marks: dict[tuple[str, str], str] = {}
         self._notes: dict[tuple[str, str], str] = {}   # findings: "⚑ shared" before the reason
+        self.headroom = HeadroomCells()                # the readings behind the headroom column
 
     # ----------------------------------------------------------- queries
     @property
@@ -304,7 +306,8 @@ class RowStore:
             return ("hdr", e.pool.strategy, e.pool.strategy_known,
                     tuple(sorted(e.pool.counts.items())), e.pool.key in self._folded)
         mk = mark_key(e)
-        return (*C.signature(cv), self._marks.get(mk, ""), self._notes.get(mk, ""), fps.get(cv.key))
+        return (*C.signature(cv), self._marks.get(mk, ""), self._notes.get(mk, ""), fps.get(cv.key),
+                self.headroom.of(mk))
 
     def format_row(self, e: Entry, now: float, fps: dict) -> Cells:
         """A credential row's cells, uncut (a header's are poured in when painted)."""
@@ -316,6 +319,7 @@ class RowStore:
         note = self._notes.get(mk)
         if note:
             out.update(noted(out, note))
+        out["headroom"] = self.headroom.cell(mk, e.cred.fingerprint, now)
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
@@ -352,6 +356,34 @@ class RowStore:
             for col, value in (noted(base, note) if note else base).items():
                 self.cells.update_cell(key, col, value)
             dirty.append(key)
+        return dirty
+
+    def set_headroom(self, readings: Mapping[tuple[str, str], object], now: float) -> list[str]:
+        """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
+        column; return the formatted rows whose readings moved."""
+        return self._headroom_cells(self.headroom.set(readings, now, self._secrets(readings)), now)
+
+    def headroom_due(self, now: float) -> list[str]:
+        """Rows whose headroom text changed by itself (a reading gone stale); their keys."""
+        return self._headroom_cells(self.headroom.due(now, self._secrets(self.headroom.readings)), now)
+
+    def _secrets(self, readings: Mapping[tuple[str, str], object]) -> dict[tuple[str, str], str | None]:
+        """The secret each shown row with readings holds now ((view pool key, id) -> fingerprint)."""
+        if not readings:
+            return {}
+        return {mk: e.cred.fingerprint for e in self._entries.values()
+                if e.cred is not None and (mk := mark_key(e)) in readings}
+
+    def _headroom_cells(self, moved: set[tuple[str, str]], now: float) -> list[str]:
+        if not moved:
+            return []
+        dirty = []
+        for key, e in self._entries.items():
+            if e.cred is not None and mark_key(e) in moved:
+                self.cells.drop_signature(key)
+                if self.cells.formatted(key):
+                    self.cells.update_cell(key, "headroom", self.headroom.cell(mark_key(e), e.cred.fingerprint, now))
+                    dirty.append(key)
         return dirty
 
     def _moved(self, old: dict, new: dict, now: float) -> list[tuple[str, Entry]]:
