@@ -92,8 +92,8 @@ async def test_tick_updates_only_cells_whose_text_changed(tmp_home: Home, monkey
         a, b = key("openrouter", "aaaaaa"), key("openrouter", "bbbbbb")
         assert "9m 30s" in table.line_text(a)
         writes: list[tuple[str, str]] = []
-        real_write, real_update = table.write_countdown, table.cells.update_cell
-        monkeypatch.setattr(table, "write_countdown", lambda k, t: (
+        real_write, real_update = table.cells.write_countdown, table.cells.update_cell
+        monkeypatch.setattr(table.cells, "write_countdown", lambda k, t: (
             writes.append((str(k), t)), real_write(k, t)))
         monkeypatch.setattr(table.cells, "update_cell", lambda *a, **kw: (
             writes.append(("update_cell", str(a))), real_update(*a, **kw)))

@@ -244,11 +244,12 @@ async def test_tick_sleeps_while_no_cooling_row_is_on_screen(tmp_home: Home) -> 
         table = table_of(app)
         assert table.cooling_keys() and not table.visible_cooling()
         # Asleep: at most a one-shot timer for when the first off-screen cooldown ends.
-        assert not table.ticking and (table.countdowns.timer is None or table.countdowns.timer.name == "flip")
+        clock = table.countdowns
+        assert not clock.ticking and (clock.timer is None or clock.timer.name == "flip")
         # Control: with a cooling row on screen, the same table ticks.
         table.move_cursor(row=len(table.order) - 1)
         await pilot.pause()
-        assert table.visible_cooling() and table.ticking and table.countdowns.timer.name == "countdown"
+        assert table.visible_cooling() and table.countdowns.ticking and table.countdowns.timer.name == "countdown"
 
 
 async def test_fingerprints_sharing_prefix_and_last4_differ_at_80_columns(tmp_home: Home) -> None:

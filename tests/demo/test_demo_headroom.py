@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from store.agent.ratelimits import read_headers, tightest
-from tests.demo.test_fake_provider import Clock, call
+from tests.demo.fake_calls import Clock, call
 from tui.demo import fake_provider as fpv
 from tui.demo import launch as demo
 

@@ -8,37 +8,14 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.demo.fake_calls import Clock, call
 from tui.demo import fake_provider as fpv
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-class Clock:
-    def __init__(self, t: float = 1_800_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def call(url: str, key: str | None, method: str = "POST", path: str = "/v1/chat/completions",
-         data: bytes | None = b'{"model": "m"}', headers: dict | None = None):
-    h = dict(headers or {})
-    if key:
-        h["Authorization"] = f"Bearer {key}"
-    req = urllib.request.Request(url + path, data=data if method == "POST" else None,
-                                 method=method, headers=h)
-    try:
-        with urllib.request.urlopen(req, timeout=5) as resp:
-            return resp.status, dict(resp.headers), json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), json.loads(exc.read() or b"{}")
 
 
 def test_scripted_replies_in_order_last_one_repeats():

@@ -24,7 +24,6 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding
 from textual.geometry import Region, Size
-from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -32,18 +31,10 @@ from store.pools.view import CredentialView, PoolView
 from tui.widgets.rows import Entry, header_key
 from tui.widgets.table_cells import CellStore
 from tui.widgets.table_clock import CountdownClock
-from tui.widgets.table_cursor import TableCursor, Window
+from tui.widgets.table_cursor import RowMessage, TableCursor, Window
 from tui.widgets.table_layout import Column, ColumnLayout
 from tui.widgets.table_paint import CURSOR, HEADER, POOL, RowPainter
 from tui.widgets.table_rows import RowStore
-
-
-class RowMessage(Message):
-    """About the row *row_key* (None: the table is empty)."""
-
-    def __init__(self, row_key: str | None) -> None:
-        super().__init__()
-        self.row_key = row_key
 
 
 class CredentialTable(ScrollView, can_focus=True):
@@ -63,8 +54,8 @@ class CredentialTable(ScrollView, can_focus=True):
         Binding("enter", "select_cursor", "Open detail / fold pool", show=False, id="table.select"),
         Binding("up", "move('up')", "Cursor up", show=False, id="table.up"),
         Binding("down", "move('down')", "Cursor down", show=False, id="table.down"),
-        Binding("left", "cursor_left", "Fold pool / scroll left", show=False, id="table.left"),
-        Binding("right", "cursor_right", "Unfold pool / scroll right", show=False, id="table.right"),
+        Binding("left", "sideways(True, -4)", "Fold pool / scroll left", show=False, id="table.left"),
+        Binding("right", "sideways(False, 4)", "Unfold pool / scroll right", show=False, id="table.right"),
         Binding("pageup", "move('page_up')", "Page up", show=False, id="table.page_up"),
         Binding("pagedown", "move('page_down')", "Page down", show=False, id="table.page_down"),
         Binding("home,ctrl+home", "move('first')", "First row", show=False, id="table.top"),
@@ -165,11 +156,6 @@ class CredentialTable(ScrollView, can_focus=True):
     def visible_cooling(self) -> bool:
         return self.countdowns.cooling_among(self._visible_keys())
 
-    @property
-    def ticking(self) -> bool:
-        """True while the one-second tick runs."""
-        return self.countdowns.ticking
-
     # ----------------------------------------------------------- reconcile
     def reconcile(self, pools: Sequence[PoolView], now: float, *, filter_text: str = "",
                   sort: str = "priority") -> None:
@@ -213,8 +199,8 @@ class CredentialTable(ScrollView, can_focus=True):
         return self.cursor.anchor is not None
 
     def mark_range(self, on: bool) -> list[Entry]:
-        """Start a range mark on the cursor's row (the rows up to wherever the cursor goes:
-        marked under the screen's own marks), or end it; the credential rows it held."""
+        """Start a range mark on the cursor's row (to wherever the cursor goes), or end it;
+        the credential rows it held."""
         held = self.cursor.range_entries()
         self.cursor.anchor = self.cursor_key if on else None
         self._show_range()
@@ -229,8 +215,7 @@ class CredentialTable(ScrollView, can_focus=True):
 
     def set_headroom(self, readings: Mapping[tuple[str, str], object]) -> None:
         """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
-        column; only rows whose readings moved change, and the one timer turns texts stale.
-        The same mapping again (the sidecar did not change) costs nothing."""
+        column: only moved rows change (the same mapping again costs nothing)."""
         if readings is self.rows.headroom.readings:
             return
         need = self.rows.headroom.need
@@ -261,11 +246,9 @@ class CredentialTable(ScrollView, can_focus=True):
             self.relayout()
 
     def relayout(self) -> None:
-        """Recompute column widths; only a real change invalidates the cached strips.
-
-        The columns leave the scrollbar's cell free even when every row fits: a scrollbar
-        that comes and goes with a filter or a reload must not move every column by one.
-        """
+        """Recompute column widths; only a real change invalidates the cached strips. The
+        columns leave the scrollbar's cell free even when every row fits: a scrollbar that
+        comes and goes with a filter or a reload must not move every column by one."""
         line = max(0, self.scrollable_content_region.width or self.size.width)
         total = max(0, self.size.width - self.styles.scrollbar_size_vertical)
         natural = {**self.cells.natural(), "headroom": self.rows.headroom.need}
@@ -312,13 +295,10 @@ class CredentialTable(ScrollView, can_focus=True):
         return strip.crop(scroll_x, scroll_x + width)
 
     def refresh_rows(self, keys: Sequence[str]) -> None:
-        """Repaint just the lines of *keys* that are on screen.
-
-        Whole lines, even for a countdown: Textual repaints a dirty line from the start
-        of the widget's strip up to the region's end anyway, and cropping the strip to a
-        cell costs more than it saves (headless A/B at 1,000 keys: 3.0-3.2 ms a tick for
-        lines vs 3.6-4.5 ms for cells).
-        """
+        """Repaint just the lines of *keys* that are on screen. Whole lines, even for a
+        countdown: Textual repaints a dirty line from the start of the widget's strip up to
+        the region's end anyway, and cropping the strip to a cell costs more than it saves
+        (headless A/B at 1,000 keys: 3.0-3.2 ms a tick for lines vs 3.6-4.5 ms for cells)."""
         window, width = self._window(), self.size.width
         lines = [window.line_of(self.rows.index_of(key)) for key in keys]
         regions = [Region(0, y, width, 1) for y in lines if y is not None]
@@ -347,16 +327,12 @@ class CredentialTable(ScrollView, can_focus=True):
         """Rewrite the countdown cell of on-screen cooling rows whose text changed."""
         stale = self.countdowns.stale(now, self._visible_keys(), self._countdown_text)
         for key, text in stale:
-            self.write_countdown(key, text)
+            self.cells.write_countdown(key, text)
         self.refresh_rows([key for key, _ in stale])
 
     def _countdown_text(self, row_key: str) -> str:
         self._format(row_key)
         return self.cells.row(row_key)["left"][0]
-
-    def write_countdown(self, row_key: str, text: str) -> None:
-        """Set a formatted row's countdown cell; the row's version bump re-renders that row alone."""
-        self.cells.write_countdown(row_key, text)
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -411,13 +387,7 @@ class CredentialTable(ScrollView, can_focus=True):
         else:
             self.post_message(self.RowSelected(e.key))
 
-    def action_cursor_left(self) -> None:
-        self._fold_or_scroll(True, -4)
-
-    def action_cursor_right(self) -> None:
-        self._fold_or_scroll(False, +4)
-
-    def _fold_or_scroll(self, folded: bool, dx: int) -> None:
+    def action_sideways(self, folded: bool, dx: int) -> None:
         """On a pool header, fold or unfold it; elsewhere scroll sideways by *dx*."""
         e = self.cursor_entry
         if e is not None and e.is_header:

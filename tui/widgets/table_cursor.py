@@ -13,8 +13,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.message import Message
+
 from tui.widgets.rows import Entry, mark_key
 from tui.widgets.table_rows import RowStore
+
+
+class RowMessage(Message):
+    """About the row *row_key* (None: the table is empty): the table's highlighted and selected."""
+
+    def __init__(self, row_key: str | None) -> None:
+        super().__init__()
+        self.row_key = row_key
+
 
 RANGE_MARK = "┃"   # in the # cell of a range mark's rows: a symbol, not a colour alone
 
