@@ -42,11 +42,12 @@ from store.proxy.chain import Chain
 from store.proxy.forward import Forwarder
 from store.proxy.inbound import Gate
 from store.proxy.offloop import run_blocking
-from store.proxy.redacting import ProxySecrets, RedactingFilter
+from store.proxy.redacting import ProxySecrets
 from store.proxy.report import describe
 from store.proxy.stats import Stats, write_status
 from store.proxy.upstreams import route_name
 from store.proxy.wire import error_body
+from store.redaction.crash import LogRedaction
 from store.watch.home import watch_home
 
 log = logging.getLogger("hermes_admin.proxy")
@@ -85,7 +86,7 @@ class ProxyServer:
         self._handlers: set[asyncio.Task] = set()
         self._ids = itertools.count(1)
         self._id_prefix = _secrets.token_hex(3)
-        self._filter = RedactingFilter(self.secrets)
+        self._filter = LogRedaction(self.secrets.redactor)
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
         self._site: web.TCPSite | None = None

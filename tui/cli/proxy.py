@@ -40,6 +40,7 @@ from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIME
 from store.proxy.inbound import gate_for
 from store.proxy.stats import is_live, read_statuses
 from store.proxy.upstreams import route_name
+from tui.text.format import clock_time
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 MAX_SECONDS = 86400.0         # a drain, body or restore wait longer than a day is a typo
@@ -174,11 +175,7 @@ def _breaker_text(u: dict[str, Any], now: Any) -> str:
         when = "circuit half-open (the next request tries it)"
     else:
         when = f"{u.get('strikes', 0)} failure(s), circuit closed"
-    return f"{when}; failing since {_hhmm(u.get('down_since'))}, last: {last}; no key benched"
-
-
-def _hhmm(ts: Any) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "—"
+    return f"{when}; failing since {clock_time(u.get('down_since'))}, last: {last}; no key benched"
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -196,7 +193,8 @@ def _status(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     if not live:
         st = statuses[0]
-        print(f"no proxy running on {home.root} (last status {st.get('state', '—')} at {_hhmm(st.get('updated_at'))})")
+        print(f"no proxy running on {home.root} (last status {st.get('state', '—')} at "
+              f"{clock_time(st.get('updated_at'))})")
         return EXIT_FAILURE
     for st in live:
         _print_status(st)
@@ -204,14 +202,14 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _print_status(st: dict[str, Any]) -> None:
-    print(f"proxy {st.get('url')} pid {st.get('pid')}, {st.get('state')} since {_hhmm(st.get('started_at'))}; "
+    print(f"proxy {st.get('url')} pid {st.get('pid')}, {st.get('state')} since {clock_time(st.get('started_at'))}; "
           f"in flight {st.get('in_flight', 0)}, requests {st.get('requests_total', 0)}, "
           f"client keys {'required' if st.get('inbound_auth') else 'not required (loopback)'}")
     if st.get("active") == st.get("primary"):
         print(f"chain: on primary {st.get('primary')}")
     else:
-        print(f"chain: on fallback {st.get('active')} since {_hhmm(st.get('on_fallback_since'))}, "
-              f"next restore check {_hhmm(st.get('next_restore_check'))}")
+        print(f"chain: on fallback {st.get('active')} since {clock_time(st.get('on_fallback_since'))}, "
+              f"next restore check {clock_time(st.get('next_restore_check'))}")
     for r in st.get("chain") or []:
         mark = "▶" if r.get("active") else " "
         down = f"  upstream down {r.get('down')}" if r.get("down") else ""
