@@ -44,6 +44,7 @@ from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIME
 from store.proxy.inbound import gate_for
 from store.proxy.stats import is_live, read_statuses
 from store.proxy.upstreams import route_name
+from tui.services.proxy_feed import breaker_text
 from tui.text.format import clock_time
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -201,18 +202,6 @@ def _steer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _breaker_text(u: dict[str, Any], now: Any) -> str:
-    """One failing upstream's circuit breaker, in words (a route's fault: no key benched)."""
-    until, last = u.get("open_until"), u.get("last_error") or "—"
-    if u.get("state") == "open" and isinstance(until, (int, float)) and isinstance(now, (int, float)):
-        when = f"circuit open, tried again in {max(0, round(until - now))} s"
-    elif u.get("state") == "half-open":
-        when = "circuit half-open (the next request tries it)"
-    else:
-        when = f"{u.get('strikes', 0)} failure(s), circuit closed"
-    return f"{when}; failing since {clock_time(u.get('down_since'))}, last: {last}; no key benched"
-
-
 def _status(args: argparse.Namespace) -> int:
     home = resolve_home(getattr(args, "home", None))
     now = time.time()
@@ -253,7 +242,7 @@ def _print_status(st: dict[str, Any]) -> None:
         print(f"  {mark} {r.get('name')}  model {r.get('model') or '(client)'}  usable {r.get('usable')}/"
               f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
     for u in st.get("upstreams") or []:
-        print(f"upstream {u.get('upstream')}: {_breaker_text(u, st.get('updated_at'))}")
+        print(f"upstream {u.get('upstream')}: {breaker_text(u, st.get('updated_at'))}")
     print("credentials:")
     for c in st.get("credentials") or []:
         print(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "
