@@ -15,17 +15,25 @@
   span from a write that empties the pool (the transaction's release) to the webhook receiving
   the alert, p50 and p99 (goal p99 under 2 s; the quiet period, which only delays
   recoveries, is set to 0.05 s here).
+- proxy /metrics on against off (``--proxy-rounds``, 0 skips it): two hermes-admin proxies
+  (one with ``--no-metrics``) and the bare aiohttp passthrough (bench/bench_proxy.py's targets
+  and load generator) in front of one fake provider, interleaved rounds; the proxy with
+  /metrics on is scraped every ``--scrape-every`` seconds while it is measured. Printed: each
+  proxy's ratio to the bare passthrough, and on/off (goal within 1.05x).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -200,6 +208,94 @@ def bench_alerts(tmp: Path, n: int) -> None:
           f"p99 {p99:.0f} ms, max {lat[-1]:.0f} ms (goal p99 < 2000 ms)")
 
 
+class Scraper:
+    """Scrape a proxy's /metrics every *every* seconds in a thread (as Prometheus would, harder)."""
+
+    def __init__(self, url: str, every: float) -> None:
+        self.url, self.every = url, every
+        self.stop = threading.Event()
+        self.times: list[float] = []
+        self.size = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self) -> None:
+        while not self.stop.wait(self.every):
+            t0 = time.perf_counter()
+            with urllib.request.urlopen(self.url, timeout=10) as r:
+                self.size = len(r.read())
+            self.times.append(time.perf_counter() - t0)
+
+    def __enter__(self) -> Scraper:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(15)
+
+
+def bench_proxy_metrics(rounds: int, seconds: float, every: float) -> None:
+    from bench import bench_proxy as bp
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-proxy-metrics-"))
+    procs: list[subprocess.Popen] = []
+    try:
+        fake, upstream = bp.start_fake(tmp)
+        procs.append(fake)
+        on, on_url = bp.start_ours(tmp, upstream, name="home-on")
+        off, off_url = bp.start_ours(tmp, upstream, extra=("--no-metrics",), name="home-off")
+        bare, bare_url = bp.start_bare(tmp, upstream)
+        procs += [on, off, bare]
+        metrics_url = on_url.removesuffix("/v1") + "/metrics"
+        targets = {"metrics-on": on_url, "metrics-off": off_url, "bare-aiohttp": bare_url}
+        runs: dict[str, list[dict]] = {name: [] for name in targets}
+        scrapes: list[float] = []
+        size = 0
+        print(f"proxy /metrics on vs off: {rounds} rounds of {seconds:g} s, /metrics scraped every {every:g} s "
+              f"while the proxy with it is measured; load average {os.getloadavg()[0]:.2f}", flush=True)
+        for r in range(rounds):
+            order = list(targets.items()) if r % 2 == 0 else list(reversed(targets.items()))
+            for name, url in order:
+                key = bp.KEYS[0] if name == "bare-aiohttp" else "any-bearer"
+                if name == "metrics-on":
+                    with Scraper(metrics_url, every) as s:
+                        runs[name].append(bp.measure(url, key, seconds))
+                    scrapes += s.times
+                    size = s.size or size
+                else:
+                    runs[name].append(bp.measure(url, key, seconds))
+        res = {name: bp.combine(v) for name, v in runs.items()}
+        cols = ("c1_p50", "c16_p50", "c16_p99", "rps", "ttfb_p50", "errors")
+        print(f"{'target':<14}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps at 64 concurrent)")
+        for name, v in res.items():
+            print(f"{name:<14}" + "".join(f"{v[c]:>10d}" if c == "errors" else f"{v[c]:>10.2f}" for c in cols))
+        bare_r = res["bare-aiohttp"]
+        for name in ("metrics-on", "metrics-off"):
+            print(f"ratio {name} / bare-aiohttp: " + "  ".join(
+                f"{k} {res[name][k] / bare_r[k]:.3f}" for k in ("c1_p50", "c16_p50") if bare_r[k] > 0)
+                + f"  rps {bare_r['rps'] / res[name]['rps']:.3f} (bare/ours)")
+        for k in ("c1_p50", "c16_p50"):
+            ratio = res["metrics-on"][k] / res["metrics-off"][k]
+            print(f"  /metrics on / off, {k}: {ratio:.3f}x (goal <= 1.05)   {'met' if ratio <= 1.05 else 'NOT met'}")
+        ratio = res["metrics-off"]["rps"] / res["metrics-on"]["rps"]
+        print(f"  /metrics on / off, throughput cost: {ratio:.3f}x (goal <= 1.05)   "
+              f"{'met' if ratio <= 1.05 else 'NOT met'}")
+        if scrapes:
+            scrapes.sort()
+            print(f"  {len(scrapes)} scrapes under load: p50 {statistics.median(scrapes) * 1000:.1f} ms, "
+                  f"max {scrapes[-1] * 1000:.1f} ms, {size} bytes")
+        print(f"(each figure: the median of {rounds} rounds; load average at the end {os.getloadavg()[0]:.2f})")
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--profiles", type=int, default=50)
@@ -207,12 +303,19 @@ def main() -> None:
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--scrape", type=int, default=10_000)
     ap.add_argument("--alerts", type=int, default=40)
+    ap.add_argument("--proxy-rounds", type=int, default=3, help="proxy /metrics on vs off: rounds (0: skip)")
+    ap.add_argument("--proxy-seconds", type=float, default=3.0, help="seconds per load run")
+    ap.add_argument("--scrape-every", type=float, default=1.0, help="seconds between scrapes of /metrics")
+    ap.add_argument("--only-proxy", action="store_true", help="measure only the proxy's /metrics on vs off")
     a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as d:
-        tmp = Path(d)
-        bench_idle(tmp, a.profiles, a.rows, a.idle)
-        bench_scrape(a.scrape)
-        bench_alerts(tmp, a.alerts)
+    if not a.only_proxy:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            bench_idle(tmp, a.profiles, a.rows, a.idle)
+            bench_scrape(a.scrape)
+            bench_alerts(tmp, a.alerts)
+    if a.proxy_rounds > 0:
+        bench_proxy_metrics(a.proxy_rounds, a.proxy_seconds, a.scrape_every)
 
 
 if __name__ == "__main__":

@@ -199,10 +199,12 @@ def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}"
 
 
-def start_ours(tmp: Path, upstream: str, tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
+               extra: tuple[str, ...] = (), name: str = "home") -> tuple[subprocess.Popen, str]:
     """hermes-admin's proxy on a home of the bench keys; *tree*: another checkout's source
-    (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run."""
-    home = tmp / ("home" if tree is None else f"home-{tree.name}")
+    (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run;
+    *extra*: more ``proxy`` arguments (``--no-metrics``), on a home called *name*."""
+    home = tmp / (name if tree is None else f"{name}-{tree.name}")
     home.mkdir(mode=0o700)
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
              "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
@@ -213,7 +215,7 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None) -> tuple[subp
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
     exe = Path(PY).parent / "hermes-admin"
     env = None if tree is None else dict(os.environ, PYTHONPATH=str(tree))
-    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"],
+    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     line = proc.stdout.readline()
     if "http://" not in line:

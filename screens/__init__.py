@@ -25,7 +25,7 @@ from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
 from screens.profiles_view import ProfilesDashboard
-from screens.proxy_view import ProxyScreen
+from screens.proxy_view import ProxyScreen, RouteScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
 from tui.widgets import CredentialTable
@@ -36,7 +36,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
     ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
     ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
-    ("proxy", ProxyScreen), ("fleet", FleetScreen), ("help", HelpScreen),
+    ("proxy", ProxyScreen), ("proxy pin", RouteScreen), ("fleet", FleetScreen), ("help", HelpScreen),
     ("profiles", ProfilesDashboard), ("profile picker", ProfilePicker),
     ("command line", CommandLine), ("findings", FindingsScreen), ("profile config", ProfileConfigScreen),
     ("columns", ColumnChooser),

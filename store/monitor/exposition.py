@@ -44,19 +44,25 @@ class _Fixed:
 
 
 def render_lines(families: Sequence[Family], samples: Samples) -> list[str]:
-    """One exposition line per sample (newline included), in order, each formatted by prometheus_client."""
+    """One exposition line per sample (a histogram's lines together; newline included), in order, each
+    formatted by prometheus_client."""
     order: list[list[int]] = [[] for _ in families]
     for i, (fi, _labels, _value) in enumerate(samples):
         order[fi].append(i)
     text = generate_latest(_Fixed(filled(families, samples))).decode("utf-8")
     out = [""] * len(samples)
     fi, got = -1, 0
+    part: list[str] = []
     for line in text.split("\n")[:-1]:
         if line.startswith("# HELP "):
             fi, got = fi + 1, 0
         elif not line.startswith("# TYPE "):
-            out[order[fi][got]] = line + "\n"
-            got += 1
+            i = order[fi][got]
+            part.append(line + "\n")
+            if len(part) == families[fi].lines(samples[i][2]):     # a histogram is several lines
+                out[i] = "".join(part)
+                part = []
+                got += 1
     if any(not line for line in out):
         raise RuntimeError("prometheus_client wrote a different number of lines than samples")
     return out

@@ -18,12 +18,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from store.model import as_int
 from store.monitor.sample import ProfileSample, ProxyView, Sample, state_at
 from store.pools.policy import COOLING, DEAD, OK, READY
 from store.pools.view import CredentialView
+from store.proxy import metrics as proxy_metrics
+from store.proxy.metrics import Figures
 from store.redaction.redact import Redactor, escape_controls
 
 STATES = (OK, COOLING, READY, DEAD)
@@ -41,8 +43,13 @@ class Family:
     labels: tuple[str, ...]
 
     def make(self) -> Metric:
-        cls = CounterMetricFamily if self.kind == "counter" else GaugeMetricFamily
+        cls = {"counter": CounterMetricFamily, "histogram": HistogramMetricFamily}.get(self.kind, GaugeMetricFamily)
         return cls(self.name, self.help, labels=list(self.labels))
+
+    def lines(self, value: Any) -> int:
+        """How many exposition lines one sample of this family takes (a histogram: its
+        buckets, +Inf, count and sum)."""
+        return len(value.le) + 3 if self.kind == "histogram" else 1
 
 
 def _g(name: str, help_: str, labels: tuple[str, ...]) -> Family:
@@ -81,31 +88,18 @@ OTHER_FAMILIES = (
        "metrics then show the last good read)", ("profile",)),
     _g("hermes_admin_proxy_up", "1 while the proxy on this port runs (its status file is fresh)",
        ("profile", "port")),
-    _c("hermes_admin_proxy_requests", "Requests the proxy served since it started", ("profile", "port")),
-    _c("hermes_admin_proxy_errors", "Requests the proxy answered with an error", ("profile", "port")),
-    _c("hermes_admin_proxy_stream_failures", "Streams that broke after they started", ("profile", "port")),
-    _g("hermes_admin_proxy_in_flight", "Requests in flight in the proxy", ("profile", "port")),
-    _g("hermes_admin_proxy_on_fallback", "1 while the proxy serves from a fallback route", ("profile", "port")),
-    _g("hermes_admin_proxy_fallback_since_timestamp_seconds", "Since when the proxy is on a fallback route",
-       ("profile", "port")),
-    _g("hermes_admin_proxy_active_route", "1 for the route the proxy serves from now, 0 for the others",
-       ("profile", "port", "route")),
-    _g("hermes_admin_proxy_route_usable_credentials", "Usable credentials of each route of the proxy's chain",
-       ("profile", "port", "route")),
-    _c("hermes_admin_proxy_pool_requests", "Requests the proxy sent to each pool (summed from its 10 s buckets)",
-       ("profile", "port", "pool")),
-    _c("hermes_admin_proxy_pool_rate_limited", "Answers 429 the proxy got from each pool (summed from its 10 s "
-       "buckets)", ("profile", "port", "pool")),
+    # The proxy's own metrics, as its /metrics serves them (store.proxy.metrics), with profile and port.
+    *(Family(s.name, s.kind, s.help, ("profile", "port") + s.labels) for s in proxy_metrics.SPECS),
     _g("hermes_admin_root_findings", "Findings over the root's profiles, by kind", ("kind", "severity")),
     _g("hermes_admin_monitor_open_alerts", "Alerts open now, by rule", ("rule",)),
     _c("hermes_admin_monitor_deliveries", "Alert deliveries, by result (sent, failed)", ("result",)),
 )
 N_CRED = len(CRED_FAMILIES)
-(HR_RATIO, HR_REMAINING, HR_LIMIT, HR_RESET, POOL_CREDS, POOL_USABLE, POOL_NEXT, STORE_OK, PROXY_UP, PROXY_REQ,
- PROXY_ERR, PROXY_STREAM, PROXY_FLIGHT, PROXY_FALLBACK, PROXY_SINCE, PROXY_ROUTE, PROXY_ROUTE_USABLE, PROXY_POOL_REQ,
- PROXY_POOL_429, FINDINGS, OPEN_ALERTS, DELIVERIES) = range(len(OTHER_FAMILIES))
+(HR_RATIO, HR_REMAINING, HR_LIMIT, HR_RESET, POOL_CREDS, POOL_USABLE, POOL_NEXT, STORE_OK, PROXY_UP) = range(9)
+PROXY_BASE = PROXY_UP + 1          # then one family per store.proxy.metrics.SPECS, in its order
+FINDINGS, OPEN_ALERTS, DELIVERIES = range(PROXY_BASE + len(proxy_metrics.SPECS), len(OTHER_FAMILIES))
 
-Samples = list[tuple[int, tuple[str, ...], float]]
+Samples = list[tuple[int, tuple[str, ...], Any]]     # a value is a float, or a histogram's Histo
 
 
 @dataclass
@@ -252,31 +246,36 @@ def _headroom(p: ProfileSample, cv: CredentialView, now: float, inert: Inert) ->
     return out
 
 
+def figures(proxy: ProxyView) -> Figures:
+    """What the proxy's own /metrics shows: the status file's figures, or (a view built without
+    them) those its fields hold."""
+    if proxy.figures is not None:
+        return proxy.figures
+    return Figures(requests_total=proxy.requests_total, errors_total=proxy.errors_total,
+                   stream_failures=proxy.stream_failures, in_flight=proxy.in_flight, on_fallback=proxy.on_fallback,
+                   fallback_since=proxy.on_fallback_since,
+                   routes=tuple((r.name, r.active, r.usable) for r in proxy.routes))
+
+
 def _proxy(p: ProfileSample, proxy: ProxyView, counters: ProxyCounters, inert: Inert) -> Samples:
+    """The proxy's own samples (store.proxy.metrics.samples) with profile and port; per pool, an
+    older proxy's file without exact totals gives the sums of its 10 s buckets."""
     labels = (p.name, str(proxy.port))
     out: Samples = [(PROXY_UP, labels, 1.0 if proxy.live else 0.0)]
     if not proxy.live:
         return out
-    out += [(PROXY_REQ, labels, float(proxy.requests_total)), (PROXY_ERR, labels, float(proxy.errors_total)),
-            (PROXY_STREAM, labels, float(proxy.stream_failures)), (PROXY_FLIGHT, labels, float(proxy.in_flight)),
-            (PROXY_FALLBACK, labels, 1.0 if proxy.on_fallback else 0.0)]
-    if proxy.on_fallback and proxy.on_fallback_since is not None:
-        out.append((PROXY_SINCE, labels, proxy.on_fallback_since))
-    for route in proxy.routes:
-        name = inert(route.name, p.redactor)
-        out.append((PROXY_ROUTE, labels + (name,), 1.0 if route.active else 0.0))
-        out.append((PROXY_ROUTE_USABLE, labels + (name,), float(route.usable)))
-    for pool, (req, rl) in sorted(counters.totals(p.name, proxy).items()):
-        name = inert(pool, p.redactor)
-        out.append((PROXY_POOL_REQ, labels + (name,), float(req)))
-        out.append((PROXY_POOL_429, labels + (name,), float(rl)))
+    f = figures(proxy)
+    summed = None if f.pools is not None else [(pool, req, rl) for pool, (req, rl)
+                                               in sorted(counters.totals(p.name, proxy).items())]
+    for i, lv, value in proxy_metrics.samples(f, summed):
+        out.append((PROXY_BASE + i, labels + tuple(inert(v, p.redactor) for v in lv), value))
     return out
 
 
 def filled(families: Sequence[Family], samples: Samples) -> list[Metric]:
     out = [f.make() for f in families]
     for fi, labels, value in samples:
-        out[fi].add_metric(list(labels), value)
+        proxy_metrics.add(out[fi], families[fi].kind, labels, value)
     return out
 
 

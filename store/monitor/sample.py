@@ -29,6 +29,7 @@ from store.pools.view import CredentialView, PoolView
 from store.profiles.findings import Finding
 from store.profiles.root import DEFAULT_PROFILE, is_profile_name, root_of_home
 from store.proxy import STATUS_PREFIX
+from store.proxy.metrics import Figures, figures_of
 from store.proxy.stats import is_live
 from store.redaction.redact import Redactor
 
@@ -88,6 +89,7 @@ class ProxyView:
     routes: tuple[Route, ...] = ()
     # pool -> (bucket seconds, requests per bucket, 429s per bucket), oldest bucket first
     pools: Mapping[str, tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
+    figures: Figures | None = None     # what the proxy's own /metrics shows (store.proxy.metrics)
 
     @property
     def on_fallback(self) -> bool:
@@ -160,7 +162,7 @@ def proxy_view(data: Any, now: float) -> ProxyView | None:
         updated_at=when("updated_at"), primary=_text(data.get("primary")), active=_text(data.get("active")),
         on_fallback_since=when("on_fallback_since"), requests_total=_count(data.get("requests_total")),
         errors_total=_count(data.get("errors_total")), stream_failures=_count(data.get("stream_failures")),
-        in_flight=_count(data.get("in_flight")), routes=tuple(routes), pools=pools)
+        in_flight=_count(data.get("in_flight")), routes=tuple(routes), pools=pools, figures=figures_of(data, now))
 
 
 class SideFiles:

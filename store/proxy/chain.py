@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.agent import probe
-from store.agent.outcomes import Decision, Result, Selection, Verdict, reset_time
+from store.agent.outcomes import Decision, Notice, Result, Selection, Verdict, reset_time
 from store.agent.pool_client import PoolClient
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
@@ -47,6 +47,7 @@ from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
 from store.proxy.headroom_gate import HeadroomGate
 from store.proxy.picks import Usable, pick, usable_rows
+from store.proxy.steering import OPERATOR_RESTORE, Steering, lifted_rows
 from store.proxy.upstreams import Breakers, base_for, route_name
 
 log = logging.getLogger("hermes_admin.proxy")
@@ -126,6 +127,7 @@ class Chain:
         self._direct = DirectBenches()   # routes served by a key from the environment
         self.breakers = Breakers()       # upstreams failing now (route faults), in memory only
         self.last_doc: dict[str, Any] = {}   # the store as last applied (for the redactor)
+        self.steer = Steering()          # the operator's hand: a pin, a reset seen in the store
         self.refresh_config()
 
     # -- the view --
@@ -175,6 +177,10 @@ class Chain:
                     del self._overlay[key]
                 else:
                     row.update(fields)
+            rt, primary = self.runtime, self.routes[0].pool
+            if primary and not rt.on_primary and self.steer.pin is None:    # an operator's reset: back now
+                self.steer.saw_lifted(primary, lifted_rows(self._rows.get(primary), fresh.get(primary), self.clock(),
+                                                           self._ttls, rt.last_restore_check))
             self._rows = fresh
             self.last_doc = doc
             self._generation += 1
@@ -216,8 +222,11 @@ class Chain:
         skipped for a failing upstream or a row this request already tried.
         """
         rt = self.runtime
-        first = rt.active if start is None else start
-        held = not move
+        pin = self.steer.pin_index(self.routes, route_name) if self.steer.pin is not None else None
+        if start is None and self.steer.wanted is not None:
+            self._operator_restore()
+        first = (rt.active if pin is None else pin) if start is None else start
+        held = not move or pin is not None      # pinned: a later route serves, the chain stays
         for i in range(first, len(self.routes)):
             sel, skipped = self._select_in(i, avoid)
             if sel is not None:
@@ -229,6 +238,14 @@ class Chain:
                 return Attempt(i, sel, fresh=True, route=self.routes[i])
             held = held or skipped
         return None
+
+    def _operator_restore(self) -> None:
+        """Back to the primary now: the store showed an operator's reset of a primary row."""
+        why, rt = self.steer.take(), self.runtime
+        if why is not None and rt.active != 0 and self.steer.pin is None:
+            rt.active = 0
+            self.fallback_since = None
+            rt.notices.append(Notice(self.clock(), OPERATOR_RESTORE, f"{why}: back on primary {rt.primary}"))
 
     def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None
                    ) -> tuple[Selection | None, bool]:
@@ -357,7 +374,7 @@ class Chain:
 
     def restore_due(self) -> bool:
         rt = self.runtime
-        if rt.on_primary:
+        if rt.on_primary or self.steer.pin is not None:
             return False
         last = rt.last_restore_check
         return last is None or self.clock() - last >= rt.restore_interval

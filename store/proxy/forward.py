@@ -42,6 +42,7 @@ from store.agent.outcomes import (
     Verdict,
     classify,
 )
+from store.proxy import requests as trace
 from store.proxy.chain import Attempt, Chain
 from store.proxy.offloop import run_blocking
 from store.proxy.redacting import ProxySecrets
@@ -175,6 +176,7 @@ class Forwarder:
             task = asyncio.current_task()
             if self.answer_timeout is not None and task is not None:
                 self._waiting[task] = time.monotonic() + self.answer_timeout
+            trace.upstream_begin()
             try:
                 up = await self.session.request(request.method, self.urls.get(base, tail),
                                                 data=payload or None, headers=headers, allow_redirects=False)
@@ -218,6 +220,7 @@ class Forwarder:
             finally:
                 up.release()
         finally:
+            trace.upstream_end()
             self.stats.end(sel.pool, sel.row_id)
             self.chain.headroom.done(ticket)
 
@@ -244,6 +247,7 @@ class Forwarder:
             resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
             self._mark(resp.headers, attempt)
             return resp
+        trace.upstream_end(first_byte=True)
         self._served(attempt, base)
         resp = web.StreamResponse(status=up.status, headers=headers)
         self._mark(resp.headers, attempt)
@@ -256,6 +260,7 @@ class Forwarder:
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                     # Bytes already reached the client: no retry; the route takes the strike.
                     self.stats.stream_failures += 1
+                    trace.answered_as(trace.STREAM_BROKEN)
                     kind = transport_kind(exc)
                     self.chain.breakers.failed(base, self.chain.clock(), answered=True,
                                                what=f"stream broke after {sent} bytes ({kind})")
@@ -351,9 +356,11 @@ class Forwarder:
             marks = self._marks[key] = (header_value(sel.pool), header_value(sel.row_id),
                                         "1" if attempt.index else "0", header_value(route_name(key[2])))
         headers[H_POOL], headers[H_CRED], headers[H_FALLBACK], headers[H_ROUTE] = marks
+        trace.served_by(sel.pool, sel.row_id, marks[3], bool(attempt.index))
 
     def _error(self, status: int, message: str, kind: str, rid: str, **extra: Any) -> web.Response:
         self.stats.errors += 1
+        trace.answered_as(kind)
         text = self.secrets.text(message)
         log.warning("request %s: %d %s: %s", rid, status, kind, text)
         return error_body(status, text, kind, rid, **self.secrets.redactor().redact_obj(extra))

@@ -38,16 +38,19 @@ from store.agent import probe
 from store.agent.headroom import SIDECAR
 from store.errors import StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
-from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT
+from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT, control
 from store.proxy.chain import Chain
 from store.proxy.forward import Forwarder
 from store.proxy.inbound import Gate
+from store.proxy.metrics import METRICS_PATH, metrics_response
 from store.proxy.offloop import run_blocking
-from store.proxy.redacting import ProxySecrets, RedactingFilter
+from store.proxy.redacting import ProxySecrets
 from store.proxy.report import describe
+from store.proxy.requests import CURRENT, RequestLog, answered_as
 from store.proxy.stats import Stats, write_status
 from store.proxy.upstreams import route_name
 from store.proxy.wire import error_body
+from store.redaction.crash import LogRedaction
 from store.watch.home import watch_home
 
 log = logging.getLogger("hermes_admin.proxy")
@@ -66,7 +69,8 @@ class ProxyServer:
 
     def __init__(self, home: Home, chain: Chain, gate: Gate, *, host: str = "127.0.0.1", port: int = 8645,
                  clock: Callable[[], float] = time.time, drain_timeout: float = DRAIN_TIMEOUT,
-                 body_cap: int = BODY_CAP, body_timeout: float = BODY_TIMEOUT, watch: bool = True) -> None:
+                 body_cap: int = BODY_CAP, body_timeout: float = BODY_TIMEOUT, watch: bool = True,
+                 metrics: bool = True) -> None:
         self.home = home
         self.chain = chain
         self.gate = gate
@@ -78,6 +82,9 @@ class ProxyServer:
         self.body_timeout = body_timeout
         self.watch = watch
         self.stats = Stats(clock)
+        self.requests = RequestLog(clock)     # the last requests, their counters and latencies
+        self.metrics = metrics                # serve /metrics (behind the inbound-auth rule)
+        self.answers = control.Answers()      # to proxy restore / pin / unpin (control files)
         self.secrets = ProxySecrets(chain)
         self.forwarder = Forwarder(chain, self.stats, self.secrets)
         self.state = "starting"
@@ -86,7 +93,7 @@ class ProxyServer:
         self._handlers: set[asyncio.Task] = set()
         self._ids = itertools.count(1)
         self._id_prefix = _secrets.token_hex(3)
-        self._filter = RedactingFilter(self.secrets)
+        self._filter = LogRedaction(self.secrets.redactor)
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
         self._site: web.TCPSite | None = None
@@ -220,6 +227,10 @@ class ProxyServer:
                     await run_blocking(self.chain.flush)
                 except Exception as exc:
                     log.warning("request counts not written yet (%s); will retry", exc)
+            try:                      # proxy restore / pin / unpin, asked by file
+                self.answers.extend(await control.take(self.home, self.port, self.chain, self.clock))
+            except Exception as exc:  # the proxy serves on; the asker times out and says so
+                log.warning("could not take control requests (%s)", exc)
             if self.chain.headroom.pending:
                 await run_blocking(self.chain.headroom.flush)     # never raises; at most once a second
             self._log_notices()
@@ -243,6 +254,7 @@ class ProxyServer:
         notices = self.chain.runtime.notices
         while notices:
             n = notices.pop(0)
+            self.requests.noticed(n.kind, n.text)
             log.info("%s: %s", n.kind, n.text)
         for text in self.chain.headroom.take_notices():
             log.warning("%s", text)
@@ -262,7 +274,7 @@ class ProxyServer:
         per-pool traffic (no secrets)."""
         rt = self.chain.runtime
         nxt = None
-        if not rt.on_primary:
+        if not rt.on_primary and self.chain.steer.pin is None:
             last = rt.last_restore_check
             nxt = self.clock() if last is None else last + rt.restore_interval
         return {"pid": os.getpid(), "host": self.host, "port": self.port,
@@ -272,7 +284,8 @@ class ProxyServer:
                 "on_fallback_since": self.chain.fallback_since, "next_restore_check": nxt,
                 "chain": describe(self.chain), "upstreams": self.chain.breakers.snapshot(self.clock()),
                 "in_flight": self.in_flight, "pending_counts": self.chain.pending(),
-                "inbound_auth": not self.gate.open, **self.stats.snapshot()}
+                "inbound_auth": not self.gate.open, **self.stats.snapshot(), **self.requests.snapshot(),
+                "pinned": self.chain.steer.pin, "control": self.answers.snapshot()}
 
     def _write_status(self) -> None:
         try:
@@ -288,16 +301,25 @@ class ProxyServer:
         task = asyncio.current_task()
         if task is not None:
             self._handlers.add(task)
+        resp: web.StreamResponse | None = None
         try:
-            return await self._handle(request, n)
+            resp = await self._handle(request, n)
+            return resp
         except Exception as exc:
             rid = self._rid(n)
             log.error("request %s: internal error (%s)", rid, type(exc).__name__, exc_info=True)
             self.stats.errors += 1
-            return error_body(500, f"internal error in the hermes-admin proxy ({type(exc).__name__}); "
+            answered_as("proxy_error")
+            resp = error_body(500, f"internal error in the hermes-admin proxy ({type(exc).__name__}); "
                                    f"request id {rid} in the proxy's log", "proxy_error", rid)
+            return resp
         finally:
             self._handlers.discard(task)
+            trace = CURRENT.get()
+            if trace is not None:     # a request on a served path: its line in the log, its counts
+                if resp is None and trace.kind is None:
+                    trace.kind = "cancelled"
+                self.requests.end(trace, resp.status if resp is not None else 499)
 
     def _rid(self, n: int) -> str:
         return f"{self._id_prefix}-{n}"
@@ -305,13 +327,17 @@ class ProxyServer:
     def _refuse(self, n: int, status: int, message: str, kind: str, **extra: Any) -> web.Response:
         rid = self._rid(n)
         log.info("request %s: %d %s", rid, status, kind)
+        answered_as(kind)
         return error_body(status, message, kind, rid, **extra)
 
     async def _handle(self, request: web.BaseRequest, n: int) -> web.StreamResponse:
         path = request.path
+        if path == METRICS_PATH and self.metrics:
+            return self._metrics(request, n)
         if path not in ALLOWED_PATHS:
             return self._refuse(n, 404, f"this path is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
                                 "not_found", allowed_paths=list(ALLOWED_PATHS))
+        self.requests.begin(self._rid(n), path)
         if not self.gate.allows(request.headers.get("Authorization")):
             return self._refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>)",
                                 "invalid_client_key")
@@ -353,6 +379,16 @@ class ProxyServer:
                                 "bad_request_body")
             resp.force_close()
             return resp
+
+    def _metrics(self, request: web.BaseRequest, n: int) -> web.Response:
+        """``/metrics``: the Prometheus text of the status as it is now, built at scrape time;
+        behind the same inbound-auth rule as every other path (on an exposed bind, a client key)."""
+        if not self.gate.allows(request.headers.get("Authorization")):
+            return self._refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>)",
+                                "invalid_client_key")
+        if request.method != "GET":
+            return self._refuse(n, 405, f"{METRICS_PATH} takes GET", "method_not_allowed")
+        return metrics_response(self.status(), self.clock())
 
     def _too_large(self, n: int) -> web.Response:
         return self._refuse(n, 413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")

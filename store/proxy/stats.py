@@ -16,8 +16,14 @@ that failed since it last answered: upstream, state open | half-open | closed, o
 times_opened, strikes, down_since, last_error), ``in_flight``, ``pending_counts``,
 ``inbound_auth``, ``credentials`` (per row: pool, id, label, in_flight, requests_per_minute),
 ``pools`` (per pool: bucket_seconds, and ``requests`` / ``rate_limited``: 60 counts, oldest
-first, the last one the current 10 s), ``requests_total``, ``errors_total``,
-``stream_failures``. Use :func:`is_live` to tell a running proxy from a stale file.
+first, the last one the current 10 s), ``pool_totals`` (per pool: ``requests`` and
+``rate_limited`` since the proxy started, exact), ``requests_total``, ``errors_total``,
+``stream_failures``; and what :mod:`store.proxy.requests` and :mod:`store.proxy.control`
+add: ``recent_requests`` (the last 50: at, rid, path, route, pool, id, status, ms,
+upstream_ms, tries, outcome), ``counters`` (route_requests, fallbacks, restores,
+restore_failures), ``latency`` (added_seconds, upstream_seconds: le, cumulative counts, sum,
+count), ``pinned`` (a route name or null) and ``control`` (the last answers to operator
+commands). Use :func:`is_live` to tell a running proxy from a stale file.
 
 The file is hermes-admin's own: it is written without following a link (a symlink or
 special file at its name is refused, and the store it may point at is left alone), and
@@ -101,6 +107,7 @@ class Stats:
         self.total = 0
         self.errors = 0
         self.stream_failures = 0
+        self.pool_totals: dict[str, list[int]] = {}   # pool -> [requests, 429s] since start (exact)
 
     def begin(self, pool: str, row_id: str, label: str) -> None:
         key = (pool, row_id)
@@ -115,6 +122,10 @@ class Stats:
         if series is None:
             series = self._pools[pool] = _Series()
         series.add(now, 0)
+        totals = self.pool_totals.get(pool)
+        if totals is None:
+            totals = self.pool_totals[pool] = [0, 0]
+        totals[0] += 1
         self.total += 1
 
     def end(self, pool: str, row_id: str) -> None:
@@ -124,6 +135,7 @@ class Stats:
 
     def rate_limited(self, pool: str) -> None:
         self._pools.setdefault(pool, _Series()).add(self.clock(), 1)
+        self.pool_totals.setdefault(pool, [0, 0])[1] += 1
 
     def in_flight_total(self) -> int:
         return sum(self.in_flight.values())
@@ -138,7 +150,8 @@ class Stats:
                           "requests_per_minute": recent.total(now) if recent is not None else 0})
         pools = {name: {"bucket_seconds": BUCKET_SECONDS, "requests": s.window(now, 0),
                         "rate_limited": s.window(now, 1)} for name, s in sorted(self._pools.items())}
-        return {"credentials": creds, "pools": pools, "requests_total": self.total,
+        totals = {name: {"requests": t[0], "rate_limited": t[1]} for name, t in sorted(self.pool_totals.items())}
+        return {"credentials": creds, "pools": pools, "pool_totals": totals, "requests_total": self.total,
                 "errors_total": self.errors, "stream_failures": self.stream_failures}
 
 

@@ -27,7 +27,7 @@ from screens.message_log import MessagesScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
-from screens.proxy_view import ProxyScreen
+from screens.proxy_view import ProxyScreen, RouteScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
 from store.ops.probe_report import ProbeReport
@@ -55,6 +55,7 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     "audit": lambda app: AuditScreen("audit.jsonl", []),
     "help": lambda app: HelpScreen([("app", "q", "Quit", "app.quit")]),
     "proxy": lambda app: ProxyScreen(app.home),
+    "proxy pin": lambda app: RouteScreen([("openrouter", "▶ openrouter"), ("nous", "  nous")], 8645),
     # Nothing listens on port 1: the view opens disconnected, which is all leaving needs.
     "fleet": lambda app: FleetScreen(FleetLink(FleetConfig(url="redis://127.0.0.1:1", host="t"), app.home),
                                      tick=False),

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from store.proxy import upstreams
 from store.proxy.upstreams import FIRST_OPEN, LONGEST_OPEN, Breakers, display, route_name
-from tui.cli import proxy as proxy_cli
+from tui.services.proxy_feed import breaker_text
 
 BASE = "https://openrouter.ai/api/v1"
 T0 = 1_800_000_000.0
@@ -86,7 +86,7 @@ def test_proxy_status_says_which_upstream_is_down_and_that_no_key_was_benched() 
     b = Breakers()
     b.failed(BASE, T0, answered=False, what="transport: connection refused")
     [u] = b.snapshot(T0 + 0.5)
-    text = proxy_cli._breaker_text(u, T0 + 0.5)
+    text = breaker_text(u, T0 + 0.5)
     assert "circuit open, tried again in 2 s" in text and "no key benched" in text
     assert "connection refused" in text
 

@@ -20,7 +20,9 @@ import pytest
 from store.paths import Home
 from store.proxy import redacting, stats
 from store.proxy.stats import status_path
+from store.redaction import crash
 from store.redaction.fingerprints import fingerprint
+from store.redaction.redact import HomeSecrets
 from tests.conftest import HERMES_ADMIN, cli_env, make_row
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import EDGE_KEYS, EDGE_NOUS, edge_seed, running_chain_proxy, wait_until
@@ -93,7 +95,7 @@ def test_control_without_the_redactor_the_key_is_relayed(tmp_home, up, monkeypat
 
 
 def test_control_without_the_log_filter_the_key_is_logged(tmp_home, up, proxy_log, monkeypatch) -> None:
-    monkeypatch.setattr(redacting.RedactingFilter, "filter", lambda self, record: True)
+    monkeypatch.setattr(crash.LogRedaction, "filter", lambda self, record: True)
     _home_with_secrets(tmp_home, up)
     for key in (EDGE_KEYS[0], EDGE_KEYS[1], EDGE_NOUS):
         up.script(key, _echo(503))
@@ -152,5 +154,8 @@ def test_control_a_writer_that_follows_the_link_replaces_the_store(tmp_home, up,
 
 
 def test_a_base_urls_password_counts_as_a_secret_wherever_it_is_written() -> None:
-    assert redacting.url_passwords({"a": [{"base_url": f"https://u:{PASSWORD}@h/v1"}], "b": "http://h/v1",
-                                    "c": "not a url @ all"}) == {PASSWORD}
+    doc = {"credential_pool": {"a": [{"base_url": f"https://u:{PASSWORD}@h/v1"}]}, "b": "http://h/v1",
+           "c": "not a url @ all"}
+    found = HomeSecrets().secrets(doc, {"custom_providers": [{"base_url": "http://x:other-pw-77@h/v1"}]}, {})
+    assert PASSWORD in found and "other-pw-77" in found
+    assert "not a url @ all" not in found and "http://h/v1" not in found

@@ -4,7 +4,11 @@
 runs the server (store.proxy) until SIGTERM/SIGINT, then drains (at most
 ``--drain-timeout``) and exits 0. ``hermes-admin proxy status [--json]`` reads the status
 file a running proxy keeps under the home and says what it is doing; exit 1 when no proxy
-is running there.
+is running there. ``proxy restore`` (back to the primary now), ``proxy pin ROUTE`` (stay on
+that route) and ``proxy unpin`` steer a running proxy through a control file under the home
+(store.proxy.control, never the network), wait for its answer and audit it; ``--port`` says
+which proxy when two run on the home. Exit 1: no proxy running (or none answered); 2: an
+unknown route, or a port with no proxy on it.
 
 Every argument is checked before anything starts (RELIABILITY 44). Exit status: 2 bad
 input, naming the argument (a port outside 0-65535, a host that is no address, an unknown
@@ -36,10 +40,12 @@ from store.config.read import read_config
 from store.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNREADABLE, BadInput, HermesAdminError
 from store.model import pools
 from store.paths import resolve_home
-from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT
+from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT, control
 from store.proxy.inbound import gate_for
 from store.proxy.stats import is_live, read_statuses
 from store.proxy.upstreams import route_name
+from tui.services.proxy_feed import breaker_text
+from tui.text.format import clock_time
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 MAX_SECONDS = 86400.0         # a drain, body or restore wait longer than a day is a typo
@@ -98,12 +104,17 @@ def check_host(host: str) -> str:
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
-    p = sub.add_parser("proxy", help="serve the pools to OpenAI-compatible apps (or: proxy status)")
-    p.add_argument("action", nargs="?", choices=("status",), metavar="status",
-                   help="show what the proxy running on this home is doing")
+    p = sub.add_parser("proxy", help="serve the pools to OpenAI-compatible apps "
+                                     "(or: proxy status | restore | pin ROUTE | unpin)")
+    p.add_argument("action", nargs="?", choices=("status", *control.COMMANDS), metavar="ACTION",
+                   help="status: what the proxy running on this home is doing; restore: back to the primary "
+                        "now; pin ROUTE: stay on that route of the chain; unpin: follow the chain again")
+    p.add_argument("route", nargs="?", metavar="ROUTE", help="with pin: a route of the chain (name or pool)")
     p.add_argument("--host", default="127.0.0.1",
                    help="bind address (default 127.0.0.1; anything else needs --client-keys)")
-    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any)")
+    p.add_argument("--port", type=_port, default=None,
+                   help=f"port (default {DEFAULT_PORT}; 0 = any); with restore/pin/unpin: the proxy to steer "
+                        "(default: the one running on the home)")
     p.add_argument("--pool", metavar="POOL", help="serve this pool first (default: model.provider)")
     p.add_argument("--client-keys", type=Path, metavar="FILE",
                    help=f"client keys, one per line, mode 0600 (default <home>/{CLIENT_KEYS_FILE})")
@@ -115,14 +126,21 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p.add_argument("--restore-interval", type=_seconds(0.0, "between restore checks"), default=RESTORE_INTERVAL,
                    metavar="S",
                    help=f"seconds between checks for going back to the primary (default {RESTORE_INTERVAL:g})")
-    p.add_argument("--json", action="store_true", help="with status: machine-readable")
+    p.add_argument("--no-metrics", action="store_true",
+                   help="do not serve /metrics (Prometheus text, behind the same inbound-auth rule)")
+    p.add_argument("--json", action="store_true", help="with status, restore, pin, unpin: machine-readable")
     add_common(p)
     p.set_defaults(func=cmd_proxy)
 
 
 def cmd_proxy(args: argparse.Namespace) -> int:
+    if args.route is not None and args.action != "pin":
+        raise BadInput("ROUTE", f"only pin takes a route (got {args.route!r} after {args.action or 'proxy'})")
     if args.action == "status":
         return _status(args)
+    if args.action in control.COMMANDS:
+        return _steer(args)
+    port = DEFAULT_PORT if args.port is None else args.port
     home = resolve_home(getattr(args, "home", None))
     host = check_host(args.host)
     cfg = read_config(home)     # unreadable: exit 3 naming the file (the chain comes from it)
@@ -142,8 +160,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     gate = gate_for(host, args.client_keys or home.root / CLIENT_KEYS_FILE)
     chain = Chain(home, primary, refresh_hook=refresh.RefreshHook(), restore_interval=args.restore_interval,
                   lock_timeout=args.lock_timeout)
-    server = ProxyServer(home, chain, gate, host=host, port=args.port, drain_timeout=args.drain_timeout,
-                         body_timeout=args.body_timeout)
+    server = ProxyServer(home, chain, gate, host=host, port=port, drain_timeout=args.drain_timeout,
+                         body_timeout=args.body_timeout, metrics=not args.no_metrics)
     logging.basicConfig(level=logging.INFO, format="hermes-admin proxy: %(message)s", stream=sys.stderr)
 
     def ready(s: ProxyServer) -> None:
@@ -156,29 +174,32 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         asyncio.run(serve(server, on_ready=ready))
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            raise CannotListen(f"--port {args.port}: already in use on {host} (another proxy? "
+            raise CannotListen(f"--port {port}: already in use on {host} (another proxy? "
                                f"`hermes-admin proxy status`, or pick another --port)") from None
         if exc.errno in (errno.EADDRNOTAVAIL, errno.EACCES, errno.EAFNOSUPPORT):
-            raise CannotListen(f"--host {host} --port {args.port}: cannot listen there "
+            raise CannotListen(f"--host {host} --port {port}: cannot listen there "
                                f"({exc.strerror})") from None
         raise
     return EXIT_OK
 
 
-def _breaker_text(u: dict[str, Any], now: Any) -> str:
-    """One failing upstream's circuit breaker, in words (a route's fault: no key benched)."""
-    until, last = u.get("open_until"), u.get("last_error") or "—"
-    if u.get("state") == "open" and isinstance(until, (int, float)) and isinstance(now, (int, float)):
-        when = f"circuit open, tried again in {max(0, round(until - now))} s"
-    elif u.get("state") == "half-open":
-        when = "circuit half-open (the next request tries it)"
-    else:
-        when = f"{u.get('strikes', 0)} failure(s), circuit closed"
-    return f"{when}; failing since {_hhmm(u.get('down_since'))}, last: {last}; no key benched"
-
-
-def _hhmm(ts: Any) -> str:
-    return time.strftime("%H:%M:%S", time.localtime(ts)) if isinstance(ts, (int, float)) else "—"
+def _steer(args: argparse.Namespace) -> int:
+    """proxy restore / pin ROUTE / unpin: ask the running proxy, print and audit its answer."""
+    if args.action == "pin" and not args.route:
+        raise BadInput("ROUTE", "pin needs a route of the chain: hermes-admin proxy pin ROUTE")
+    home = resolve_home(getattr(args, "home", None))
+    st = control.choose(home, args.port)
+    port = int(st["port"])
+    route = control.resolve_route(st, args.route) if args.action == "pin" else None
+    answer = control.ask(home, port, args.action, route, "cli")
+    if args.json:
+        json.dump({"port": port, **answer.as_dict()}, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif answer.ok:
+        print(f"proxy :{port}: {answer.message}")
+    if not answer.ok:
+        raise BadInput("ROUTE" if args.action == "pin" else "proxy", f"proxy :{port}: {answer.message}")
+    return EXIT_OK
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -196,7 +217,8 @@ def _status(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     if not live:
         st = statuses[0]
-        print(f"no proxy running on {home.root} (last status {st.get('state', '—')} at {_hhmm(st.get('updated_at'))})")
+        print(f"no proxy running on {home.root} (last status {st.get('state', '—')} at "
+              f"{clock_time(st.get('updated_at'))})")
         return EXIT_FAILURE
     for st in live:
         _print_status(st)
@@ -204,21 +226,23 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _print_status(st: dict[str, Any]) -> None:
-    print(f"proxy {st.get('url')} pid {st.get('pid')}, {st.get('state')} since {_hhmm(st.get('started_at'))}; "
+    print(f"proxy {st.get('url')} pid {st.get('pid')}, {st.get('state')} since {clock_time(st.get('started_at'))}; "
           f"in flight {st.get('in_flight', 0)}, requests {st.get('requests_total', 0)}, "
           f"client keys {'required' if st.get('inbound_auth') else 'not required (loopback)'}")
     if st.get("active") == st.get("primary"):
         print(f"chain: on primary {st.get('primary')}")
     else:
-        print(f"chain: on fallback {st.get('active')} since {_hhmm(st.get('on_fallback_since'))}, "
-              f"next restore check {_hhmm(st.get('next_restore_check'))}")
+        print(f"chain: on fallback {st.get('active')} since {clock_time(st.get('on_fallback_since'))}, "
+              f"next restore check {clock_time(st.get('next_restore_check'))}")
+    if isinstance(st.get("pinned"), str):
+        print(f"pinned to {st['pinned']} by an operator (hermes-admin proxy unpin to follow the chain again)")
     for r in st.get("chain") or []:
         mark = "▶" if r.get("active") else " "
         down = f"  upstream down {r.get('down')}" if r.get("down") else ""
         print(f"  {mark} {r.get('name')}  model {r.get('model') or '(client)'}  usable {r.get('usable')}/"
               f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
     for u in st.get("upstreams") or []:
-        print(f"upstream {u.get('upstream')}: {_breaker_text(u, st.get('updated_at'))}")
+        print(f"upstream {u.get('upstream')}: {breaker_text(u, st.get('updated_at'))}")
     print("credentials:")
     for c in st.get("credentials") or []:
         print(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "

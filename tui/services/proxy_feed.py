@@ -12,6 +12,7 @@ one small JSON parse (``bench/bench_proxy_feed.py`` measures both).
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -57,8 +58,11 @@ def summary(st: dict[str, Any] | None) -> str:
 
 def chain_line(st: dict[str, Any]) -> str:
     """The chain state in words: on primary, or on fallback since when, next restore check."""
+    pin = pinned(st)
     if on_primary(st):
-        return f"● on primary {text(st.get('primary'))}"
+        return f"● on primary {text(st.get('primary'))}" + (" · pinned (u: unpin)" if pin else "")
+    if pin:
+        return f"▶ pinned to {text(st.get('active'))} since {hhmm(st.get('on_fallback_since'))} · no restore check"
     # The primary is the first route of routes_line; this line stays within 80 columns.
     return (f"▶ on fallback {text(st.get('active'))} since {hhmm(st.get('on_fallback_since'))}"
             f" · next restore check {hhmm(st.get('next_restore_check'))}")
@@ -69,8 +73,9 @@ def routes_line(st: dict[str, Any]) -> str:
     parts = []
     for r in st.get("chain") or []:
         mark = "▶ " if r.get("active") else ""
+        down = f" {text(r.get('down'))} upstream down" if r.get("down") else ""
         parts.append(f"{mark}{text(r.get('name'))} {text(r.get('usable'))}/{text(r.get('rows'))} ok"
-                     f" {text(r.get('cooling'))} cooling {text(r.get('dead'))} dead")
+                     f" {text(r.get('cooling'))} cooling {text(r.get('dead'))} dead{down}")
     return "chain: " + (" → ".join(parts) if parts else NULL)
 
 
@@ -97,4 +102,68 @@ def pool_series(st: dict[str, Any]) -> list[tuple[str, list[int], list[int]]]:
         if isinstance(p, dict):
             out.append((str(name), [int(x) for x in p.get("requests") or []],
                         [int(x) for x in p.get("rate_limited") or []]))
+    return out
+
+
+SANE_WAIT = 7 * 86400.0      # a breaker open longer than this holds a bad time, said as such
+REQUEST_COLUMNS = ("time", "route", "credential", "status", "ms", "upstream", "outcome")
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _ms(value: Any) -> str:
+    return f"{value:.1f}" if _finite(value) and abs(value) < 1e9 else NULL
+
+
+def request_rows(st: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The proxy's last requests, newest first: time, route, pool/id, status, ms, upstream ms,
+    outcome (the status file keeps no body, header or query: there is nothing else to show)."""
+    out = []
+    for r in reversed(st.get("recent_requests") or []):
+        if not isinstance(r, dict):
+            continue
+        cred = f"{text(r.get('pool'))}/{text(r.get('id'))}" if r.get("id") else NULL
+        out.append((hhmm(r.get("at")), text(r.get("route")), cred, text(r.get("status")), _ms(r.get("ms")),
+                    _ms(r.get("upstream_ms")), text(r.get("outcome"))))
+    return out
+
+
+def breaker_text(u: dict[str, Any], now: Any) -> str:
+    """One failing upstream's circuit breaker, in words (a route's fault: no key benched)."""
+    until, last = u.get("open_until"), u.get("last_error") or NULL
+    if u.get("state") == "open" and _finite(until) and _finite(now) and until - now < SANE_WAIT:
+        when = f"circuit open, tried again in {max(0, round(until - now))} s"
+    elif u.get("state") == "open" and _finite(until):
+        when = "circuit open, retry time not a sane time"
+    elif u.get("state") == "open":
+        when = "circuit open"
+    elif u.get("state") == "half-open":
+        when = "circuit half-open (the next request tries it)"
+    else:
+        when = f"{u.get('strikes', 0)} failure(s), circuit closed"
+    return f"{when}; failing since {hhmm(u.get('down_since'))}, last: {last}; no key benched"
+
+
+def breaker_lines(st: dict[str, Any]) -> list[str]:
+    """Per failing upstream, its circuit breaker in one line; [] when every upstream answers."""
+    return [f"upstream {text(u.get('upstream'))}: {breaker_text(u, st.get('updated_at'))}"
+            for u in st.get("upstreams") or [] if isinstance(u, dict)]
+
+
+def pinned(st: dict[str, Any]) -> str | None:
+    """The route an operator pinned the proxy to, or None."""
+    value = st.get("pinned")
+    return value if isinstance(value, str) else None
+
+
+def route_choices(st: dict[str, Any]) -> list[tuple[str, str]]:
+    """(route name, line) per route of the chain, for ``p``; ▶ marks the active one."""
+    out = []
+    for r in st.get("chain") or []:
+        if isinstance(r, dict) and isinstance(r.get("name"), str):
+            mark = "▶" if r.get("active") else " "
+            out.append((r["name"], f"{mark} {r['name']:<16} {text(r.get('usable'))}/{text(r.get('rows'))} usable"
+                                   f"{'  upstream down' if r.get('down') else ''}"))
     return out

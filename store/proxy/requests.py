@@ -1,0 +1,169 @@
+"""The proxy's last requests and what each cost: the panel's log, the counters, the latency histograms.
+
+Per request, on the event loop: the server begins a :class:`Trace` (:meth:`RequestLog.begin`
+makes it the current one of the task serving the request); the forwarder notes on it each
+wait on an upstream (:func:`upstream_begin`, :func:`upstream_end`), which row of which route
+served (:func:`served_by`) and the kind of an error it answered itself (:func:`answered_as`);
+:meth:`RequestLog.end` keeps one line of the last :data:`LOG_SIZE` and counts it. A line holds
+the time, the request id, the path, the route, pool and credential id, the status, the
+latencies, the tries and the outcome: never a body, a header or a query string (a key can
+ride in any of them), so the log has nothing to redact.
+
+Costs on the request path: a few clock reads, two dict increments, two histogram
+observations and one tuple appended to a bounded deque. The dicts for the status file are
+built once a second (:meth:`RequestLog.snapshot`), off the request path.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+from store.proxy.metrics import (
+    ADDED_BUCKETS,
+    CONTROL,
+    GATE_AVAILABLE,
+    GATE_PROBE,
+    OPERATOR,
+    UPSTREAM_BUCKETS,
+    Histogram,
+)
+from store.proxy.steering import CONTROL_RESTORE, OPERATOR_RESTORE
+
+LOG_SIZE = 50
+NO_ROUTE = "none"        # the route label of an answer no route served (a refusal, everything cooling)
+# Outcomes of a request the proxy relayed (others are the kind of the proxy's own error answer).
+SERVED, FALLBACK, PASSED_ON, STREAM_BROKEN = "served", "fallback", "passed_on", "stream_broken"
+_clock = time.perf_counter
+
+
+class Trace:
+    """One request as the log sees it (mutated by the hooks below, on the loop)."""
+
+    __slots__ = ("at", "rid", "path", "t0", "kind", "tries", "upstream", "up_since", "ready", "pool", "row",
+                 "route", "fallback")
+
+    def __init__(self, at: float, rid: str, path: str) -> None:
+        self.at, self.rid, self.path = at, rid, path
+        self.t0 = _clock()
+        self.kind: str | None = None
+        self.tries = 0
+        self.upstream = 0.0
+        self.up_since = 0.0
+        self.ready = 0.0
+        self.pool: str | None = None
+        self.row: str | None = None
+        self.route: str | None = None
+        self.fallback = False
+
+
+CURRENT: ContextVar[Trace | None] = ContextVar("hermes_admin_proxy_trace", default=None)
+
+
+def upstream_begin() -> None:
+    """A try is sent upstream now."""
+    t = CURRENT.get()
+    if t is not None:
+        t.tries += 1
+        t.up_since = _clock()
+
+
+def upstream_end(first_byte: bool = False) -> None:
+    """The upstream part of the try is over (the whole answer read, or a stream's headers:
+    *first_byte*, its relay starts now). Idempotent."""
+    t = CURRENT.get()
+    if t is not None and t.up_since:
+        now = _clock()
+        t.upstream += now - t.up_since
+        t.up_since = 0.0
+        if first_byte:
+            t.ready = now
+
+
+def served_by(pool: str, row: str, route: str, fallback: bool) -> None:
+    """The answer comes from *row* of *pool*, on *route* (a fallback one or not)."""
+    t = CURRENT.get()
+    if t is not None:
+        t.pool, t.row, t.route, t.fallback = pool, row, route, fallback
+
+
+def answered_as(kind: str) -> None:
+    """The proxy answers itself, with an error of *kind* (``all_credentials_cooling``...)."""
+    t = CURRENT.get()
+    if t is not None:
+        t.kind = kind
+
+
+class RequestLog:
+    """The last requests, and the counters and histograms of every request (event loop only)."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.lines: deque[tuple[Any, ...]] = deque(maxlen=LOG_SIZE)
+        self.by_route: dict[tuple[str, int], int] = {}
+        self.added = Histogram(ADDED_BUCKETS)
+        self.upstream = Histogram(UPSTREAM_BUCKETS)
+        self.fallbacks: dict[str, int] = {}
+        self.restores: dict[str, int] = {}
+        self.restore_failures = 0
+
+    def begin(self, rid: str, path: str) -> Trace:
+        """A request on *path* starts: its trace is the current one from here on."""
+        trace = Trace(self.clock(), rid, path)
+        CURRENT.set(trace)
+        return trace
+
+    def end(self, trace: Trace, status: int) -> None:
+        """The request was answered with *status*: one line, and every counter."""
+        CURRENT.set(None)
+        done = trace.ready or _clock()
+        total = max(0.0, done - trace.t0)
+        added = max(0.0, total - trace.upstream)
+        if trace.kind is not None:
+            outcome = trace.kind
+        elif status < 400:
+            outcome = FALLBACK if trace.fallback else SERVED
+        else:
+            outcome = PASSED_ON
+        route = trace.route or NO_ROUTE
+        key = (route, status)
+        self.by_route[key] = self.by_route.get(key, 0) + 1
+        self.added.observe(added)
+        if trace.tries:
+            self.upstream.observe(trace.upstream)
+        self.lines.append((trace.at, trace.rid, trace.path, trace.route, trace.pool, trace.row, status,
+                           total, trace.upstream if trace.tries else None, trace.tries, outcome))
+
+    def noticed(self, kind: str, text: str, active: str | None = None) -> None:
+        """Count a chain notice: a fallback (by the route it moved to), a restore (by trigger),
+        a restore a probe vouched for that failed."""
+        if kind == "fallback":
+            route = text.rpartition("falling back to ")[2] or active or NO_ROUTE
+            self.fallbacks[route] = self.fallbacks.get(route, 0) + 1
+        elif kind in ("restore", OPERATOR_RESTORE, CONTROL_RESTORE):
+            trigger = {OPERATOR_RESTORE: OPERATOR, CONTROL_RESTORE: CONTROL}.get(
+                kind, GATE_PROBE if "(probe)" in text else GATE_AVAILABLE)
+            self.restores[trigger] = self.restores.get(trigger, 0) + 1
+        elif kind == "restore_failed":
+            self.restore_failures += 1
+
+    def recent(self) -> list[dict[str, Any]]:
+        """The last requests, oldest first, as the status file holds them."""
+        return [{"at": at, "rid": rid, "path": path, "route": route, "pool": pool, "id": row, "status": status,
+                 "ms": round(total * 1000, 3), "upstream_ms": None if up is None else round(up * 1000, 3),
+                 "tries": tries, "outcome": outcome}
+                for at, rid, path, route, pool, row, status, total, up, tries, outcome in self.lines]
+
+    def snapshot(self) -> dict[str, Any]:
+        """The status file's ``recent_requests``, ``counters`` and ``latency``."""
+        return {
+            "recent_requests": self.recent(),
+            "counters": {"route_requests": [{"route": r, "code": c, "n": n}
+                                            for (r, c), n in sorted(self.by_route.items())],
+                         "fallbacks": dict(self.fallbacks), "restores": dict(self.restores),
+                         "restore_failures": self.restore_failures},
+            "latency": {"added_seconds": self.added.snapshot(), "upstream_seconds": self.upstream.snapshot()},
+        }
