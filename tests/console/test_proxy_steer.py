@@ -28,7 +28,7 @@ from store.ops import audit
 from store.paths import Home
 from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.stats import write_status
-from tests.console.test_proxy_panel import CLIENT_KEY, SIZE, cells, panel_of, screen_text, status
+from tests.console.proxy_panel_helpers import CLIENT_KEY, SIZE, cells, panel_of, screen_text, status
 from tests.proxy_helpers import NOUS_KEY, OR_KEYS, running_proxy, seed
 from tests.tui_sample import app_for
 from tui.app.console import HermesAdminApp
