@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from store.agent import probe
 from store.model import Row, as_int, priority_of, sorted_rows
@@ -30,7 +30,9 @@ class Usable:
     generation: int
     until: float
     strategy: str
-    rows: list[Row]
+    rows: list[Row]                  # usable by a request naming no model (no model bench at all)
+    every: list[Row] = field(default_factory=list)   # usable rows, model benches or not, in order
+    benches: dict[int, dict[str, float]] = field(default_factory=dict)   # id(row) -> its model benches
 
 
 def usable_rows(rows: list[Row], strategy: str | None, now: float, ttls: policy.Ttls,
@@ -40,16 +42,29 @@ def usable_rows(rows: list[Row], strategy: str | None, now: float, ttls: policy.
     policy.clear_elapsed(rows, now, ttls)
     ordered = sorted_rows(rows)
     until = math.inf
-    usable = []
+    usable, every, benches = [], [], {}
     for row in ordered:
         eff = policy.effective(row, ordered, now, ttls)
         if eff.available_at is not None and eff.available_at > now:
             until = min(until, eff.available_at)
         for t in eff.model_benches.values():
             until = min(until, t)
-        if eff.usable_for(None) and probe.row_secret(row, env):
-            usable.append(row)
-    return Usable(generation, until, policy.known_strategy(strategy), usable)
+        if eff.usable and probe.row_secret(row, env):
+            every.append(row)
+            if eff.model_benches:
+                benches[id(row)] = eff.model_benches
+            else:
+                usable.append(row)
+    return Usable(generation, until, policy.known_strategy(strategy), usable, every, benches)
+
+
+def candidates(usable: Usable, model: str | None) -> list[Row]:
+    """The rows of *usable* a request for *model* may use: every usable row not benched for
+    that model (``policy.available(model=...)``); a request naming no model gets only the
+    rows with no model bench at all, as newer Hermes does."""
+    if model is None or not usable.benches:
+        return usable.rows
+    return [r for r in usable.every if model not in usable.benches.get(id(r), ())]
 
 
 def pick(usable: Usable, rows: list[Row], rng: random.Random) -> Row | None:
@@ -73,3 +88,21 @@ def pick(usable: Usable, rows: list[Row], rng: random.Random) -> Row | None:
         usable.rows.remove(chosen)
         usable.rows.append(chosen)
     return chosen
+
+
+def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | None,
+           keep: Callable[[Row], bool] | None) -> tuple[Row | None, bool, bool]:
+    """:func:`pick` among the rows of *usable* a request for *model* may use (see
+    :func:`candidates`) that *keep* allows (None: all). Returns the row, whether usable rows
+    were held back (by *keep*, or benched for *model* only: the route still serves others),
+    and whether the kept round-robin order no longer follows the priorities (the caller then
+    drops *usable*)."""
+    base = candidates(usable, model)
+    if base is usable.rows and keep is None:
+        return pick(usable, rows, rng), False, False
+    allowed = base if keep is None else [r for r in base if keep(r)]
+    if base is usable.rows and len(allowed) == len(base):
+        return pick(usable, rows, rng), False, False
+    chosen = pick(Usable(usable.generation, usable.until, usable.strategy, list(allowed)), rows, rng)
+    held = len(allowed) < len(base) or (model is not None and len(base) < len(usable.every))
+    return chosen, held, chosen is not None and usable.strategy == "round_robin"
