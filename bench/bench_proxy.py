@@ -1,12 +1,16 @@
-"""Benchmark: direct vs hermes-admin proxy vs LiteLLM proxy, in one run, same upstream.
+"""Benchmark: direct vs hermes-admin proxy vs its floors (a bare aiohttp passthrough, nginx)
+vs LiteLLM proxy, in one run, same upstream.
 
-    .venv/bin/python bench/bench_proxy.py [--seconds 3] [--rounds 3] [--no-litellm] [--client raw|aiohttp]
-                                          [--compare TREE]
+    .venv/bin/python bench/bench_proxy.py [--seconds 3] [--rounds 3] [--no-litellm] [--no-nginx]
+                                          [--client raw|aiohttp] [--compare TREE]
 
 One loopback fake provider (``python -m tui.demo.fake_provider``, its own process) serves
 every target, including a bare aiohttp passthrough (``bench/bare_proxy.py``: no pool, no
-outcome handling; the floor any aiohttp proxy pays on this machine); the same four keys
-are in hermes-admin's pool and in LiteLLM's model list.
+outcome handling; the floor any aiohttp proxy pays on this machine) on each event loop, and
+nginx (``proxy_pass`` with upstream keep-alive, one worker: the physical limit of a proxy
+here); the same four keys are in hermes-admin's pool and in LiteLLM's model list.
+hermes-admin runs twice, on uvloop (its default where installed) and on asyncio's loop
+(``HERMES_ADMIN_PROXY_LOOP=asyncio``), each compared with the passthrough on the same loop.
 The load generator runs in its own process (``--load``), one per measurement: by default a
 small asyncio-streams HTTP/1.1 client (``--client raw``) that costs far less CPU per request
 than aiohttp's ClientSession (``--client aiohttp``, the earlier generator). On a 2-core machine
@@ -23,8 +27,13 @@ each hermes-admin's ratio to the bare passthrough is printed: on a shared machin
 before/after measured in two runs differs more by the load than by the change.
 
 LiteLLM is installed by this script into ``.cache/litellm-venv`` (``pip install
-'litellm[proxy]'``); when it cannot be installed or does not start, the script says so
-and reports the other two.
+'litellm[proxy]'``) and nginx from Debian (``apt-get install nginx-light``, as root); when
+either cannot be installed or does not start, the script says so and reports the others.
+
+The goals are ratios in one run (an absolute figure says more about the machine's load
+than about the proxy): hermes-admin's added latency at c1 and c16 within 1.1x the bare
+passthrough's on the same loop, at most 0.05x LiteLLM's, throughput at least 0.45x direct;
+its distance from nginx is reported beside them.
 """
 
 from __future__ import annotations
@@ -199,10 +208,14 @@ def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}"
 
 
-def start_ours(tmp: Path, upstream: str, tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
+               loop: str | None = None) -> tuple[subprocess.Popen, str]:
     """hermes-admin's proxy on a home of the bench keys; *tree*: another checkout's source
-    (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run."""
+    (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run;
+    *loop*: ``asyncio`` or ``uvloop`` (None: the proxy's default)."""
     home = tmp / ("home" if tree is None else f"home-{tree.name}")
+    if loop is not None:
+        home = home.with_name(home.name + "-" + loop)
     home.mkdir(mode=0o700)
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
              "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
@@ -212,7 +225,11 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None) -> tuple[subp
     auth.chmod(0o600)
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
     exe = Path(PY).parent / "hermes-admin"
-    env = None if tree is None else dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    if loop is not None:
+        env["HERMES_ADMIN_PROXY_LOOP"] = loop
     proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     line = proc.stdout.readline()
@@ -221,13 +238,83 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None) -> tuple[subp
     return proc, line.split()[3]
 
 
-def start_bare(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str]:
-    """bench/bare_proxy.py: the cost of aiohttp alone (the floor for any aiohttp proxy)."""
-    port_file = tmp / "bare.port"
-    proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file)],
+def start_bare(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subprocess.Popen, str]:
+    """bench/bare_proxy.py: the cost of aiohttp alone (the floor for any aiohttp proxy) on *loop*."""
+    port_file = tmp / f"bare-{loop}.port"
+    proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file), loop],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait(lambda: port_file.exists() and port_file.read_text().strip(), 20, "the bare aiohttp passthrough")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
+
+
+NGINX_CONF = """\
+daemon off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log error;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    client_body_temp_path {tmp}/nginx-body;
+    proxy_temp_path {tmp}/nginx-proxy;
+    fastcgi_temp_path {tmp}/nginx-fastcgi;
+    uwsgi_temp_path {tmp}/nginx-uwsgi;
+    scgi_temp_path {tmp}/nginx-scgi;
+    upstream fake {{ server {upstream}; keepalive 128; }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /v1/ {{
+            proxy_pass http://fake/api/v1/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+        }}
+    }}
+}}
+"""
+
+
+def ensure_nginx() -> str | None:
+    """nginx's binary: already there, or ``nginx-light`` from Debian (as root)."""
+    exe = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if exe is not None:
+        return exe
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        print("nginx is not installed and cannot be here (needs root and apt-get); no nginx figures")
+        return None
+    print("installing nginx-light from Debian (one time) ...", flush=True)
+    try:
+        subprocess.run(["apt-get", "install", "-y", "-q", "nginx-light"], check=True, timeout=600,
+                       stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    except (subprocess.SubprocessError, OSError) as exc:
+        print(f"nginx-light could not be installed ({exc}); no nginx figures")
+        return None
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+
+def start_nginx(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str] | None:
+    """nginx in front of the fake provider: one worker, upstream keep-alive, no buffering."""
+    exe = ensure_nginx()
+    if exe is None:
+        return None
+    port = _free_port()
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(tmp=tmp, upstream=urlsplit(upstream).netloc, port=port))
+    proc = subprocess.Popen([exe, "-c", str(conf), "-p", str(tmp)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    import socket
+
+    def up() -> bool:
+        if proc.poll() is not None:
+            return True
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    _wait(up, 20, "nginx")
+    if proc.poll() is not None:
+        print("nginx exited at start:", (tmp / "nginx-error.log").read_text()[-800:])
+        return None
+    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 def ensure_litellm() -> Path | None:
@@ -330,11 +417,15 @@ def combine(runs: list[dict]) -> dict:
             for k in runs[0]}
 
 
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else float("nan")
+
+
 def report(results: dict[str, dict]) -> None:
     cols = ["c1_p50", "c1_p99", "c16_p50", "c16_p99", "rps", "ttfb_p50", "ttfb_p99", "errors"]
-    print(f"\n{'target':<17}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps = req/s at 64 concurrent)")
+    print(f"\n{'target':<22}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps = req/s at 64 concurrent)")
     for name, r in results.items():
-        print(f"{name:<17}" + "".join(f"{r[c]:>10.2f}" if c != "errors" else f"{r[c]:>10d}" for c in cols))
+        print(f"{name:<22}" + "".join(f"{r[c]:>10.2f}" if c != "errors" else f"{r[c]:>10d}" for c in cols))
     d = results["direct"]
     print("\nadded over direct (ms):")
     added = {}
@@ -342,39 +433,41 @@ def report(results: dict[str, dict]) -> None:
         if name == "direct":
             continue
         added[name] = {k: r[k] - d[k] for k in ("c1_p50", "c1_p99", "c16_p50", "c16_p99", "ttfb_p50")}
-        print(f"  {name:<17}" + "  ".join(f"{k} {v:+.2f}" for k, v in added[name].items()))
-    ours = results["hermes-admin"]
-    a = added["hermes-admin"]
-    print("\ngoals (hermes-admin):")
-    print(f"  added p50 at 1 concurrent {a['c1_p50']:.2f} ms (goal <= 1)   "
-          f"{'met' if a['c1_p50'] <= 1 else 'NOT met'}")
-    print(f"  added p50 at 16 concurrent {a['c16_p50']:.2f} ms (goal <= 1)   "
-          f"{'met' if a['c16_p50'] <= 1 else 'NOT met'}")
-    print(f"  added p99 at 16 concurrent {a['c16_p99']:.2f} ms (goal <= 5)   "
-          f"{'met' if a['c16_p99'] <= 5 else 'NOT met'}")
-    print(f"  throughput {ours['rps']:.0f} req/s (goal >= 1000; direct {d['rps']:.0f})   "
-          f"{'met' if ours['rps'] >= 1000 else 'NOT met'}")
-    if "litellm" in added:
-        ll = added["litellm"]
+        print(f"  {name:<22}" + "  ".join(f"{k} {v:+.3f}" for k, v in added[name].items()))
+    print("\nratios of added latency (p50), and throughput:")
+    for ours in [n for n in results if n.startswith("hermes-admin")]:
+        a = added[ours]
+        loop = "asyncio" if ours.endswith("/asyncio") else "uvloop"
+        floor = f"bare-aiohttp/{loop}"
         for k in ("c1_p50", "c16_p50"):
-            ratio = a[k] / ll[k] if ll[k] > 0 else float("nan")
-            print(f"  overhead {k} = {ratio:.2f} x LiteLLM's (goal <= 0.33)   {'met' if ratio <= 1 / 3 else 'NOT met'}")
-    else:
-        print("  LiteLLM not measured: no ratio")
-    if "bare-aiohttp" in added:
-        b = added["bare-aiohttp"]
-        print("\nbeyond the floor (hermes-admin's added latency minus a bare aiohttp passthrough's):")
-        print("  " + "  ".join(f"{k} {a[k] - b[k]:+.2f}" for k in ("c1_p50", "c16_p50", "c16_p99")))
-        bare = results["bare-aiohttp"]
-        for name in [n for n in results if n.startswith("hermes-admin")]:
-            print(f"  ratio {name} / bare-aiohttp: " + "  ".join(
-                f"{k} {results[name][k] / bare[k]:.2f}" for k in ("c1_p50", "c16_p50") if bare[k] > 0))
+            parts = []
+            if floor in added:
+                ratio = _ratio(a[k], added[floor][k])
+                parts.append(f"/ {floor} {ratio:.2f} (goal <= 1.1 {'met' if ratio <= 1.1 else 'NOT met'})")
+            if "litellm" in added:
+                ratio = _ratio(a[k], added["litellm"][k])
+                parts.append(f"/ litellm {ratio:.3f} (goal <= 0.05 {'met' if ratio <= 0.05 else 'NOT met'})")
+            if "nginx" in added:
+                parts.append(f"/ nginx {_ratio(a[k], added['nginx'][k]):.1f}")
+            print(f"  {ours:<22} {k}: " + "   ".join(parts))
+        tput = _ratio(results[ours]["rps"], d["rps"])
+        print(f"  {ours:<22} throughput {results[ours]['rps']:.0f} req/s = {tput:.2f} x direct "
+              f"(goal >= 0.45 {'met' if tput >= 0.45 else 'NOT met'})")
+    if "hermes-admin" in results and "hermes-admin/asyncio" in results:
+        u, a = added["hermes-admin"], added["hermes-admin/asyncio"]
+        print("\nuvloop vs asyncio (hermes-admin's added latency, p50): " + "  ".join(
+            f"{k} {u[k]:.3f} vs {a[k]:.3f} ms" for k in ("c1_p50", "c16_p50")) +
+            f"; throughput {results['hermes-admin']['rps']:.0f} vs {results['hermes-admin/asyncio']['rps']:.0f} req/s")
+    for name in ("litellm", "nginx"):
+        if name not in added:
+            print(f"  {name} not measured: no ratio to it")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--no-litellm", action="store_true")
+    ap.add_argument("--no-nginx", action="store_true")
     ap.add_argument("--rounds", type=int, default=3,
                     help="measure every target this many times, interleaved; report the medians")
     ap.add_argument("--load")
@@ -403,13 +496,22 @@ def main(argv: list[str] | None = None) -> int:
         ours, ours_url = start_ours(tmp, upstream)
         procs.append(ours)
         targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
+        plain, plain_url = start_ours(tmp, upstream, loop="asyncio")
+        procs.append(plain)
+        targets["hermes-admin/asyncio"] = (plain_url, "any-bearer")
         if args.compare is not None:
             ref, ref_url = start_ours(tmp, upstream, args.compare.resolve())
             procs.append(ref)
             targets["hermes-admin@ref"] = (ref_url, "any-bearer")
-        bare, bare_url = start_bare(tmp, upstream)
-        procs.append(bare)
-        targets["bare-aiohttp"] = (bare_url, KEYS[0])
+        for loop in ("uvloop", "asyncio"):
+            bare, bare_url = start_bare(tmp, upstream, loop)
+            procs.append(bare)
+            targets[f"bare-aiohttp/{loop}"] = (bare_url, KEYS[0])
+        if not args.no_nginx:
+            started = start_nginx(tmp, upstream)
+            if started is not None:
+                procs.append(started[0])
+                targets["nginx"] = (started[1], KEYS[0])
         if not args.no_litellm:
             port = _free_port()
             ll = start_litellm(tmp, upstream, port)
