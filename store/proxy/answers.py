@@ -124,8 +124,15 @@ class Answers:
                  for p, t in reopen.items()]
         parts = [f"{p['pool']} reopens in {p['reopens_in']} s" if p["reopens_at"] is not None
                  else f"{p['pool']} has nothing that reopens by itself" for p in pools]
-        what = "every credential in the chain is cooling" if protocol == OPENAI else \
-            f"every credential of the routes that speak {TITLES[protocol]} is cooling"
+        if protocol == OPENAI:
+            what = "every credential in the chain is cooling"
+        else:
+            names = ", ".join(r["route"] for r in routes)
+            what = f"every credential of the routes that speak {TITLES[protocol]} ({names}) is cooling"
+            refused = [route_name(chain.routes[i].name) for i in range(len(chain.routes)) if i not in speaking]
+            if refused:
+                parts.append(f"not tried: {', '.join(refused)} (they do not speak {TITLES[protocol]}; "
+                             f"no translation between protocols)")
         resp = self.error(503, what + ": " + "; ".join(parts or ["no pool"]), "all_credentials_cooling", rid,
                           pools=pools, routes=routes)
         if retry is not None:

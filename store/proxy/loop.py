@@ -43,7 +43,11 @@ def loop_name() -> str:
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` on the chosen loop."""
-    uv = _uvloop()
+    try:
+        uv = _uvloop()
+    except ImportError:
+        main.close()                  # never started: no "was never awaited" on the way out
+        raise
     if uv is None:
         return asyncio.run(main)
     with asyncio.Runner(loop_factory=uv.new_event_loop) as runner:

@@ -10,8 +10,10 @@ OAuth token's ``https://api.openai.com/auth`` claim ``chatgpt_account_id`` (a to
 JWT gets no account header, and its 401 is then the key's answer, not a crash).
 
 The account header is always the row's, whatever the client sent: the client's token is
-not the one that goes upstream. A client's own ``originator`` and a Codex ``User-Agent`` are
-kept (Codex CLI sends both).
+not the one that goes upstream. A client's own ``originator`` is kept when it is one that
+Cloudflare layer lets through (``codex_cli_rs``, ``codex_vscode``, ``codex_sdk_ts``, or
+``Codex...``, as Hermes's docstring lists them), else replaced by Hermes's; a Codex
+``User-Agent`` is kept (Codex CLI sends both).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ ORIGINATOR = "codex_cli_rs"
 USER_AGENT = "codex_cli_rs/0.0.0 (Hermes Agent)"
 ACCOUNT_HEADER = "ChatGPT-Account-ID"
 _CLAIMS = "https://api.openai.com/auth"
+_ORIGINATORS = frozenset({"codex_cli_rs", "codex_vscode", "codex_sdk_ts"})
 _CACHE_CAP = 1024
 _accounts: dict[str, str | None] = {}
 
@@ -49,7 +52,7 @@ def account_id(token: str) -> str | None:
         return _accounts[token]
     found = None
     parts = token.split(".")
-    if len(parts) >= 3:
+    if len(parts) >= 2:               # as Hermes: a payload is enough
         try:
             claims = json.loads(base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4)))
         except (ValueError, binascii.Error, RecursionError):
@@ -64,13 +67,18 @@ def account_id(token: str) -> str | None:
     return found
 
 
+def allowed_originator(value: str | None) -> bool:
+    """A first-party originator the Codex backend's Cloudflare layer lets through."""
+    return value is not None and (value in _ORIGINATORS or value.startswith("Codex"))
+
+
 def attach_codex(headers: CIMultiDict[str], token: str, client_agent: str | None) -> None:
     """Hermes's Codex headers on *headers*, in place, for the row's *token*."""
     headers.popall(ACCOUNT_HEADER, None)
     acct = account_id(token)
     if acct is not None:
         headers[ACCOUNT_HEADER] = acct
-    if "originator" not in headers:
+    if not allowed_originator(headers.get("originator")):
         headers["originator"] = ORIGINATOR
     if not (client_agent or "").lower().startswith("codex"):
         headers["User-Agent"] = USER_AGENT

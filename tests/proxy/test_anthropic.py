@@ -274,7 +274,9 @@ def test_no_fallback_to_an_openai_shaped_pool_for_messages(tmp_home, up) -> None
     assert body["error"]["routes"] == [{"route": "anthropic", "paths": [
         "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models",
         "/v1/messages", "/v1/messages/count_tokens"]}]
-    assert "Anthropic Messages" in body["error"]["message"]
+    message = body["error"]["message"]
+    assert "speak Anthropic Messages (anthropic)" in message     # the routes that speak it, by name
+    assert "not tried: openrouter" in message                   # and the one refused, by name
     assert up.hits(OR_KEY) == 1                          # only the OpenAI request reached openrouter
     assert chat.status_code == 200 and chat.headers["x-hermes-pool"] == "openrouter"
 

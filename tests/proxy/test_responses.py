@@ -107,6 +107,16 @@ def test_control_without_the_codex_headers_the_backend_sees_the_clients_account(
     assert seen.header("chatgpt-account-id") == ["the-clients-own"] and seen.header("originator") == []
 
 
+@pytest.mark.parametrize("sent,upstream", [("my-own-tool", "codex_cli_rs"), ("codex_vscode", "codex_vscode"),
+                                            ("Codex Desktop", "Codex Desktop")])
+def test_only_an_originator_the_backend_lets_through_is_kept(tmp_home, up, sent, upstream) -> None:
+    seed(tmp_home, up.url)
+    up.script(None, http(200, {}, response()))
+    with running_chain_proxy(tmp_home, primary="openai-codex") as p:
+        client(p).responses.create(model="gpt-5-codex", input="hi", extra_headers={"originator": sent})
+    assert responses_seen(up)[0].header("originator") == [upstream]
+
+
 def _event(name: str, data: dict) -> bytes:
     return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
