@@ -9,9 +9,10 @@ every target, including a bare aiohttp passthrough (``bench/bare_proxy.py``: no 
 outcome handling; the floor any aiohttp proxy pays on this machine) on each event loop, and
 nginx (``proxy_pass`` with upstream keep-alive, one worker: the physical limit of a proxy
 here); the same four keys are in hermes-admin's pool and in LiteLLM's model list.
-hermes-admin runs twice, on uvloop (its default where installed) and on asyncio's loop
-(``HERMES_ADMIN_PROXY_LOOP=asyncio``), each compared with the passthrough on the same loop.
-The load generator runs in its own process (``--load``), one per measurement: by default a
+hermes-admin runs twice, on asyncio's loop (its default) and on uvloop
+(``HERMES_ADMIN_PROXY_LOOP=uvloop``), each compared with the passthrough on the same loop:
+uvloop becomes the default only if it is the faster here.
+The load generator (``bench/proxy_load.py``) runs in its own process, one per measurement: by default a
 small asyncio-streams HTTP/1.1 client (``--client raw``) that costs far less CPU per request
 than aiohttp's ClientSession (``--client aiohttp``, the earlier generator). On a 2-core machine
 the generator, the upstream and the proxy share the cores, so a costly generator inflates every
@@ -39,7 +40,6 @@ its distance from nginx is reported beside them.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -57,133 +57,6 @@ LITELLM_VENV = ROOT / ".cache" / "litellm-venv"
 KEYS = [f"sk-or-v1-bench-{i:032d}" for i in range(4)]
 # LiteLLM refuses to start without a master key; clients then present it as their bearer.
 LITELLM_MASTER = "sk-litellm-bench-master-" + "0" * 32
-BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
-
-
-# --- the load generator (runs in its own process) ------------------------------------------
-
-async def _load_raw(url: str, key: str, concurrency: int, seconds: float, count: int, stream: bool) -> dict:
-    """The same measurement as :func:`_load_aiohttp` with a client that costs less per request.
-
-    One kept-alive connection per worker, the request's bytes built once, the answer read
-    with asyncio streams (Content-Length or chunked). aiohttp's ClientSession spends about
-    as much CPU per request as the proxy under test; on a 2-core machine that CPU is taken
-    from the proxy and the upstream, so the aiohttp client inflated every target's figures.
-    """
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    body = json.dumps(dict(BODY, stream=True) if stream else BODY).encode()
-    request = (f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
-               f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-    lat: list[float] = []
-    errors = 0
-    deadline = 0.0
-    remaining = [count]
-
-    def more() -> bool:
-        if count:
-            remaining[0] -= 1
-            return remaining[0] >= 0
-        return time.perf_counter() < deadline
-
-    async def worker(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None) -> None:
-        nonlocal errors
-        go = more()
-        while go:                       # a connection; a new one after an error
-            writer = None
-            try:
-                reader, writer = conn or await asyncio.open_connection(host, port)
-                conn = None
-                while go:
-                    await one(reader, writer)
-                    go = more()
-            except (OSError, asyncio.IncompleteReadError, ValueError):
-                errors += 1
-                go = more()
-            finally:
-                if writer is not None:
-                    writer.close()
-
-    async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: bool = True) -> None:
-        nonlocal errors
-        t0 = time.perf_counter()
-        writer.write(request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        status = int(head[9:12])
-        lower = head.lower()
-        if b"transfer-encoding: chunked" in lower:
-            first = True
-            while True:
-                size = int((await reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
-                await reader.readexactly(size + 2)
-                if first:
-                    first = False
-                    if stream and record:
-                        lat.append(time.perf_counter() - t0)      # first byte of the body
-                if size == 0:
-                    break
-        else:
-            at = lower.index(b"content-length:") + 15
-            await reader.readexactly(int(lower[at:lower.index(b"\r\n", at)]))
-        if not stream and record:
-            lat.append(time.perf_counter() - t0)
-        if status != 200 and record:
-            errors += 1
-
-    async def connect() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await asyncio.open_connection(host, port)
-        await one(reader, writer, record=False)
-        return reader, writer
-
-    # Connect and send one unmeasured request on each connection, then start the clock: the
-    # stdlib fake upstream listens with a backlog of 5, so 64 simultaneous connects overflow
-    # its accept queue and stall for seconds of SYN-ACK retries, which is not throughput.
-    conns = await asyncio.gather(*(connect() for _ in range(concurrency)))
-    t0 = time.perf_counter()
-    deadline = t0 + seconds
-    await asyncio.gather(*(worker(c) for c in conns))
-    return {"latencies": lat, "errors": errors, "wall": time.perf_counter() - t0}
-
-
-async def _load_aiohttp(url: str, key: str, concurrency: int, seconds: float, count: int, stream: bool) -> dict:
-    import aiohttp
-
-    body = dict(BODY, stream=True) if stream else BODY
-    lat: list[float] = []
-    errors = 0
-    deadline = time.perf_counter() + seconds
-    remaining = [count]
-    conn = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=conn, headers={"Authorization": f"Bearer {key}"}) as s:
-        async def worker() -> None:
-            nonlocal errors
-            while True:
-                if count:
-                    if remaining[0] <= 0:
-                        return
-                    remaining[0] -= 1
-                elif time.perf_counter() >= deadline:
-                    return
-                t0 = time.perf_counter()
-                try:
-                    async with s.post(url + "/chat/completions", json=body) as r:
-                        if stream:
-                            await r.content.readany()          # first byte of the body
-                            lat.append(time.perf_counter() - t0)
-                            await r.read()
-                        else:
-                            await r.read()
-                            lat.append(time.perf_counter() - t0)
-                        if r.status != 200:
-                            errors += 1
-                except aiohttp.ClientError:
-                    errors += 1
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        wall = time.perf_counter() - t0
-    return {"latencies": lat, "errors": errors, "wall": wall}
 
 
 CLIENT = "raw"       # the load generator: "raw" (asyncio streams) or "aiohttp" (--client)
@@ -191,9 +64,9 @@ CLIENT = "raw"       # the load generator: "raw" (asyncio streams) or "aiohttp" 
 
 def run_load(url: str, key: str, concurrency: int, *, seconds: float = 0, count: int = 0,
              stream: bool = False) -> dict:
-    """One measurement in a fresh process, so the generator does not share our GIL."""
-    args = [PY, __file__, "--load", url, "--key", key, "--concurrency", str(concurrency),
-            "--seconds", str(seconds), "--count", str(count), "--client", CLIENT] + (["--stream"] if stream else [])
+    """One measurement by bench/proxy_load.py in a fresh process (it does not share our GIL)."""
+    args = [PY, str(ROOT / "bench" / "proxy_load.py"), url, key, str(concurrency), "--seconds", str(seconds),
+            "--count", str(count), "--client", CLIENT] + (["--stream"] if stream else [])
     out = subprocess.run(args, capture_output=True, text=True, timeout=300, check=True).stdout
     return json.loads(out)
 
@@ -255,12 +128,13 @@ error_log {tmp}/nginx-error.log error;
 events {{ worker_connections 4096; }}
 http {{
     access_log off;
+    keepalive_requests 1000000;     # not the default 1000: the load generator keeps one connection
     client_body_temp_path {tmp}/nginx-body;
     proxy_temp_path {tmp}/nginx-proxy;
     fastcgi_temp_path {tmp}/nginx-fastcgi;
     uwsgi_temp_path {tmp}/nginx-uwsgi;
     scgi_temp_path {tmp}/nginx-scgi;
-    upstream fake {{ server {upstream}; keepalive 128; }}
+    upstream fake {{ server {upstream}; keepalive 128; keepalive_requests 1000000; }}
     server {{
         listen 127.0.0.1:{port};
         location /v1/ {{
@@ -437,7 +311,7 @@ def report(results: dict[str, dict]) -> None:
     print("\nratios of added latency (p50), and throughput:")
     for ours in [n for n in results if n.startswith("hermes-admin")]:
         a = added[ours]
-        loop = "asyncio" if ours.endswith("/asyncio") else "uvloop"
+        loop = "uvloop" if ours.endswith("/uvloop") else "asyncio"
         floor = f"bare-aiohttp/{loop}"
         for k in ("c1_p50", "c16_p50"):
             parts = []
@@ -453,11 +327,11 @@ def report(results: dict[str, dict]) -> None:
         tput = _ratio(results[ours]["rps"], d["rps"])
         print(f"  {ours:<22} throughput {results[ours]['rps']:.0f} req/s = {tput:.2f} x direct "
               f"(goal >= 0.45 {'met' if tput >= 0.45 else 'NOT met'})")
-    if "hermes-admin" in results and "hermes-admin/asyncio" in results:
-        u, a = added["hermes-admin"], added["hermes-admin/asyncio"]
+    if "hermes-admin" in results and "hermes-admin/uvloop" in results:
+        u, a = added["hermes-admin/uvloop"], added["hermes-admin"]
         print("\nuvloop vs asyncio (hermes-admin's added latency, p50): " + "  ".join(
             f"{k} {u[k]:.3f} vs {a[k]:.3f} ms" for k in ("c1_p50", "c16_p50")) +
-            f"; throughput {results['hermes-admin']['rps']:.0f} vs {results['hermes-admin/asyncio']['rps']:.0f} req/s")
+            f"; throughput {results['hermes-admin/uvloop']['rps']:.0f} vs {results['hermes-admin']['rps']:.0f} req/s")
     for name in ("litellm", "nginx"):
         if name not in added:
             print(f"  {name} not measured: no ratio to it")
@@ -470,22 +344,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-nginx", action="store_true")
     ap.add_argument("--rounds", type=int, default=3,
                     help="measure every target this many times, interleaved; report the medians")
-    ap.add_argument("--load")
-    ap.add_argument("--key", default=KEYS[0])
-    ap.add_argument("--concurrency", type=int, default=1)
-    ap.add_argument("--count", type=int, default=0)
-    ap.add_argument("--stream", action="store_true")
     ap.add_argument("--client", choices=("raw", "aiohttp"), default="raw",
                     help="load generator: raw asyncio streams (default, cheap) or aiohttp's ClientSession")
     ap.add_argument("--compare", type=Path, metavar="TREE",
                     help="also measure the proxy of another source tree (e.g. `git archive main store tui`"
                          " unpacked), interleaved in the same rounds: a before/after on one machine load")
     args = ap.parse_args(argv)
-    if args.load:
-        load = _load_raw if args.client == "raw" else _load_aiohttp
-        json.dump(asyncio.run(load(args.load, args.key, args.concurrency, args.seconds, args.count,
-                                    args.stream)), sys.stdout)
-        return 0
     global CLIENT
     CLIENT = args.client
     tmp = Path(tempfile.mkdtemp(prefix="bench-proxy-"))
@@ -496,9 +360,9 @@ def main(argv: list[str] | None = None) -> int:
         ours, ours_url = start_ours(tmp, upstream)
         procs.append(ours)
         targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
-        plain, plain_url = start_ours(tmp, upstream, loop="asyncio")
-        procs.append(plain)
-        targets["hermes-admin/asyncio"] = (plain_url, "any-bearer")
+        uv, uv_url = start_ours(tmp, upstream, loop="uvloop")
+        procs.append(uv)
+        targets["hermes-admin/uvloop"] = (uv_url, "any-bearer")
         if args.compare is not None:
             ref, ref_url = start_ours(tmp, upstream, args.compare.resolve())
             procs.append(ref)
