@@ -1,33 +1,37 @@
-"""The event loop the proxy runs on: uvloop where it is installed, else asyncio's own.
+"""The event loop the proxy runs on: asyncio's own by default, uvloop when asked for.
 
-uvloop (libuv under asyncio's API; aiohttp runs on it unchanged) is the default because it
-is measurably faster here (``bench/bench_proxy.py`` measures both in one run, and
-docs/benchmarks.md has the figures). Where it cannot be installed (Windows, PyPy, a
-platform without a wheel) the proxy runs on asyncio's loop, the same code.
-``HERMES_ADMIN_PROXY_LOOP=asyncio`` picks asyncio's loop anyway (to compare, or to rule
-uvloop out); ``=uvloop`` insists on uvloop and fails when it is missing.
+uvloop (libuv under asyncio's API; aiohttp runs on it unchanged) was measured beside
+asyncio's loop in ``bench/bench_proxy.py`` (both in one run, each against the bare aiohttp
+passthrough on the same loop): on this 2-core machine it was not faster for the proxy (added
+p50 at one concurrent request about 10% worse in two runs, the same at 16, throughput at 64
+concurrent 7-17% lower), so it is not the default. ``HERMES_ADMIN_PROXY_LOOP=uvloop`` runs
+the proxy on it where it is installed (``pip install 'hermes-admin[uvloop]'``), to measure
+on another machine; where it cannot be imported (Windows, PyPy, no wheel) the proxy says so
+on its log and runs on asyncio's loop, the same code. ``=asyncio`` (or unset) is the default.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 ENV = "HERMES_ADMIN_PROXY_LOOP"
+log = logging.getLogger("hermes_admin.proxy")
 
 
-def _uvloop() -> Any:
-    choice = os.environ.get(ENV, "").strip().lower()
-    if choice == "asyncio":
+def _uvloop(warn: bool = False) -> Any:
+    """The uvloop module when it is asked for and importable, else None."""
+    if os.environ.get(ENV, "").strip().lower() != "uvloop":
         return None
     try:
         import uvloop
     except ImportError:
-        if choice == "uvloop":
-            raise
+        if warn:
+            log.warning("%s=uvloop, but uvloop cannot be imported here; running on asyncio's loop", ENV)
         return None
     return uvloop
 
@@ -43,11 +47,7 @@ def loop_name() -> str:
 
 def run(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` on the chosen loop."""
-    try:
-        uv = _uvloop()
-    except ImportError:
-        main.close()                  # never started: no "was never awaited" on the way out
-        raise
+    uv = _uvloop(warn=True)
     if uv is None:
         return asyncio.run(main)
     with asyncio.Runner(loop_factory=uv.new_event_loop) as runner:

@@ -153,7 +153,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         print(f"hermes-admin proxy on http://{shown}:{s.port}/v1 serving {chain_text}; {auth}", flush=True)
 
     try:
-        run(serve(server, on_ready=ready))     # on uvloop where installed
+        run(serve(server, on_ready=ready))     # asyncio's loop; uvloop if asked for
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise CannotListen(f"--port {args.port}: already in use on {host} (another proxy? "
