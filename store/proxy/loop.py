@@ -2,9 +2,10 @@
 
 uvloop (libuv under asyncio's API; aiohttp runs on it unchanged) was measured beside
 asyncio's loop in ``bench/bench_proxy.py`` (both in one run, each against the bare aiohttp
-passthrough on the same loop): on this 2-core machine it was not faster for the proxy (added
-p50 at one concurrent request about 10% worse in two runs, the same at 16, throughput at 64
-concurrent 7-17% lower), so it is not the default. ``HERMES_ADMIN_PROXY_LOOP=uvloop`` runs
+passthrough on the same loop): on this 2-core machine it was not faster for the proxy. In
+three runs its added p50 was better in one and worse in two at one concurrent request,
+better or the same at 16 (all within the machine's noise), and its throughput at 64
+concurrent was lower in all three (7%, 17%, 28%), so it is not the default. ``HERMES_ADMIN_PROXY_LOOP=uvloop`` runs
 the proxy on it where it is installed (``pip install 'hermes-admin[uvloop]'``), to measure
 on another machine; where it cannot be imported (Windows, PyPy, no wheel) the proxy says so
 on its log and runs on asyncio's loop, the same code. ``=asyncio`` (or unset) is the default.
