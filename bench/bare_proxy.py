@@ -1,12 +1,13 @@
 """The floor for any aiohttp proxy: forward a request to one upstream and copy the answer back.
 
-    python bench/bare_proxy.py UPSTREAM_BASE PORT_FILE
+    python bench/bare_proxy.py UPSTREAM_BASE PORT_FILE [asyncio|uvloop]
 
 No pool, no selection, no outcome handling, no status, no auth: one pooled ClientSession
 (keep-alive), aiohttp's low-level server (no router, no access log), the body read and sent
 on, the answer streamed back chunk by chunk. bench/bench_proxy.py measures it beside
 hermes-admin's proxy in the same run, so the latency hermes-admin adds *beyond* what aiohttp
-itself costs on this machine is visible.
+itself costs on this machine is visible. The third argument picks the event loop (asyncio's
+by default), so each hermes-admin is compared with the floor on its own loop.
 """
 
 from __future__ import annotations
@@ -48,4 +49,10 @@ async def main(upstream: str, port_file: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1].rstrip("/"), Path(sys.argv[2])))
+    coro = main(sys.argv[1].rstrip("/"), Path(sys.argv[2]))
+    if (sys.argv[3] if len(sys.argv) > 3 else "asyncio") == "uvloop":
+        import uvloop
+
+        uvloop.run(coro)
+    else:
+        asyncio.run(coro)

@@ -1,13 +1,18 @@
-"""Benchmark: direct vs hermes-admin proxy vs LiteLLM proxy, in one run, same upstream.
+"""Benchmark: direct vs hermes-admin proxy vs its floors (a bare aiohttp passthrough, nginx)
+vs LiteLLM proxy, in one run, same upstream.
 
-    .venv/bin/python bench/bench_proxy.py [--seconds 3] [--rounds 3] [--no-litellm] [--client raw|aiohttp]
-                                          [--compare TREE]
+    .venv/bin/python bench/bench_proxy.py [--seconds 3] [--rounds 3] [--no-litellm] [--no-nginx]
+                                          [--client raw|aiohttp] [--compare TREE]
 
 One loopback fake provider (``python -m tui.demo.fake_provider``, its own process) serves
 every target, including a bare aiohttp passthrough (``bench/bare_proxy.py``: no pool, no
-outcome handling; the floor any aiohttp proxy pays on this machine); the same four keys
-are in hermes-admin's pool and in LiteLLM's model list.
-The load generator runs in its own process (``--load``), one per measurement: by default a
+outcome handling; the floor any aiohttp proxy pays on this machine) on each event loop, and
+nginx (``proxy_pass`` with upstream keep-alive, one worker: the physical limit of a proxy
+here); the same four keys are in hermes-admin's pool and in LiteLLM's model list.
+hermes-admin runs twice, on asyncio's loop (its default) and on uvloop
+(``HERMES_ADMIN_PROXY_LOOP=uvloop``), each compared with the passthrough on the same loop:
+uvloop becomes the default only if it is the faster here.
+The load generator (``bench/proxy_load.py``) runs in its own process, one per measurement: by default a
 small asyncio-streams HTTP/1.1 client (``--client raw``) that costs far less CPU per request
 than aiohttp's ClientSession (``--client aiohttp``, the earlier generator). On a 2-core machine
 the generator, the upstream and the proxy share the cores, so a costly generator inflates every
@@ -23,14 +28,18 @@ each hermes-admin's ratio to the bare passthrough is printed: on a shared machin
 before/after measured in two runs differs more by the load than by the change.
 
 LiteLLM is installed by this script into ``.cache/litellm-venv`` (``pip install
-'litellm[proxy]'``); when it cannot be installed or does not start, the script says so
-and reports the other two.
+'litellm[proxy]'``) and nginx from Debian (``apt-get install nginx-light``, as root); when
+either cannot be installed or does not start, the script says so and reports the others.
+
+The goals are ratios in one run (an absolute figure says more about the machine's load
+than about the proxy): hermes-admin's added latency at c1 and c16 within 1.1x the bare
+passthrough's on the same loop, at most 0.05x LiteLLM's, throughput at least 0.45x direct;
+its distance from nginx is reported beside them.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import shutil
@@ -48,133 +57,6 @@ LITELLM_VENV = ROOT / ".cache" / "litellm-venv"
 KEYS = [f"sk-or-v1-bench-{i:032d}" for i in range(4)]
 # LiteLLM refuses to start without a master key; clients then present it as their bearer.
 LITELLM_MASTER = "sk-litellm-bench-master-" + "0" * 32
-BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
-
-
-# --- the load generator (runs in its own process) ------------------------------------------
-
-async def _load_raw(url: str, key: str, concurrency: int, seconds: float, count: int, stream: bool) -> dict:
-    """The same measurement as :func:`_load_aiohttp` with a client that costs less per request.
-
-    One kept-alive connection per worker, the request's bytes built once, the answer read
-    with asyncio streams (Content-Length or chunked). aiohttp's ClientSession spends about
-    as much CPU per request as the proxy under test; on a 2-core machine that CPU is taken
-    from the proxy and the upstream, so the aiohttp client inflated every target's figures.
-    """
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    body = json.dumps(dict(BODY, stream=True) if stream else BODY).encode()
-    request = (f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
-               f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-    lat: list[float] = []
-    errors = 0
-    deadline = 0.0
-    remaining = [count]
-
-    def more() -> bool:
-        if count:
-            remaining[0] -= 1
-            return remaining[0] >= 0
-        return time.perf_counter() < deadline
-
-    async def worker(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None) -> None:
-        nonlocal errors
-        go = more()
-        while go:                       # a connection; a new one after an error
-            writer = None
-            try:
-                reader, writer = conn or await asyncio.open_connection(host, port)
-                conn = None
-                while go:
-                    await one(reader, writer)
-                    go = more()
-            except (OSError, asyncio.IncompleteReadError, ValueError):
-                errors += 1
-                go = more()
-            finally:
-                if writer is not None:
-                    writer.close()
-
-    async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: bool = True) -> None:
-        nonlocal errors
-        t0 = time.perf_counter()
-        writer.write(request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        status = int(head[9:12])
-        lower = head.lower()
-        if b"transfer-encoding: chunked" in lower:
-            first = True
-            while True:
-                size = int((await reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
-                await reader.readexactly(size + 2)
-                if first:
-                    first = False
-                    if stream and record:
-                        lat.append(time.perf_counter() - t0)      # first byte of the body
-                if size == 0:
-                    break
-        else:
-            at = lower.index(b"content-length:") + 15
-            await reader.readexactly(int(lower[at:lower.index(b"\r\n", at)]))
-        if not stream and record:
-            lat.append(time.perf_counter() - t0)
-        if status != 200 and record:
-            errors += 1
-
-    async def connect() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await asyncio.open_connection(host, port)
-        await one(reader, writer, record=False)
-        return reader, writer
-
-    # Connect and send one unmeasured request on each connection, then start the clock: the
-    # stdlib fake upstream listens with a backlog of 5, so 64 simultaneous connects overflow
-    # its accept queue and stall for seconds of SYN-ACK retries, which is not throughput.
-    conns = await asyncio.gather(*(connect() for _ in range(concurrency)))
-    t0 = time.perf_counter()
-    deadline = t0 + seconds
-    await asyncio.gather(*(worker(c) for c in conns))
-    return {"latencies": lat, "errors": errors, "wall": time.perf_counter() - t0}
-
-
-async def _load_aiohttp(url: str, key: str, concurrency: int, seconds: float, count: int, stream: bool) -> dict:
-    import aiohttp
-
-    body = dict(BODY, stream=True) if stream else BODY
-    lat: list[float] = []
-    errors = 0
-    deadline = time.perf_counter() + seconds
-    remaining = [count]
-    conn = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=conn, headers={"Authorization": f"Bearer {key}"}) as s:
-        async def worker() -> None:
-            nonlocal errors
-            while True:
-                if count:
-                    if remaining[0] <= 0:
-                        return
-                    remaining[0] -= 1
-                elif time.perf_counter() >= deadline:
-                    return
-                t0 = time.perf_counter()
-                try:
-                    async with s.post(url + "/chat/completions", json=body) as r:
-                        if stream:
-                            await r.content.readany()          # first byte of the body
-                            lat.append(time.perf_counter() - t0)
-                            await r.read()
-                        else:
-                            await r.read()
-                            lat.append(time.perf_counter() - t0)
-                        if r.status != 200:
-                            errors += 1
-                except aiohttp.ClientError:
-                    errors += 1
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        wall = time.perf_counter() - t0
-    return {"latencies": lat, "errors": errors, "wall": wall}
 
 
 CLIENT = "raw"       # the load generator: "raw" (asyncio streams) or "aiohttp" (--client)
@@ -182,9 +64,9 @@ CLIENT = "raw"       # the load generator: "raw" (asyncio streams) or "aiohttp" 
 
 def run_load(url: str, key: str, concurrency: int, *, seconds: float = 0, count: int = 0,
              stream: bool = False) -> dict:
-    """One measurement in a fresh process, so the generator does not share our GIL."""
-    args = [PY, __file__, "--load", url, "--key", key, "--concurrency", str(concurrency),
-            "--seconds", str(seconds), "--count", str(count), "--client", CLIENT] + (["--stream"] if stream else [])
+    """One measurement by bench/proxy_load.py in a fresh process (it does not share our GIL)."""
+    args = [PY, str(ROOT / "bench" / "proxy_load.py"), url, key, str(concurrency), "--seconds", str(seconds),
+            "--count", str(count), "--client", CLIENT] + (["--stream"] if stream else [])
     out = subprocess.run(args, capture_output=True, text=True, timeout=300, check=True).stdout
     return json.loads(out)
 
@@ -200,11 +82,15 @@ def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
 
 
 def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
-               extra: tuple[str, ...] = (), name: str = "home") -> tuple[subprocess.Popen, str]:
+               extra: tuple[str, ...] = (), name: str = "home",
+               loop: str | None = None) -> tuple[subprocess.Popen, str]:
     """hermes-admin's proxy on a home of the bench keys; *tree*: another checkout's source
     (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run;
-    *extra*: more ``proxy`` arguments (``--no-metrics``), on a home called *name*."""
+    *extra*: more ``proxy`` arguments (``--no-metrics``), on a home called *name*;
+    *loop*: ``asyncio`` or ``uvloop`` (None: the proxy's default)."""
     home = tmp / (name if tree is None else f"{name}-{tree.name}")
+    if loop is not None:
+        home = home.with_name(home.name + "-" + loop)
     home.mkdir(mode=0o700)
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
              "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
@@ -214,7 +100,11 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
     auth.chmod(0o600)
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
     exe = Path(PY).parent / "hermes-admin"
-    env = None if tree is None else dict(os.environ, PYTHONPATH=str(tree))
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    if loop is not None:
+        env["HERMES_ADMIN_PROXY_LOOP"] = loop
     proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     line = proc.stdout.readline()
@@ -223,13 +113,84 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
     return proc, line.split()[3]
 
 
-def start_bare(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str]:
-    """bench/bare_proxy.py: the cost of aiohttp alone (the floor for any aiohttp proxy)."""
-    port_file = tmp / "bare.port"
-    proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file)],
+def start_bare(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subprocess.Popen, str]:
+    """bench/bare_proxy.py: the cost of aiohttp alone (the floor for any aiohttp proxy) on *loop*."""
+    port_file = tmp / f"bare-{loop}.port"
+    proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file), loop],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait(lambda: port_file.exists() and port_file.read_text().strip(), 20, "the bare aiohttp passthrough")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
+
+
+NGINX_CONF = """\
+daemon off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log error;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 1000000;     # not the default 1000: the load generator keeps one connection
+    client_body_temp_path {tmp}/nginx-body;
+    proxy_temp_path {tmp}/nginx-proxy;
+    fastcgi_temp_path {tmp}/nginx-fastcgi;
+    uwsgi_temp_path {tmp}/nginx-uwsgi;
+    scgi_temp_path {tmp}/nginx-scgi;
+    upstream fake {{ server {upstream}; keepalive 128; keepalive_requests 1000000; }}
+    server {{
+        listen 127.0.0.1:{port};
+        location /v1/ {{
+            proxy_pass http://fake/api/v1/;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+        }}
+    }}
+}}
+"""
+
+
+def ensure_nginx() -> str | None:
+    """nginx's binary: already there, or ``nginx-light`` from Debian (as root)."""
+    exe = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if exe is not None:
+        return exe
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        print("nginx is not installed and cannot be here (needs root and apt-get); no nginx figures")
+        return None
+    print("installing nginx-light from Debian (one time) ...", flush=True)
+    try:
+        subprocess.run(["apt-get", "install", "-y", "-q", "nginx-light"], check=True, timeout=600,
+                       stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+    except (subprocess.SubprocessError, OSError) as exc:
+        print(f"nginx-light could not be installed ({exc}); no nginx figures")
+        return None
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+
+
+def start_nginx(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str] | None:
+    """nginx in front of the fake provider: one worker, upstream keep-alive, no buffering."""
+    exe = ensure_nginx()
+    if exe is None:
+        return None
+    port = _free_port()
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX_CONF.format(tmp=tmp, upstream=urlsplit(upstream).netloc, port=port))
+    proc = subprocess.Popen([exe, "-c", str(conf), "-p", str(tmp)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    import socket
+
+    def up() -> bool:
+        if proc.poll() is not None:
+            return True
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    _wait(up, 20, "nginx")
+    if proc.poll() is not None:
+        print("nginx exited at start:", (tmp / "nginx-error.log").read_text()[-800:])
+        return None
+    return proc, f"http://127.0.0.1:{port}/v1"
 
 
 def ensure_litellm() -> Path | None:
@@ -332,11 +293,15 @@ def combine(runs: list[dict]) -> dict:
             for k in runs[0]}
 
 
+def _ratio(a: float, b: float) -> float:
+    return a / b if b > 0 else float("nan")
+
+
 def report(results: dict[str, dict]) -> None:
     cols = ["c1_p50", "c1_p99", "c16_p50", "c16_p99", "rps", "ttfb_p50", "ttfb_p99", "errors"]
-    print(f"\n{'target':<17}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps = req/s at 64 concurrent)")
+    print(f"\n{'target':<22}" + "".join(f"{c:>10}" for c in cols) + "   (ms; rps = req/s at 64 concurrent)")
     for name, r in results.items():
-        print(f"{name:<17}" + "".join(f"{r[c]:>10.2f}" if c != "errors" else f"{r[c]:>10d}" for c in cols))
+        print(f"{name:<22}" + "".join(f"{r[c]:>10.2f}" if c != "errors" else f"{r[c]:>10d}" for c in cols))
     d = results["direct"]
     print("\nadded over direct (ms):")
     added = {}
@@ -344,57 +309,49 @@ def report(results: dict[str, dict]) -> None:
         if name == "direct":
             continue
         added[name] = {k: r[k] - d[k] for k in ("c1_p50", "c1_p99", "c16_p50", "c16_p99", "ttfb_p50")}
-        print(f"  {name:<17}" + "  ".join(f"{k} {v:+.2f}" for k, v in added[name].items()))
-    ours = results["hermes-admin"]
-    a = added["hermes-admin"]
-    print("\ngoals (hermes-admin):")
-    print(f"  added p50 at 1 concurrent {a['c1_p50']:.2f} ms (goal <= 1)   "
-          f"{'met' if a['c1_p50'] <= 1 else 'NOT met'}")
-    print(f"  added p50 at 16 concurrent {a['c16_p50']:.2f} ms (goal <= 1)   "
-          f"{'met' if a['c16_p50'] <= 1 else 'NOT met'}")
-    print(f"  added p99 at 16 concurrent {a['c16_p99']:.2f} ms (goal <= 5)   "
-          f"{'met' if a['c16_p99'] <= 5 else 'NOT met'}")
-    print(f"  throughput {ours['rps']:.0f} req/s (goal >= 1000; direct {d['rps']:.0f})   "
-          f"{'met' if ours['rps'] >= 1000 else 'NOT met'}")
-    if "litellm" in added:
-        ll = added["litellm"]
+        print(f"  {name:<22}" + "  ".join(f"{k} {v:+.3f}" for k, v in added[name].items()))
+    print("\nratios of added latency (p50), and throughput:")
+    for ours in [n for n in results if n.startswith("hermes-admin")]:
+        a = added[ours]
+        loop = "uvloop" if ours.endswith("/uvloop") else "asyncio"
+        floor = f"bare-aiohttp/{loop}"
         for k in ("c1_p50", "c16_p50"):
-            ratio = a[k] / ll[k] if ll[k] > 0 else float("nan")
-            print(f"  overhead {k} = {ratio:.2f} x LiteLLM's (goal <= 0.33)   {'met' if ratio <= 1 / 3 else 'NOT met'}")
-    else:
-        print("  LiteLLM not measured: no ratio")
-    if "bare-aiohttp" in added:
-        b = added["bare-aiohttp"]
-        print("\nbeyond the floor (hermes-admin's added latency minus a bare aiohttp passthrough's):")
-        print("  " + "  ".join(f"{k} {a[k] - b[k]:+.2f}" for k in ("c1_p50", "c16_p50", "c16_p99")))
-        bare = results["bare-aiohttp"]
-        for name in [n for n in results if n.startswith("hermes-admin")]:
-            print(f"  ratio {name} / bare-aiohttp: " + "  ".join(
-                f"{k} {results[name][k] / bare[k]:.2f}" for k in ("c1_p50", "c16_p50") if bare[k] > 0))
+            parts = []
+            if floor in added:
+                ratio = _ratio(a[k], added[floor][k])
+                parts.append(f"/ {floor} {ratio:.2f} (goal <= 1.1 {'met' if ratio <= 1.1 else 'NOT met'})")
+            if "litellm" in added:
+                ratio = _ratio(a[k], added["litellm"][k])
+                parts.append(f"/ litellm {ratio:.3f} (goal <= 0.05 {'met' if ratio <= 0.05 else 'NOT met'})")
+            if "nginx" in added:
+                parts.append(f"/ nginx {_ratio(a[k], added['nginx'][k]):.1f}")
+            print(f"  {ours:<22} {k}: " + "   ".join(parts))
+        tput = _ratio(results[ours]["rps"], d["rps"])
+        print(f"  {ours:<22} throughput {results[ours]['rps']:.0f} req/s = {tput:.2f} x direct "
+              f"(goal >= 0.45 {'met' if tput >= 0.45 else 'NOT met'})")
+    if "hermes-admin" in results and "hermes-admin/uvloop" in results:
+        u, a = added["hermes-admin/uvloop"], added["hermes-admin"]
+        print("\nuvloop vs asyncio (hermes-admin's added latency, p50): " + "  ".join(
+            f"{k} {u[k]:.3f} vs {a[k]:.3f} ms" for k in ("c1_p50", "c16_p50")) +
+            f"; throughput {results['hermes-admin/uvloop']['rps']:.0f} vs {results['hermes-admin']['rps']:.0f} req/s")
+    for name in ("litellm", "nginx"):
+        if name not in added:
+            print(f"  {name} not measured: no ratio to it")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--no-litellm", action="store_true")
+    ap.add_argument("--no-nginx", action="store_true")
     ap.add_argument("--rounds", type=int, default=3,
                     help="measure every target this many times, interleaved; report the medians")
-    ap.add_argument("--load")
-    ap.add_argument("--key", default=KEYS[0])
-    ap.add_argument("--concurrency", type=int, default=1)
-    ap.add_argument("--count", type=int, default=0)
-    ap.add_argument("--stream", action="store_true")
     ap.add_argument("--client", choices=("raw", "aiohttp"), default="raw",
                     help="load generator: raw asyncio streams (default, cheap) or aiohttp's ClientSession")
     ap.add_argument("--compare", type=Path, metavar="TREE",
                     help="also measure the proxy of another source tree (e.g. `git archive main store tui`"
                          " unpacked), interleaved in the same rounds: a before/after on one machine load")
     args = ap.parse_args(argv)
-    if args.load:
-        load = _load_raw if args.client == "raw" else _load_aiohttp
-        json.dump(asyncio.run(load(args.load, args.key, args.concurrency, args.seconds, args.count,
-                                    args.stream)), sys.stdout)
-        return 0
     global CLIENT
     CLIENT = args.client
     tmp = Path(tempfile.mkdtemp(prefix="bench-proxy-"))
@@ -405,13 +362,22 @@ def main(argv: list[str] | None = None) -> int:
         ours, ours_url = start_ours(tmp, upstream)
         procs.append(ours)
         targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
+        uv, uv_url = start_ours(tmp, upstream, loop="uvloop")
+        procs.append(uv)
+        targets["hermes-admin/uvloop"] = (uv_url, "any-bearer")
         if args.compare is not None:
             ref, ref_url = start_ours(tmp, upstream, args.compare.resolve())
             procs.append(ref)
             targets["hermes-admin@ref"] = (ref_url, "any-bearer")
-        bare, bare_url = start_bare(tmp, upstream)
-        procs.append(bare)
-        targets["bare-aiohttp"] = (bare_url, KEYS[0])
+        for loop in ("uvloop", "asyncio"):
+            bare, bare_url = start_bare(tmp, upstream, loop)
+            procs.append(bare)
+            targets[f"bare-aiohttp/{loop}"] = (bare_url, KEYS[0])
+        if not args.no_nginx:
+            started = start_nginx(tmp, upstream)
+            if started is not None:
+                procs.append(started[0])
+                targets["nginx"] = (started[1], KEYS[0])
         if not args.no_litellm:
             port = _free_port()
             ll = start_litellm(tmp, upstream, port)

@@ -118,14 +118,15 @@ def edge_seed(home: Home, base: str, *, keys: int = 2, fallback: bool = True, **
 
 @contextmanager
 def running_chain_proxy(home: Home, *, lock_timeout: float = 30.0, watch: bool = False,
-                        **kw: Any) -> Iterator[Running]:
+                        primary: str = "openrouter", gate: Gate | None = None, **kw: Any) -> Iterator[Running]:
     """:func:`running_proxy` with the chain's lock timeout chosen (a held lock in a test
-    must not cost 30 s) and the watcher off unless asked for."""
+    must not cost 30 s) and the watcher off unless asked for (*primary*: the pool served
+    first)."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
     thread.start()
-    chain = Chain(home, "openrouter", env=None, lock_timeout=lock_timeout)
-    server = ProxyServer(home, chain, Gate(None), port=0, watch=watch, **kw)
+    chain = Chain(home, primary, env=None, lock_timeout=lock_timeout)
+    server = ProxyServer(home, chain, gate or Gate(None), port=0, watch=watch, **kw)
     running = Running(server, loop)
     try:
         running.call(server.start())

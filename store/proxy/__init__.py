@@ -15,7 +15,16 @@
   and relaying a provider's error answer.
 - :mod:`store.proxy.redacting`: the home's secrets as fingerprints in every way out
   (answers, log).
-- :mod:`store.proxy.forward`: one request's way along the chain, judged and relayed.
+- :mod:`store.proxy.protocols`: the paths of each protocol (OpenAI Chat Completions,
+  Anthropic Messages, OpenAI Responses) and which routes speak which.
+- :mod:`store.proxy.anthropic`: the row's credential as Anthropic wants it, Anthropic-shaped
+  errors; :mod:`store.proxy.responses`: the Codex backend's headers.
+- :mod:`store.proxy.model_benches`, :mod:`store.proxy.request_client`,
+  :mod:`store.proxy.overlay`: per-model benches (newer Hermes's ``model_cooldowns``), the
+  agent's outcome rules for one request, benches the store does not show yet.
+- :mod:`store.proxy.forward`: one request's way along the chain, judged and relayed;
+  :mod:`store.proxy.answers`: the answers it gives when it relays no success.
+- :mod:`store.proxy.loop`: the event loop the proxy runs on (uvloop where installed).
 - :mod:`store.proxy.offloop`: blocking calls in daemon threads (a bounded shutdown).
 - :mod:`store.proxy.stats`: traffic counters and the status file the console reads.
 - :mod:`store.proxy.server`: the aiohttp server, its one pooled upstream session, the
@@ -26,7 +35,8 @@ Imports ``store`` and aiohttp only; never Textual, ``tui`` or ``screens``.
 
 from __future__ import annotations
 
-ALLOWED_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models")
+ALLOWED_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models",
+                 "/v1/messages", "/v1/messages/count_tokens", "/v1/responses")
 DEFAULT_PORT = 8645
 DRAIN_TIMEOUT = 10.0      # seconds SIGTERM waits for in-flight requests
 BODY_TIMEOUT = 60.0       # seconds a request body may take to arrive (a slow client is cut)

@@ -35,24 +35,24 @@ from typing import Any
 
 from store.agent import probe
 from store.agent.outcomes import Decision, Notice, Result, Selection, Verdict, reset_time
-from store.agent.pool_client import PoolClient
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
 from store.config.agent_view import Route
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import Row, parse_epoch, pool_rows, pools
+from store.model import Row, pool_rows, pools
 from store.paths import Home
 from store.pools import policy
 from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
 from store.proxy.headroom_gate import HeadroomGate
-from store.proxy.picks import Usable, pick, usable_rows
+from store.proxy.overlay import Overlay, find_row
+from store.proxy.picks import Usable, choose, usable_rows
+from store.proxy.protocols import ANTHROPIC, OPENAI, Want, route_protocols
+from store.proxy.request_client import RequestClient
 from store.proxy.steering import OPERATOR_RESTORE, Steering, lifted_rows
 from store.proxy.upstreams import Breakers, base_for, route_name
 
 log = logging.getLogger("hermes_admin.proxy")
-_STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
-                  "last_error_message", "last_error_reset_at", "failure_reason")
 
 
 @dataclass
@@ -61,12 +61,14 @@ class Attempt:
 
     index: int
     selection: Selection
-    client: PoolClient | None = None
+    client: RequestClient | None = None
     fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
     route: Route | None = None  # the route at index when chosen (config.yaml may change the chain)
     retried_429: bool = False   # a key from the environment had its one same-key retry
     tried: set[tuple[str, str]] | None = None  # (pool, row) this request failed on: never again
     route_retried: bool = False  # a route failure had its one try of another key
+    model_benched: bool = False  # its last key fault benched one model, not the key
+    want: Want | None = None     # what the request asks: its protocol and model
 
     def failed_on(self) -> set[tuple[str, str]]:
         """Mark the current row as one this request must not go back to; the set so far."""
@@ -74,22 +76,6 @@ class Attempt:
             self.tried = set()
         self.tried.add((self.selection.pool, self.selection.row_id))
         return self.tried
-
-
-class _RequestClient(PoolClient):
-    """The agent's outcome rules for one proxied request; benches land in the view first."""
-
-    chain: Chain
-
-    def eligible(self, row: Row) -> bool:
-        """Also never a row whose upstream's breaker is open."""
-        return super().eligible(row) and not self.chain.breakers.blocked(
-            base_for(self.pool, row.get("inference_base_url") or row.get("base_url")), self.clock())
-
-    def _bench_and_rotate(self, sel: Selection, result: Result, failure_reason: str,
-                          note: str | None = None) -> Decision:
-        self.chain._bench_in_view(sel, result, failure_reason, self.clock())
-        return super()._bench_and_rotate(sel, result, failure_reason, note)
 
 
 class Chain:
@@ -116,7 +102,8 @@ class Chain:
         self._lock = threading.Lock()     # view and pending counts; never held over IO
         self._rows: dict[str, list[Row]] = {}
         self.counts = PendingCounts()     # request counts written behind
-        self._overlay: dict[tuple[str, str], tuple[float, dict[str, Any]]] = {}
+        self.overlay = Overlay()          # benches in the view the store does not show yet
+        self._speaks: list[frozenset[str]] = []
         self._generation = 0              # bumped whenever the view's rows or their meaning change
         self._usable: dict[str, Usable] = {}
         self._reads = 0                   # store reads begun (tickets handed out)
@@ -169,14 +156,7 @@ class Chain:
                 return
             self._applied = ticket
             self.counts.apply(fresh)
-            for key, (stamp, fields) in list(self._overlay.items()):
-                row = _find(fresh.get(key[0]), key[1])
-                seen = row is None or max(_num(row.get("last_status_at")),
-                                          _num(row.get("status_cleared_at"))) >= stamp
-                if seen:
-                    del self._overlay[key]
-                else:
-                    row.update(fields)
+            self.overlay.apply(fresh)
             rt, primary = self.runtime, self.routes[0].pool
             if primary and not rt.on_primary and self.steer.pin is None:    # an operator's reset: back now
                 self.steer.saw_lifted(primary, lifted_rows(self._rows.get(primary), fresh.get(primary), self.clock(),
@@ -195,10 +175,27 @@ class Chain:
                 self.fallback_since = None
             if set(self.pools) - set(self._rows):
                 self.load()
+        got = cfg.get()
+        custom = got.custom_providers if got is not None else []
         with self._lock:
             self._strategies = {p: cfg.strategy_for(p) for p in self.pools}
             self._ttls = cfg.ttls
+            self._speaks = [route_protocols(r.pool, r.provider, r.base_url, custom) for r in self.routes]
             self._generation += 1
+
+    def protocols(self, index: int) -> frozenset[str]:
+        """The protocols route *index* speaks (:func:`store.proxy.protocols.route_protocols`)."""
+        speaks = self._speaks
+        return speaks[index] if index < len(speaks) else frozenset({OPENAI})
+
+    def speaks(self, index: int, protocol: str) -> bool:
+        return protocol == OPENAI or protocol in self.protocols(index)
+
+    def auth_type(self, sel: Selection) -> Any:
+        """The ``auth_type`` of *sel*'s row in the view (None: no such row)."""
+        with self._lock:
+            row = find_row(self._rows.get(sel.pool), sel.row_id)
+            return row.get("auth_type") if row is not None else None
 
     def row_count(self) -> int:
         """Rows in the chain's pools: bounds how many tries one request may take."""
@@ -213,13 +210,15 @@ class Chain:
     # -- selection --
 
     def select(self, start: int | None = None, avoid: set[tuple[str, str]] | None = None, *,
-               move: bool = True) -> Attempt | None:
+               move: bool = True, want: Want | None = None) -> Attempt | None:
         """The next row to send with: the active route, else down the chain (no IO).
 
         Never a row in *avoid* (this request failed on it) or on an upstream whose breaker is
         open. The chain moves to a later route for good (a fallback, restored by the gate)
         only when every route before it is out of credentials (and *move*), not when one was
-        skipped for a failing upstream or a row this request already tried.
+        skipped for a failing upstream or a row this request already tried. *want*: only routes
+        that speak its protocol, never a row benched for its model (a route skipped for either
+        does not move the chain).
         """
         rt = self.runtime
         pin = self.steer.pin_index(self.routes, route_name) if self.steer.pin is not None else None
@@ -227,15 +226,19 @@ class Chain:
             self._operator_restore()
         first = (rt.active if pin is None else pin) if start is None else start
         held = not move or pin is not None      # pinned: a later route serves, the chain stays
+        protocol = want.protocol if want is not None else OPENAI
         for i in range(first, len(self.routes)):
-            sel, skipped = self._select_in(i, avoid)
+            if protocol != OPENAI and not self.speaks(i, protocol):
+                held = True
+                continue
+            sel, skipped = self._select_in(i, avoid, want)
             if sel is not None:
                 if i > rt.active and not held:
                     rt._notice("fallback", f"{route_name(rt.route.name)} has no usable credential; "
                                            f"falling back to {route_name(self.routes[i].name)}")
                     rt.active = i
                     self.fallback_since = self.clock()
-                return Attempt(i, sel, fresh=True, route=self.routes[i])
+                return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
             held = held or skipped
         return None
 
@@ -247,17 +250,17 @@ class Chain:
             self.fallback_since = None
             rt.notices.append(Notice(self.clock(), OPERATOR_RESTORE, f"{why}: back on primary {rt.primary}"))
 
-    def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None
+    def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None, want: Want | None = None
                    ) -> tuple[Selection | None, bool]:
-        """Route *index*'s next row, and whether usable rows were held back (avoided, or on
-        an open upstream)."""
+        """Route *index*'s next row, and whether usable rows were held back (avoided, on an
+        open upstream, or benched for the request's model only)."""
         route = self.routes[index]
         model = route.model if index > 0 else None
         now = self.clock()
         if route.pool is not None and route.pool in self._rows:
             env = self.env
             with self._lock:
-                row, held = self._pick(route.pool, now, route.base_url, avoid)
+                row, held = self._pick(route.pool, now, route.base_url, avoid, model, want)
                 if row is None:
                     return None, held
                 key = (route.pool, str(row.get("id")))
@@ -266,75 +269,77 @@ class Chain:
                              probe.row_secret(row, env) or "",
                              row.get("inference_base_url") or row.get("base_url") or route.base_url, model), False
         if route.key_env:
-            token = self.env.get(route.key_env)
-            # Named as it may be shown (a custom base URL without its userinfo): the name
-            # reaches headers, the status file and the log.
-            name = route_name(route.name)
-            if token and self._direct.usable(name, now, self._ttls):
-                if (avoid and (name, route.key_env) in avoid) or \
-                        (self.breakers and self.breakers.blocked(base_for(name, route.base_url), now)):
-                    return None, True
-                return Selection(name, route.key_env, route.key_env, token, route.base_url, model), False
+            return self._direct.select(route, self.env, now, self._ttls, avoid, self.breakers, model)
         return None, False
 
-    def _pick(self, pool: str, now: float, route_base: str | None,
-              avoid: set[tuple[str, str]] | None) -> tuple[Row | None, bool]:
+    def _pick(self, pool: str, now: float, route_base: str | None, avoid: set[tuple[str, str]] | None,
+              model: str | None = None, want: Want | None = None) -> tuple[Row | None, bool]:
         """``policy.select`` on the view, from the kept list of usable rows, leaving out
-        *avoid* and rows on open upstreams. Hold ``_lock``."""
+        *avoid*, rows on open upstreams and rows benched for the model asked for (the
+        route's *model*, else the request's, parsed only when a row has a model bench).
+        Hold ``_lock``."""
         rows = self._rows[pool]
         usable = self._usable.get(pool)
         if usable is None or usable.generation != self._generation or now >= usable.until:
             usable = self._usable[pool] = usable_rows(
                 rows, self._strategies.get(pool, policy.DEFAULT_STRATEGY), now, self._ttls, self.env,
                 self._generation)
+        asked = (model or (want.model if want is not None else None)) if usable.benches else None
         weigh = self.headroom.weigh(pool, self.env, now) if usable.strategy == "least_used" else None
-        if not avoid and not self.breakers and not self.headroom.holding(pool):
-            return pick(usable, rows, self.rng, weigh), False
-        allowed = [r for r in usable.rows if (pool, str(r.get("id"))) not in (avoid or ()) and not
-                   self.breakers.blocked(base_for(pool, r.get("inference_base_url") or r.get("base_url")
-                                                  or route_base), now)]
-        held = self.headroom.held(pool, allowed, now, self.env)     # their readings hold them back
-        if held:
-            allowed = [r for r in allowed if str(r.get("id")) not in held]
-        if len(allowed) == len(usable.rows):
-            return pick(usable, rows, self.rng, weigh), False
-        chosen = pick(Usable(usable.generation, usable.until, usable.strategy, allowed), rows, self.rng, weigh)
-        if chosen is not None and usable.strategy == "round_robin":
+        hold = (lambda allowed: self.headroom.held(pool, allowed, now, self.env)) \
+            if self.headroom.holding(pool) else None
+        keep = None if not avoid and not self.breakers else (
+            lambda r: (pool, str(r.get("id"))) not in (avoid or ()) and not self.breakers.blocked(
+                base_for(pool, r.get("inference_base_url") or r.get("base_url") or route_base), now))
+        chosen, held, reordered = choose(usable, rows, self.rng, asked, keep, weigh=weigh, hold=hold)
+        if reordered:
             del self._usable[pool]          # the kept order no longer follows the priorities
-        return chosen, True
+        return chosen, held
 
-    def usable(self, sel: Selection) -> bool:
-        """Whether *sel*'s row may be sent to now (never a cooling row)."""
+    def usable(self, sel: Selection, want: Want | None = None) -> bool:
+        """Whether *sel*'s row may be sent to now (never a cooling row, nor one benched for
+        the model asked for)."""
         with self._lock:
             # A key taken from the environment: its bench (if any) is in memory.
             rows = self._rows[sel.pool] if sel.pool in self._rows else self._direct.rows(sel.pool)
             if rows is None:
                 return True
-            row = _find(rows, sel.row_id)
+            row = find_row(rows, sel.row_id)
+            if row is None:
+                return False
             now = self.clock()
-            return row is not None and policy.effective(row, rows, now, self._ttls).usable \
-                and self.headroom.exhausted_until(sel.pool, row, now, self.env) is None
+            eff = policy.effective(row, rows, now, self._ttls)
+            if eff.usable and self.headroom.exhausted_until(sel.pool, row, now, self.env) is not None:
+                return False
+        if not eff.usable or not eff.model_benches:
+            return eff.usable
+        return (sel.model or (want.model if want is not None else None)) not in eff.model_benches
 
     # -- outcomes (blocking: run in a worker thread) --
 
     def outcome(self, attempt: Attempt, result: Result, verdict: Verdict | None = None) -> Decision:
         """Record a request that failed by the key's fault the agent's way; the Decision
-        says what to do next (never a row *attempt* already failed on)."""
+        says what to do next (never a row *attempt* already failed on). A 429 scoped to the
+        model asked for (the route's, or the request's) benches that model only."""
         sel = attempt.selection
         if sel.pool not in self._rows:
             return self._direct.outcome(attempt, result, self.clock())
         if attempt.client is None or attempt.client.pool != sel.pool:
             rt = self.runtime
-            client = _RequestClient(self.home, sel.pool, clock=self.clock, config=rt.config,
-                                    env=self.env, refresh_hook=rt.refresh_hook, rng=self.rng,
-                                    lock_timeout=self.lock_timeout, notice=log.warning,
-                                    headroom=self.headroom.room, settings=self.headroom.settings,
-                                    use_headroom=self.headroom.enabled)
-            client.chain = self
-            attempt.client = client
-        attempt.client.current = sel
-        attempt.client.avoid.update(rid for pool, rid in (attempt.tried or ()) if pool == sel.pool)
-        decision = attempt.client.report(result, verdict)
+            attempt.client = RequestClient(self, self.home, sel.pool, clock=self.clock, config=rt.config,
+                                           env=self.env, refresh_hook=rt.refresh_hook, rng=self.rng,
+                                           lock_timeout=self.lock_timeout, notice=log.warning,
+                                           headroom=self.headroom.room, settings=self.headroom.settings,
+                                           use_headroom=self.headroom.enabled)
+        client = attempt.client
+        client.current = sel
+        want = attempt.want
+        client.model = sel.model or (want.model if want is not None else None)
+        client.anthropic = ANTHROPIC in self.protocols(attempt.index)
+        client.benched_model = None
+        client.avoid.update(rid for pool, rid in (attempt.tried or ()) if pool == sel.pool)
+        decision = client.report(result, verdict)
+        attempt.model_benched = client.benched_model is not None
         if decision.selection is not None and decision.selection.row_id == sel.row_id \
                 and decision.selection.token != sel.token:
             self.load()    # a refreshed token: the view must not hand out the old one again
@@ -342,10 +347,14 @@ class Chain:
             self.runtime._check_vouched(sel, result)   # a probe that lied is distrusted
         return decision
 
+    def bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
+        """Bench *sel*'s row (and its twins) in the view at once, before the store write."""
+        self._bench_in_view(sel, result, failure_reason, now)
+
     def _bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
         with self._lock:
             rows = self._rows.get(sel.pool)
-            row = _find(rows, sel.row_id)
+            row = find_row(rows, sel.row_id)
             if row is None:
                 return
             reset_at = policy.bench_reset(reset_time(result, now), now)
@@ -353,9 +362,20 @@ class Chain:
                                             message=result.message, reset_at=reset_at,
                                             failure_reason=failure_reason)
             self._generation += 1
-            for r in changed:
-                self._overlay[(sel.pool, str(r.get("id")))] = (
-                    now, {f: r.get(f) for f in _STATUS_FIELDS if f in r})
+            self.overlay.status(sel.pool, changed, now)
+
+    def bench_model_in_view(self, sel: Selection, model: str, reset_at: float | None, now: float) -> float:
+        """Bench *sel*'s row (and its twins) for *model* in the view at once; when it ends."""
+        with self._lock:
+            rows = self._rows.get(sel.pool) or []
+            row = find_row(rows, sel.row_id)
+            if row is None:
+                return policy.bench_reset(reset_at, now) or now + self._ttls.rate_limit_429
+            until_at = policy.model_bench_until(rows, row, now, reset_at, self._ttls)
+            changed = policy.bench_model(rows, row, model, now, until_at)
+            self.overlay.model(sel.pool, changed, model, now, until_at)
+            self._generation += 1
+        return until_at
 
     def success(self, attempt: Attempt) -> None:
         if attempt.index == 0:
@@ -415,12 +435,3 @@ class Chain:
                 out.append((i, route, states))
         return out
 
-
-def _find(rows: list[Row] | None, rid: str) -> Row | None:
-    if not rows:
-        return None
-    return next((r for r in rows if str(r.get("id")) == rid), None)
-
-
-def _num(value: Any) -> float:
-    return parse_epoch(value) or 0.0

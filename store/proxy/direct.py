@@ -10,11 +10,26 @@ no row to write to, and a restarted proxy tries the key once more.
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from typing import Any
 
-from store.agent.outcomes import FAILED, KEY, OK, OUT, RETRY, Decision, Result, classify, is_usage_limit, reset_time
+from store.agent.outcomes import (
+    FAILED,
+    KEY,
+    OK,
+    OUT,
+    RETRY,
+    Decision,
+    Result,
+    Selection,
+    classify,
+    is_usage_limit,
+    reset_time,
+)
+from store.config.agent_view import Route
 from store.model import Row
 from store.pools import policy
+from store.proxy.upstreams import Breakers, base_for, route_name
 
 
 class DirectBenches:
@@ -33,6 +48,22 @@ class DirectBenches:
     def usable(self, name: str, now: float, ttls: policy.Ttls) -> bool:
         rows = self.rows(name)
         return rows is None or policy.effective(rows[0], rows, now, ttls).usable
+
+    def select(self, route: Route, env: Mapping[str, str], now: float, ttls: policy.Ttls,
+               avoid: set[tuple[str, str]] | None, breakers: Breakers, model: str | None
+               ) -> tuple[Selection | None, bool]:
+        """The route's key when it is set and not benched, and whether it was held back
+        (this request failed on it, or its upstream's breaker is open)."""
+        token = env.get(route.key_env or "")
+        # Named as it may be shown (a custom base URL without its userinfo): the name
+        # reaches headers, the status file and the log.
+        name = route_name(route.name)
+        if not token or not route.key_env or not self.usable(name, now, ttls):
+            return None, False
+        if (avoid and (name, route.key_env) in avoid) or \
+                (breakers and breakers.blocked(base_for(name, route.base_url), now)):
+            return None, True
+        return Selection(name, route.key_env, route.key_env, token, route.base_url, model), False
 
     def outcome(self, attempt: Any, result: Result, now: float) -> Decision:
         """A request with the route's key failed: one same-key retry of a 429 (not for a

@@ -42,32 +42,27 @@ from store.agent.outcomes import (
     Verdict,
     classify,
 )
+from store.proxy import anthropic
 from store.proxy import requests as trace
+from store.proxy.answers import Answers
 from store.proxy.chain import Attempt, Chain
 from store.proxy.offloop import run_blocking
+from store.proxy.protocols import ANTHROPIC, OPENAI, Want, upstream_tail
 from store.proxy.redacting import ProxySecrets
-from store.proxy.report import reopen_times, retry_after
+from store.proxy.responses import attach_codex, is_codex
 from store.proxy.stats import Stats
 from store.proxy.upstreams import base_for, display, route_name
 from store.proxy.wire import (
     DROP_REQUEST,
     DROP_RESPONSE,
     ERROR_CAP,
-    H_CRED,
-    H_FALLBACK,
-    H_POOL,
-    H_REQUEST_ID,
-    H_ROUTE,
     Answer,
     OwnToken,
     UpstreamUrls,
-    error_body,
-    header_value,
     in_band_error,
     kept,
     plain,
     raw_query,
-    redact_body,
     redacted_headers,
     result_of,
     transport_kind,
@@ -102,21 +97,30 @@ class Forwarder:
         self._overdue: set[asyncio.Task] = set()
         self._own: dict[str, OwnToken] = {}
         self.urls = UpstreamUrls()
-        self._marks: dict[tuple[str, str, str, bool], tuple[str, str, str, str]] = {}
+        self.answers = Answers(chain, stats, secrets)
+        self._error = self.answers.error
+        self._pass_on = self.answers.pass_on
+        self._mark = self.answers.mark
 
-    async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str) -> web.StreamResponse:
+    async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
+                      protocol: str = OPENAI) -> web.StreamResponse:
+        """Serve one request of *protocol* (:mod:`store.proxy.protocols`) along the chain:
+        only routes that speak it, never a row benched for the model it asks for."""
         chain = self.chain
-        attempt = chain.select()
-        headers = kept(request.headers, DROP_REQUEST)
-        tail = path[3:] + raw_query(request)
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
+        want = Want(protocol, body, encoded)
+        attempt = chain.select(want=want)
+        headers = kept(request.headers, DROP_REQUEST)
+        query = raw_query(request)
+        tail = path[3:] + query
+        client_beta = request.headers.get("anthropic-beta")
         tries, limit = 0, MAX_TRIES + 2 * chain.row_count()
         last: Failure | None = None
         while attempt is not None and tries < limit:
             tries += 1
             sel = attempt.selection
-            if not attempt.fresh and not chain.usable(sel):   # benched since chosen: never send to it
-                attempt = self._carry(attempt, chain.select(attempt.index, attempt.tried))
+            if not attempt.fresh and not chain.usable(sel, want):   # benched since chosen: never send to it
+                attempt = self._carry(attempt, chain.select(attempt.index, attempt.tried, want=want))
                 continue
             if attempt.index and sel.model and encoded:
                 return self._error(415, f"the fallback route {route_name(self._route(attempt).name)} sets the "
@@ -127,8 +131,18 @@ class Forwarder:
             if not base:       # a configuration gap, not the key's fault: bench nothing
                 return self._error(502, f"{sel.pool}: row {sel.row_id} has no base_url and the pool no "
                                         f"default; set base_url on the row", "no_upstream", rid)
-            headers["Authorization"] = "Bearer " + sel.token
-            sent = await self._send(request, attempt, base, tail, payload, headers, rid)
+            sending = headers
+            if protocol == ANTHROPIC:
+                sending = headers.copy()
+                tail = upstream_tail(protocol, base, path, query)
+                anthropic.attach(sending, sel.pool, chain.auth_type(sel), sel.token, base, client_beta)
+            elif sel.pool == "openai-codex" or ("chatgpt.com" in base and is_codex(sel.pool, base)):
+                sending = headers.copy()
+                sending["Authorization"] = "Bearer " + sel.token
+                attach_codex(sending, sel.token, request.headers.get("User-Agent"))
+            else:
+                headers["Authorization"] = "Bearer " + sel.token
+            sent = await self._send(request, attempt, base, tail, payload, sending, rid)
             if isinstance(sent, web.StreamResponse):
                 return sent
             result, answer = sent
@@ -144,14 +158,14 @@ class Forwarder:
                 log.info("request %s: %s/%s via %s: %s (%s): the route's fault, no key benched", rid, sel.pool,
                          sel.row_id, display(base), result.message or f"HTTP {result.status}", verdict.kind)
                 last = Failure(attempt, result, verdict, base, answer)
-                attempt = self._after_route_fault(attempt, verdict)
+                attempt = self._after_route_fault(attempt, verdict, want)
                 continue
-            attempt, passed = await self._after_key_fault(attempt, result, verdict, answer, rid)
+            attempt, passed = await self._after_key_fault(attempt, result, verdict, answer, rid, want)
             if passed is not None:
                 return passed
         if last is not None:
-            return self._route_failed(last, rid)
-        return self._all_out(rid)
+            return self.answers.route_failed(last.attempt, last.result, last.verdict, last.answer, rid)
+        return self.answers.all_out(rid, want)
 
     def cut_overdue(self) -> None:
         """Cancel each wait for an answer's headers past its deadline (called every second):
@@ -266,8 +280,8 @@ class Forwarder:
                                                what=f"stream broke after {sent} bytes ({kind})")
                     log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
                                 sel.pool, sel.row_id, sent, kind)
-                    await in_band_error(resp, f"upstream stream broke after {sent} bytes", "upstream_stream_broken",
-                                        502, rid)
+                    await self._in_band(request, resp, f"upstream stream broke after {sent} bytes",
+                                        "upstream_stream_broken", 502, rid)
                     break
                 if not chunk:
                     break
@@ -278,9 +292,16 @@ class Forwarder:
             pass            # the client went away; the upstream connection is released by the caller
         except asyncio.CancelledError:
             # The drain bound passed (or the client's handler was cancelled): say so in-band.
-            await asyncio.shield(in_band_error(resp, "the proxy is shutting down", "shutting_down", 503, rid))
+            await asyncio.shield(self._in_band(request, resp, "the proxy is shutting down", "shutting_down", 503, rid))
             raise
         return resp
+
+    async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, message: str, kind: str,
+                       code: int, rid: str) -> None:
+        if request.path.startswith("/v1/messages"):
+            await anthropic.in_band_error(resp, message, code, rid)
+        else:
+            await in_band_error(resp, message, kind, code, rid)
 
     def _served(self, attempt: Attempt, base: str) -> None:
         self.chain.breakers.succeeded(base)
@@ -296,22 +317,22 @@ class Forwarder:
     def _route(self, attempt: Attempt) -> Any:
         return attempt.route or self.chain.routes[attempt.index]
 
-    def _after_route_fault(self, attempt: Attempt, verdict: Verdict) -> Attempt | None:
+    def _after_route_fault(self, attempt: Attempt, verdict: Verdict, want: Want) -> Attempt | None:
         """Another key of the same route once (where it may help), else the next route;
         either way the chain stays on its route (a failing upstream is not a fallback)."""
         chain = self.chain
         tried = attempt.failed_on()
         if verdict.other_key_may_help and not attempt.route_retried:
-            nxt = self._carry(attempt, chain.select(attempt.index, tried, move=False))
+            nxt = self._carry(attempt, chain.select(attempt.index, tried, move=False, want=want))
             if nxt is not None and nxt.index == attempt.index:
                 nxt.route_retried = True
             return nxt
         if attempt.index + 1 >= len(chain.routes):
             return None
-        return self._carry(attempt, chain.select(attempt.index + 1, tried, move=False))
+        return self._carry(attempt, chain.select(attempt.index + 1, tried, move=False, want=want))
 
     async def _after_key_fault(self, attempt: Attempt, result: Result, verdict: Verdict, answer: Answer | None,
-                               rid: str) -> tuple[Attempt | None, web.StreamResponse | None]:
+                               rid: str, want: Want) -> tuple[Attempt | None, web.StreamResponse | None]:
         chain = self.chain
         decision = await self._record(attempt, result, verdict, rid)
         if decision.action != RETRY:
@@ -326,10 +347,12 @@ class Forwarder:
                 return None, self._pass_on(answer, attempt, rid)
             return None, self._error(502, result.message or "upstream failed", "upstream_error", rid)
         if decision.action == OUT and attempt.index + 1 < len(chain.routes):
-            return self._carry(attempt, chain.select(attempt.index + 1, attempt.tried)), None
+            # Out for one model only: the route still serves the others, so the chain stays.
+            return self._carry(attempt, chain.select(attempt.index + 1, attempt.tried, want=want,
+                                                     move=not attempt.model_benched)), None
         if decision.action == OUT:
             return None, None
-        return self._carry(attempt, chain.select(attempt.index, attempt.tried)), None
+        return self._carry(attempt, chain.select(attempt.index, attempt.tried, want=want)), None
 
     async def _record(self, attempt: Attempt, result: Result, verdict: Verdict, rid: str) -> Decision:
         """The agent's rules for a key's fault, off the loop. A store that cannot record it
@@ -343,68 +366,3 @@ class Forwarder:
                         "in memory, another key serves", rid, sel.pool, sel.row_id, verdict.kind,
                         type(exc).__name__, exc)
             return Decision(ROTATED, None)
-
-    # -- answers --
-
-    def _mark(self, headers: Any, attempt: Attempt) -> None:
-        sel = attempt.selection
-        key = (sel.pool, sel.row_id, self._route(attempt).name, bool(attempt.index))
-        marks = self._marks.get(key)
-        if marks is None:
-            if len(self._marks) > 4096:
-                self._marks.clear()
-            marks = self._marks[key] = (header_value(sel.pool), header_value(sel.row_id),
-                                        "1" if attempt.index else "0", header_value(route_name(key[2])))
-        headers[H_POOL], headers[H_CRED], headers[H_FALLBACK], headers[H_ROUTE] = marks
-        trace.served_by(sel.pool, sel.row_id, marks[3], bool(attempt.index))
-
-    def _error(self, status: int, message: str, kind: str, rid: str, **extra: Any) -> web.Response:
-        self.stats.errors += 1
-        trace.answered_as(kind)
-        text = self.secrets.text(message)
-        log.warning("request %s: %d %s: %s", rid, status, kind, text)
-        return error_body(status, text, kind, rid, **self.secrets.redactor().redact_obj(extra))
-
-    def _pass_on(self, answer: Answer, attempt: Attempt, rid: str) -> web.Response:
-        """The upstream's error answer for the client, with fingerprints for keys."""
-        sel = attempt.selection
-        redact = self.secrets.for_row(sel.token)
-        body = None if answer.over_cap else plain(answer.raw, answer.headers.get("Content-Encoding", ""))
-        if body is None:
-            why = (f"over {ERROR_CAP // (1 << 20)} MB" if answer.over_cap else
-                   f"in an encoding the proxy cannot check for keys ({answer.headers.get('Content-Encoding')})")
-            resp = self._error(answer.status, f"{sel.pool} answered HTTP {answer.status} with a body {why}; "
-                                              f"not relayed", "upstream_error", rid)
-        else:
-            headers = kept(answer.headers, DROP_RESPONSE)
-            headers.popall("Content-Encoding", None)
-            redacted_headers(headers, sel.token, lambda: redact, every=True)
-            resp = web.Response(status=answer.status, body=redact_body(body, [redact]), headers=headers)
-            resp.headers[H_REQUEST_ID] = rid
-        self._mark(resp.headers, attempt)
-        return resp
-
-    def _route_failed(self, last: Failure, rid: str) -> web.Response:
-        """Nothing else could serve after a route failure: its answer, or a 502/504."""
-        if last.answer is not None:
-            return self._pass_on(last.answer, last.attempt, rid)
-        sel = last.attempt.selection
-        resp = self._error(504 if last.verdict.kind == "timeout" else 502,
-                           f"{sel.pool}: {last.result.message}; no other route could serve (no key was benched)",
-                           "upstream_unreachable", rid)
-        self._mark(resp.headers, last.attempt)
-        return resp
-
-    def _all_out(self, rid: str) -> web.Response:
-        reopen = reopen_times(self.chain)
-        now = self.chain.clock()
-        retry = retry_after(reopen, now)
-        pools = [{"pool": p, "reopens_at": t, "reopens_in": None if t is None else max(0, round(t - now))}
-                 for p, t in reopen.items()]
-        parts = [f"{p['pool']} reopens in {p['reopens_in']} s" if p["reopens_at"] is not None
-                 else f"{p['pool']} has nothing that reopens by itself" for p in pools]
-        resp = self._error(503, "every credential in the chain is cooling: " + "; ".join(parts or ["no pool"]),
-                           "all_credentials_cooling", rid, pools=pools)
-        if retry is not None:
-            resp.headers["Retry-After"] = str(retry)
-        return resp

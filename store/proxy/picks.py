@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
 
 from store.agent import probe
 from store.model import Row, as_int, sorted_rows
@@ -30,7 +30,9 @@ class Usable:
     generation: int
     until: float
     strategy: str
-    rows: list[Row]
+    rows: list[Row]                  # usable by a request naming no model (no model bench at all)
+    every: list[Row] = field(default_factory=list)   # usable rows, model benches or not, in order
+    benches: dict[int, dict[str, float]] = field(default_factory=dict)   # id(row) -> its model benches
 
 
 def usable_rows(rows: list[Row], strategy: str | None, now: float, ttls: policy.Ttls,
@@ -40,16 +42,29 @@ def usable_rows(rows: list[Row], strategy: str | None, now: float, ttls: policy.
     policy.clear_elapsed(rows, now, ttls)
     ordered = sorted_rows(rows)
     until = math.inf
-    usable = []
+    usable, every, benches = [], [], {}
     for row in ordered:
         eff = policy.effective(row, ordered, now, ttls)
         if eff.available_at is not None and eff.available_at > now:
             until = min(until, eff.available_at)
         for t in eff.model_benches.values():
             until = min(until, t)
-        if eff.usable_for(None) and probe.row_secret(row, env):
-            usable.append(row)
-    return Usable(generation, until, policy.known_strategy(strategy), usable)
+        if eff.usable and probe.row_secret(row, env):
+            every.append(row)
+            if eff.model_benches:
+                benches[id(row)] = eff.model_benches
+            else:
+                usable.append(row)
+    return Usable(generation, until, policy.known_strategy(strategy), usable, every, benches)
+
+
+def candidates(usable: Usable, model: str | None) -> list[Row]:
+    """The rows of *usable* a request for *model* may use: every usable row not benched for
+    that model (``policy.available(model=...)``); a request naming no model gets only the
+    rows with no model bench at all, as newer Hermes does."""
+    if model is None or not usable.benches:
+        return usable.rows
+    return [r for r in usable.every if model not in usable.benches.get(id(r), ())]
 
 
 def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: policy.Weigh | None = None) -> Row | None:
@@ -74,3 +89,25 @@ def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: policy.Weig
         usable.rows.remove(chosen)
         usable.rows.append(chosen)
     return chosen
+
+
+def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | None,
+           keep: Callable[[Row], bool] | None, *, weigh: policy.Weigh | None = None,
+           hold: Callable[[list[Row]], Collection[str]] | None = None) -> tuple[Row | None, bool, bool]:
+    """:func:`pick` among the rows of *usable* a request for *model* may use (see
+    :func:`candidates`) that *keep* allows (None: all), less the ids *hold* names among them
+    (the headroom gate's: readings that say a key has nothing left). Returns the row, whether
+    usable rows were held back (by *keep*, *hold*, or benched for *model* only: the route
+    still serves others), and whether the kept round-robin order no longer follows the
+    priorities (the caller then drops *usable*). *weigh*: as for :func:`pick`."""
+    base = candidates(usable, model)
+    if base is usable.rows and keep is None and hold is None:
+        return pick(usable, rows, rng, weigh), False, False
+    allowed = base if keep is None else [r for r in base if keep(r)]
+    if hold is not None and allowed and (held_ids := hold(allowed)):
+        allowed = [r for r in allowed if str(r.get("id")) not in held_ids]
+    if base is usable.rows and len(allowed) == len(base):
+        return pick(usable, rows, rng, weigh), False, False
+    chosen = pick(Usable(usable.generation, usable.until, usable.strategy, list(allowed)), rows, rng, weigh)
+    held = len(allowed) < len(base) or (model is not None and len(base) < len(usable.every))
+    return chosen, held, chosen is not None and usable.strategy == "round_robin"

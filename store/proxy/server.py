@@ -39,11 +39,14 @@ from store.agent.headroom import SIDECAR
 from store.errors import StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT, control
+from store.proxy.anthropic import shaped
 from store.proxy.chain import Chain
 from store.proxy.forward import Forwarder
 from store.proxy.inbound import Gate
+from store.proxy.loop import loop_name
 from store.proxy.metrics import METRICS_PATH, metrics_response
 from store.proxy.offloop import run_blocking
+from store.proxy.protocols import ANTHROPIC, PROTOCOL_OF
 from store.proxy.redacting import ProxySecrets
 from store.proxy.report import describe
 from store.proxy.requests import CURRENT, RequestLog, answered_as
@@ -284,8 +287,8 @@ class ProxyServer:
                 "on_fallback_since": self.chain.fallback_since, "next_restore_check": nxt,
                 "chain": describe(self.chain), "upstreams": self.chain.breakers.snapshot(self.clock()),
                 "in_flight": self.in_flight, "pending_counts": self.chain.pending(),
-                "inbound_auth": not self.gate.open, **self.stats.snapshot(), **self.requests.snapshot(),
-                "pinned": self.chain.steer.pin, "control": self.answers.snapshot()}
+                "inbound_auth": not self.gate.open, "loop": loop_name(), **self.stats.snapshot(),
+                **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot()}
 
     def _write_status(self) -> None:
         try:
@@ -304,7 +307,6 @@ class ProxyServer:
         resp: web.StreamResponse | None = None
         try:
             resp = await self._handle(request, n)
-            return resp
         except Exception as exc:
             rid = self._rid(n)
             log.error("request %s: internal error (%s)", rid, type(exc).__name__, exc_info=True)
@@ -320,6 +322,8 @@ class ProxyServer:
                 if resp is None and trace.kind is None:
                     trace.kind = "cancelled"
                 self.requests.end(trace, resp.status if resp is not None else 499)
+        # The Anthropic paths get the proxy's own errors in Anthropic's shape.
+        return shaped(resp) if request.path.startswith("/v1/messages") else resp
 
     def _rid(self, n: int) -> str:
         return f"{self._id_prefix}-{n}"
@@ -334,12 +338,14 @@ class ProxyServer:
         path = request.path
         if path == METRICS_PATH and self.metrics:
             return self._metrics(request, n)
-        if path not in ALLOWED_PATHS:
+        protocol = PROTOCOL_OF.get(path)
+        if protocol is None:
             return self._refuse(n, 404, f"this path is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
                                 "not_found", allowed_paths=list(ALLOWED_PATHS))
         self.requests.begin(self._rid(n), path)
-        if not self.gate.allows(request.headers.get("Authorization")):
-            return self._refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>)",
+        if not self._allowed(request, protocol):
+            return self._refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>"
+                                        + (", or x-api-key: <client key>)" if protocol == ANTHROPIC else ")"),
                                 "invalid_client_key")
         want = "GET" if path == "/v1/models" else "POST"
         if request.method != want:
@@ -356,9 +362,17 @@ class ProxyServer:
                 return body
             if self.chain.restore_due():
                 self._kick_restore()
-            return await self.forwarder.forward(request, path, body, self._rid(n))
+            return await self.forwarder.forward(request, path, body, self._rid(n), protocol)
         finally:
             self.in_flight -= 1
+
+    def _allowed(self, request: web.BaseRequest, protocol: str) -> bool:
+        """The inbound key: a bearer, or on the Anthropic paths ``x-api-key`` (what the
+        Anthropic SDKs and Claude Code send)."""
+        if self.gate.allows(request.headers.get("Authorization")):
+            return True
+        key = request.headers.get("x-api-key") if protocol == ANTHROPIC else None
+        return key is not None and self.gate.allows("Bearer " + key)
 
     async def _body(self, request: web.BaseRequest, n: int) -> bytes | web.StreamResponse:
         """The request body as it came (still encoded), or the answer that refuses it."""

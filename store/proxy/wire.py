@@ -189,13 +189,22 @@ class UpstreamUrls:
         return url
 
 
+class ProxyError(web.Response):
+    """An error answer the proxy made itself; ``error`` is its error object, so the Anthropic
+    paths can give it in their own shape (:func:`store.proxy.anthropic.shaped`)."""
+
+    def __init__(self, err: dict[str, Any], status: int) -> None:
+        super().__init__(body=json.dumps({"error": err}).encode(), status=status, content_type="application/json")
+        self.error = err
+
+
 def error_body(status: int, message: str, kind: str, request_id: str | None = None,
                **extra: Any) -> web.Response:
     """An OpenAI-shaped JSON error (with the request id the log line carries)."""
     err = {"message": message, "type": kind, "code": status, **extra}
     if request_id is not None:
         err["request_id"] = request_id
-    resp = web.json_response({"error": err}, status=status)
+    resp = ProxyError(err, status)
     if request_id is not None:
         resp.headers[H_REQUEST_ID] = request_id
     return resp

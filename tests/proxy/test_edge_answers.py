@@ -24,8 +24,8 @@ from store import outside
 from store.agent.pool_client import PoolClient
 from store.model import parse_epoch
 from store.pools import policy
+from store.proxy import answers, forward
 from store.proxy import chain as chain_mod
-from store.proxy import forward
 from store.proxy.chain import Chain
 from store.proxy.offloop import run_blocking
 from store.proxy.server import ProxyServer
@@ -206,7 +206,7 @@ def test_a_row_id_with_cr_lf_is_served_with_the_header_escaped(tmp_home, up) -> 
 
 
 def test_control_an_unescaped_row_id_costs_the_answer(tmp_home, up, monkeypatch) -> None:
-    monkeypatch.setattr(forward, "header_value", lambda text: text)
+    monkeypatch.setattr(answers, "header_value", lambda text: text)
     edge_seed(tmp_home, up.url, keys=1, fallback=False)
     doc = json.loads(tmp_home.auth.read_text())
     doc["credential_pool"]["openrouter"][0]["id"] = "or0\r\nX-Injected: yes"

@@ -76,7 +76,7 @@ def test_every_endpoint_through_the_proxy(home, fake):
 def test_other_paths_404_with_the_allowed_list_and_big_bodies_413(home):
     with running_proxy(home) as p:
         base = p.url[:-3]
-        for path in ("/v1/responses", "/v1/audio/speech", "/", "/v1/chat/completions/x"):
+        for path in ("/v1/audio/transcriptions", "/v1/audio/speech", "/", "/v1/chat/completions/x"):
             r = httpx.post(base + path, json={})
             assert r.status_code == 404, path
             assert r.json()["error"]["allowed_paths"] == list(ALLOWED_PATHS)

@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from store.paths import Home
-from store.proxy import forward
+from store.proxy import answers
 from store.proxy.stats import status_path
 from tests.conftest import make_row, make_store, write_store
 from tests.proxy.upstream import ScriptedUpstream, http
@@ -75,13 +75,13 @@ def test_the_request_log_and_metrics_hold_no_secret(tmp_home: Home, up) -> None:
 
 
 def test_control_a_log_that_keeps_the_token_is_caught(tmp_home: Home, up, monkeypatch) -> None:
-    real = forward.Forwarder._mark
+    real = answers.Answers.mark
 
     def leaky(self, headers, attempt):
         real(self, headers, attempt)
-        forward.trace.served_by(attempt.selection.pool, attempt.selection.row_id, attempt.selection.token, False)
+        answers.trace.served_by(attempt.selection.pool, attempt.selection.row_id, attempt.selection.token, False)
 
-    monkeypatch.setattr(forward.Forwarder, "_mark", leaky)
+    monkeypatch.setattr(answers.Answers, "mark", leaky)
     _home(tmp_home, up)
     with running_chain_proxy(tmp_home) as p:
         _traffic(p, up)

@@ -203,7 +203,10 @@ class ScriptedUpstream:
         length = next((int(v) for k, v in headers if k.lower() == "content-length"), 0)
         body = await asyncio.wait_for(reader.readexactly(length), 30) if length else b""
         auth = next((v for k, v in headers if k.lower() == "authorization"), "")
-        return Seen(method, target, headers, body, auth[7:] if auth.lower().startswith("bearer ") else None)
+        # The key is the bearer's, or (Anthropic's form) the x-api-key's.
+        key = auth[7:] if auth.lower().startswith("bearer ") else \
+            next((v for k, v in headers if k.lower() == "x-api-key"), None)
+        return Seen(method, target, headers, body, key)
 
     async def _answer(self, b: Behaviour, writer: asyncio.StreamWriter) -> bool:
         """Send *b*; True when the connection may serve another request."""

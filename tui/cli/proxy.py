@@ -20,7 +20,6 @@ bind without a usable client-keys file, or an unreadable store.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import errno
 import ipaddress
 import json
@@ -155,6 +154,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     # Imported here: aiohttp costs about 1 s of start-up (measured with -X importtime)
     # that every other verb would otherwise pay.
     from store.proxy.chain import Chain
+    from store.proxy.loop import run
     from store.proxy.server import ProxyServer, serve
 
     gate = gate_for(host, args.client_keys or home.root / CLIENT_KEYS_FILE)
@@ -171,7 +171,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         print(f"hermes-admin proxy on http://{shown}:{s.port}/v1 serving {chain_text}; {auth}", flush=True)
 
     try:
-        asyncio.run(serve(server, on_ready=ready))
+        run(serve(server, on_ready=ready))     # asyncio's loop; uvloop if asked for
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise CannotListen(f"--port {port}: already in use on {host} (another proxy? "
@@ -241,6 +241,8 @@ def _print_status(st: dict[str, Any]) -> None:
         down = f"  upstream down {r.get('down')}" if r.get("down") else ""
         print(f"  {mark} {r.get('name')}  model {r.get('model') or '(client)'}  usable {r.get('usable')}/"
               f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
+        if r.get("paths"):
+            print(f"      serves {' '.join(r['paths'])}")
     for u in st.get("upstreams") or []:
         print(f"upstream {u.get('upstream')}: {breaker_text(u, st.get('updated_at'))}")
     print("credentials:")

@@ -1,0 +1,75 @@
+"""Per-model benches written by the proxy (newer Hermes's ``model_cooldowns``, spec section 3).
+
+A 429 the provider scopes to one model benches the (row, model) pair, not the key:
+
+- on a pool that speaks Anthropic, every rate-limit 429 that is not a usage or billing
+  limit, as newer Hermes does (``_is_model_scoped_failure``: Anthropic's rate limits are per
+  model);
+- on any other pool, a rate-limit 429 (or a quota error) whose message names the model
+  that was asked for ("Rate limit reached for gpt-4o ...", "... model: gemini-2.5-pro"):
+  the provider says the limit is that model's.
+
+The bench goes on the row and on every row holding the same secret, with the provider's
+reset time or a 429's TTL (:func:`store.pools.policy.model_bench_until`); the row's status
+fields are untouched, so every other model keeps using the key. It is applied to the
+proxy's view at once (:class:`store.proxy.overlay.Overlay` keeps it there until the store
+shows it) and written through one transaction (:func:`record`), which also chooses the next
+row for the same model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from store.agent.outcomes import Result, Selection, Verdict, classify, is_usage_limit
+from store.model import Row, ensure_pool, pools
+from store.paths import Home
+from store.pools import policy
+from store.transaction import skip_write, transaction
+
+
+def _says_billing(result: Result) -> bool:
+    """The answer's words are a billing limit's (the classifier's billing phrases, asked
+    through a 402-free 403: the one place those phrases are kept)."""
+    probe = Result(403, reason=result.reason, message=result.message, text=result.text)
+    return classify(probe).kind == "billing"
+
+
+def model_scoped(result: Result, verdict: Verdict, model: str | None, anthropic: bool) -> bool:
+    """Whether a key's fault *result* is the provider's limit on *model* only."""
+    if not model or verdict.kind != "rate_limit" or is_usage_limit(result) or _says_billing(result):
+        return False
+    if anthropic:
+        return result.status == 429
+    text = " ".join(filter(None, (result.message, result.reason)))
+    named = re.compile(r"(?:\bfor|\bmodel[:=]?)\s+['\"`]?" + re.escape(model) + r"(?![\w.-])", re.IGNORECASE)
+    return bool(named.search(text))
+
+
+def record(home: Home, sel: Selection, model: str, until_at: float, now: float, *, lock_timeout: float,
+           choose: Callable[[list[Row], float], Row | None], selection: Callable[[Row], Selection]
+           ) -> Selection | None:
+    """Write the bench of *sel*'s row for *model* (and its twins) and choose the next row
+    for the same request (*choose*, on the fresh rows), in one transaction."""
+    chosen: Selection | None = None
+    with transaction(home, lock_timeout=lock_timeout) as doc:
+        if sel.pool not in pools(doc):
+            skip_write()
+        rows = ensure_pool(doc, sel.pool)
+        dict_rows = [r for r in rows if isinstance(r, dict)]
+        row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
+        if row is not None:
+            policy.bench_model(dict_rows, row, model, now, until_at)
+        nxt = choose(dict_rows, now)
+        rows[:] = dict_rows + [r for r in rows if not isinstance(r, dict)]
+        chosen = selection(nxt) if nxt is not None else None
+    return chosen
+
+
+def describe_bench(sel: Selection, model: str, until_at: float, now: float) -> str:
+    left = max(0, round(until_at - now))
+    return f"{sel.pool}/{sel.row_id} benched for model {model} for {left} s; other models keep the key"
+
+
+

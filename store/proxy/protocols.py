@@ -1,0 +1,155 @@
+"""Which protocol a client path speaks, and which routes of the chain speak it.
+
+Three protocols, each a set of paths:
+
+- ``openai``: Chat Completions and its siblings (``/v1/chat/completions``,
+  ``/v1/completions``, ``/v1/embeddings``, ``GET /v1/models``), served by every route, as
+  before;
+- ``anthropic``: Anthropic Messages (``/v1/messages``, ``/v1/messages/count_tokens``),
+  served by the ``anthropic`` pool and by ``custom:`` entries Hermes itself would talk
+  Anthropic to (``api_mode``/``transport: anthropic_messages`` in ``custom_providers``, or a
+  base URL Hermes's ``_detect_api_mode_for_url`` maps to it: ``api.anthropic.com``, a path
+  ending ``/anthropic``, ``api.kimi.com/coding``);
+- ``responses``: OpenAI Responses (``/v1/responses``), served by ``openai``, ``openrouter``
+  and ``openai-codex`` (the Codex backend), and by ``custom:`` entries marked
+  ``codex_responses`` or on ``api.openai.com``.
+
+The protocol is not the pool: a request is only ever sent to a route that speaks its
+protocol (no translation), and a route that does not is skipped without moving the chain.
+
+:class:`Want` is what a request asks of the chain: its protocol and, lazily, its model (the
+body is parsed only when a pool holds a per-model bench, so the fast path pays nothing).
+Pure data and functions; no IO.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+OPENAI = "openai"
+ANTHROPIC = "anthropic"
+RESPONSES = "responses"
+
+PATHS: dict[str, tuple[str, ...]] = {
+    OPENAI: ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models"),
+    ANTHROPIC: ("/v1/messages", "/v1/messages/count_tokens"),
+    RESPONSES: ("/v1/responses",),
+}
+PROTOCOL_OF: dict[str, str] = {path: proto for proto, paths in PATHS.items() for path in paths}
+TITLES = {OPENAI: "OpenAI Chat Completions", ANTHROPIC: "Anthropic Messages", RESPONSES: "OpenAI Responses"}
+
+RESPONSES_POOLS = frozenset({"openai", "openrouter", "openai-codex"})
+_EVERY = frozenset({OPENAI})
+_ANTHROPIC_POOL = frozenset({OPENAI, ANTHROPIC})     # Anthropic's OpenAI-compatible shim too
+_ANTHROPIC_ONLY = frozenset({ANTHROPIC})
+_WITH_RESPONSES = frozenset({OPENAI, RESPONSES})
+_V1_SUFFIX = re.compile(r"/v1/?$")
+
+
+def _host(url: str | None) -> str:
+    try:
+        return (urlsplit(url or "").hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+def detected_mode(base_url: str | None) -> str | None:
+    """Hermes's ``_detect_api_mode_for_url``: the protocol a base URL implies, if any."""
+    host = _host(base_url)
+    if host in ("api.openai.com", "api.x.ai"):
+        return RESPONSES
+    if host == "api.anthropic.com":
+        return ANTHROPIC
+    try:
+        path = urlsplit((base_url or "").strip().lower().rstrip("/")).path.rstrip("/")
+    except ValueError:
+        return None
+    if path.endswith(("/anthropic", "/anthropic/v1")):
+        return ANTHROPIC
+    if host == "api.kimi.com" and "/coding" in (base_url or "").lower():
+        return ANTHROPIC
+    return None
+
+
+def configured_mode(entry: Mapping[str, Any] | None) -> str | None:
+    """A ``custom_providers`` entry's ``api_mode`` (or ``transport``) as a protocol."""
+    if not entry:
+        return None
+    raw = entry.get("api_mode") or entry.get("transport")
+    mode = raw.strip().lower() if isinstance(raw, str) else ""
+    return {"anthropic_messages": ANTHROPIC, "codex_responses": RESPONSES,
+            "chat_completions": OPENAI}.get(mode)
+
+
+def route_protocols(pool: str | None, provider: str | None, base_url: str | None,
+                    custom_providers: Iterable[Mapping[str, Any]] = ()) -> frozenset[str]:
+    """The protocols a route (its pool, provider and base URL) speaks."""
+    name = (pool or provider or "").strip().lower()
+    if name == "anthropic":
+        return _ANTHROPIC_POOL
+    if name in RESPONSES_POOLS:
+        return _WITH_RESPONSES
+    if not name.startswith("custom"):
+        return _EVERY
+    entry = next((cp for cp in custom_providers if cp.get("pool_key") == name), None) \
+        if name.startswith("custom:") else None
+    url = base_url or (str(entry.get("base_url") or "") if entry else None)
+    mode = configured_mode(entry) or detected_mode(url)
+    if mode == ANTHROPIC:
+        return _ANTHROPIC_ONLY
+    if mode == RESPONSES:
+        return _WITH_RESPONSES
+    return _EVERY
+
+
+def served_paths(protocols: Iterable[str]) -> list[str]:
+    """Every path of *protocols*, in a fixed order (for the status file)."""
+    have = set(protocols)
+    return [p for proto in (OPENAI, ANTHROPIC, RESPONSES) if proto in have for p in PATHS[proto]]
+
+
+def upstream_tail(protocol: str, base: str, path: str, query: str) -> str:
+    """What follows the pool's *base* for a request of *protocol* on *path*. OpenAI and
+    Responses append the path after ``/v1`` (the base holds its version); an Anthropic base
+    gets the whole ``/v1/messages`` path unless it ends in ``/v1`` already, as Hermes's client
+    does (it strips ``/v1`` from the base, and the Anthropic SDK adds it back)."""
+    if protocol == ANTHROPIC and not _V1_SUFFIX.search(base):
+        return path + query
+    return path[3:] + query
+
+
+class Want:
+    """What one request asks of the chain: its protocol, and its model when a pool must
+    know it (parsed from the body once, on first use)."""
+
+    __slots__ = ("protocol", "_body", "_model", "_parsed")
+
+    def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False) -> None:
+        self.protocol = protocol
+        self._body = b"" if encoded else body
+        self._model: str | None = None
+        self._parsed = False
+
+    @property
+    def model(self) -> str | None:
+        """The ``model`` of the request body (None: not JSON, or none named)."""
+        if not self._parsed:
+            self._parsed = True
+            self._model = model_of(self._body)
+        return self._model
+
+
+def model_of(body: bytes) -> str | None:
+    """The ``model`` a JSON request body names, or None."""
+    if not body or body[:1] not in (b"{", b" ", b"\n", b"\r", b"\t"):
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) and model else None
