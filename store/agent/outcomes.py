@@ -34,6 +34,7 @@ from typing import Any
 
 from store import outside
 from store.redaction.fingerprints import fingerprint
+from store.redaction.redact import Redactor
 
 # Action words of a Decision.
 OK = "ok"              # the request succeeded
@@ -116,6 +117,19 @@ class Result:
     def failed_transport(cls, kind: str, message: str) -> Result:
         """A request that got no usable answer (*kind*: CONNECT, TIMEOUT, ...)."""
         return cls(502, transport=kind, message=message, structured=False)
+
+
+MESSAGE_CAP = 4096     # what a provider's error message may take up in a row
+
+
+def stored_message(message: str | None, *secrets: str | None) -> str | None:
+    """A provider's error message as a row may keep it (``last_error_message``, which every
+    Hermes tool on the host prints): *secrets* (the row's own token) and any key-shaped text
+    as fingerprints, at most :data:`MESSAGE_CAP` characters. A provider that echoes the key
+    it was sent ("Incorrect API key provided: sk-...") never puts it in a second field."""
+    if not message:
+        return None
+    return Redactor(secrets).redact(message)[:MESSAGE_CAP]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import random as _random
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from store import outside
@@ -37,6 +38,7 @@ from store.agent.outcomes import (
     classify,
     is_usage_limit,
     reset_time,
+    stored_message,
 )
 from store.agent.ratelimits import read_headers
 from store.authfile import read_store
@@ -46,7 +48,7 @@ from store.errors import HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import AUTH_OAUTH, STATUS_EXHAUSTED, Row, ensure_pool, parse_epoch, pool_rows, pools
 from store.paths import Home
-from store.pools import policy
+from store.pools import least_used, policy
 from store.pools.view import row_fingerprint
 from store.transaction import skip_write, transaction
 
@@ -154,7 +156,7 @@ class PoolClient:
         return held_back(holds, [str(r.get("id")) for r in policy.available(rows, now, self.ttls)
                                  if self.eligible(r)])
 
-    def _weigh(self, now: float) -> policy.Weigh | None:
+    def _weigh(self, now: float) -> least_used.Weigh | None:
         if not (self.use_headroom and self.settings.least_used_weighs_headroom):
             return None
         return lambda r: self.headroom.left(self.pool, str(r.get("id")), row_fingerprint(self.pool, r, self.env),
@@ -260,6 +262,8 @@ class PoolClient:
         if sel is None:
             raise RuntimeError("report() called before select()")
         now = self.clock()
+        if result.message:       # the provider's words, checked once at the edge
+            result = replace(result, message=stored_message(result.message, sel.token))
         readings = read_headers(result.headers, now) if result.headers and self.use_headroom else []
         if readings:
             self.headroom.record(sel.pool, sel.row_id, sel.fingerprint, readings)

@@ -26,6 +26,7 @@ from store.model import (
     sorted_rows,
 )
 from store.pools import times
+from store.pools.least_used import Weigh, least_used_key
 
 # Effective statuses (what an operator sees), distinct from the stored last_status.
 OK = "ok"
@@ -228,23 +229,6 @@ def _usable(rows: Iterable[Row], now: float, ttls: Ttls, model: str | None,
     return (r for r in rows if (known.get(id(r)) or effective(r, rows, now, ttls)).usable_for(model))
 
 
-Weigh = Callable[[Row], float | None]   # a row's share of its quota left (None: unknown)
-
-
-def least_used_key(weigh: Weigh | None = None) -> Callable[[Row], tuple]:
-    """What ``least_used`` minimises: the request count, ties by priority (Hermes). With
-    *weigh* (hermes-admin's option) the share of quota left comes first, to the percent:
-    the most headroom, then the least used; a row no reading speaks for counts as full."""
-    if weigh is None:
-        return lambda r: (as_int(r.get("request_count")), priority_of(r))
-
-    def key(r: Row) -> tuple:
-        left = weigh(r)
-        share = 100 if left is None else round(max(0.0, min(1.0, left)) * 100)
-        return (-share, as_int(r.get("request_count")), priority_of(r))
-    return key
-
-
 def pick(
     rows: Iterable[Row],
     strategy: str | None,
@@ -365,41 +349,6 @@ def mark_exhausted(
             r["failure_reason"] = failure_reason
         else:
             r.pop("failure_reason", None)
-    return targets
-
-
-def model_bench_until(rows: Iterable[Row], row: Row, now: float, reset_at: float | None,
-                      ttls: Ttls = DEFAULT_TTLS) -> float:
-    """When a per-model bench of *row* ends, as newer Hermes computes it (``_cool_down_model``):
-    the provider's reset time when it sent one (floored: :func:`bench_reset`), else a 429's
-    TTL, cut to the only-row cap when *row* is the pool's only live row."""
-    floored = bench_reset(reset_at, now)
-    if floored is not None:
-        return floored
-    ttl = ttls.rate_limit_429
-    if is_only_live_row(row, rows):
-        ttl = min(ttl, ttls.only_row_cap)
-    return now + max(ttl, BENCH_FLOOR)
-
-
-def bench_model(rows: list[Row], row: Row, model: str, now: float, until_at: float) -> list[Row]:
-    """Bench *row* for *model* only (and every row holding the same secret), in the form newer
-    Hermes writes: ``model_cooldowns[model]`` the end of the bench and
-    ``model_cooldown_observed_at[model]`` when it was seen, each merged with what the row
-    already holds (the later wins: each writer saw only its own model). The row's status
-    fields are left alone: every other model keeps using the key. Returns the rows changed."""
-    until_at = outside.epoch(until_at, "model bench end", now=now) or now + BENCH_FLOOR
-    key = secret_key(row)
-    targets = [r for r in rows if r is row or (key is not None and secret_key(r) == key)]
-    for r in targets:
-        cooldowns = r.get("model_cooldowns")
-        cooldowns = dict(cooldowns) if isinstance(cooldowns, dict) else {}
-        observed = r.get("model_cooldown_observed_at")
-        observed = dict(observed) if isinstance(observed, dict) else {}
-        cooldowns[model] = max(until_at, parse_epoch(cooldowns.get(model)) or 0.0)
-        observed[model] = max(now, parse_epoch(observed.get(model)) or 0.0)
-        r["model_cooldowns"] = cooldowns
-        r["model_cooldown_observed_at"] = observed
     return targets
 
 

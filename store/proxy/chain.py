@@ -41,7 +41,7 @@ from store.config.agent_view import Route
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Row, pool_rows, pools
 from store.paths import Home
-from store.pools import policy
+from store.pools import model_cooldowns, policy
 from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
 from store.proxy.headroom_gate import HeadroomGate
@@ -349,9 +349,6 @@ class Chain:
 
     def bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
         """Bench *sel*'s row (and its twins) in the view at once, before the store write."""
-        self._bench_in_view(sel, result, failure_reason, now)
-
-    def _bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
         with self._lock:
             rows = self._rows.get(sel.pool)
             row = find_row(rows, sel.row_id)
@@ -371,8 +368,8 @@ class Chain:
             row = find_row(rows, sel.row_id)
             if row is None:
                 return policy.bench_reset(reset_at, now) or now + self._ttls.rate_limit_429
-            until_at = policy.model_bench_until(rows, row, now, reset_at, self._ttls)
-            changed = policy.bench_model(rows, row, model, now, until_at)
+            until_at = model_cooldowns.bench_until(rows, row, now, reset_at, self._ttls)
+            changed = model_cooldowns.bench_model(rows, row, model, now, until_at)
             self.overlay.model(sel.pool, changed, model, now, until_at)
             self._generation += 1
         return until_at

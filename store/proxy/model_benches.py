@@ -10,7 +10,7 @@ A 429 the provider scopes to one model benches the (row, model) pair, not the ke
   the provider says the limit is that model's.
 
 The bench goes on the row and on every row holding the same secret, with the provider's
-reset time or a 429's TTL (:func:`store.pools.policy.model_bench_until`); the row's status
+reset time or a 429's TTL (:func:`store.pools.model_cooldowns.bench_until`); the row's status
 fields are untouched, so every other model keeps using the key. It is applied to the
 proxy's view at once (:class:`store.proxy.overlay.Overlay` keeps it there until the store
 shows it) and written through one transaction (:func:`record`), which also chooses the next
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from store.agent.outcomes import Result, Selection, Verdict, classify, is_usage_limit
 from store.model import Row, ensure_pool, pools
 from store.paths import Home
-from store.pools import policy
+from store.pools import model_cooldowns
 from store.transaction import skip_write, transaction
 
 
@@ -60,7 +60,7 @@ def record(home: Home, sel: Selection, model: str, until_at: float, now: float, 
         dict_rows = [r for r in rows if isinstance(r, dict)]
         row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
         if row is not None:
-            policy.bench_model(dict_rows, row, model, now, until_at)
+            model_cooldowns.bench_model(dict_rows, row, model, now, until_at)
         nxt = choose(dict_rows, now)
         rows[:] = dict_rows + [r for r in rows if not isinstance(r, dict)]
         chosen = selection(nxt) if nxt is not None else None

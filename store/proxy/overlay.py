@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from store.model import Row, parse_epoch
-from store.pools import policy
+from store.pools import model_cooldowns
 
 STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
                  "last_error_message", "last_error_reset_at", "failure_reason")
@@ -72,4 +72,4 @@ class Overlay:
                 del self._models[key]
                 continue
             for model, until_at in models.items():
-                policy.bench_model([row], row, model, stamp, until_at)
+                model_cooldowns.bench_model([row], row, model, stamp, until_at)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from store.agent import probe
 from store.model import Row, as_int, sorted_rows
-from store.pools import policy
+from store.pools import least_used, policy
 
 
 @dataclass
@@ -67,16 +67,16 @@ def candidates(usable: Usable, model: str | None) -> list[Row]:
     return [r for r in usable.every if model not in usable.benches.get(id(r), ())]
 
 
-def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: policy.Weigh | None = None) -> Row | None:
+def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: least_used.Weigh | None = None) -> Row | None:
     """The strategy's row among *usable*, counted; round_robin moves it to the end of
     *rows* (renumbered) and of *usable*, whose rows keep their relative order. *weigh*:
-    ``least_used`` weighs the headroom left (:func:`store.pools.policy.least_used_key`)."""
+    ``least_used`` weighs the headroom left (:func:`store.pools.least_used.least_used_key`)."""
     if not usable.rows:
         return None
     if usable.strategy == "random":
         chosen = rng.choice(usable.rows)
     elif usable.strategy == "least_used":
-        chosen = min(usable.rows, key=policy.least_used_key(weigh))
+        chosen = min(usable.rows, key=least_used.least_used_key(weigh))
     else:
         chosen = usable.rows[0]
     chosen["request_count"] = as_int(chosen.get("request_count")) + 1
@@ -92,7 +92,7 @@ def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: policy.Weig
 
 
 def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | None,
-           keep: Callable[[Row], bool] | None, *, weigh: policy.Weigh | None = None,
+           keep: Callable[[Row], bool] | None, *, weigh: least_used.Weigh | None = None,
            hold: Callable[[list[Row]], Collection[str]] | None = None) -> tuple[Row | None, bool, bool]:
     """:func:`pick` among the rows of *usable* a request for *model* may use (see
     :func:`candidates`) that *keep* allows (None: all), less the ids *hold* names among them

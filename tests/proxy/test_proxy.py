@@ -128,7 +128,7 @@ def test_429_storm_never_reaches_a_cooling_key(home, fake):
 
 def test_429_storm_control_without_the_bench_in_view(home, fake, monkeypatch):
     """Negative control: no in-view bench, no watcher -> the cooling key keeps being hit."""
-    monkeypatch.setattr(Chain, "_bench_in_view", lambda *a, **k: None)
+    monkeypatch.setattr(Chain, "bench_in_view", lambda *a, **k: None)
     fake.script(OR_KEYS[0], rate_limited(retry_after=600))
     with running_proxy(home, watch=False) as p:
         _storm(p, 64)
