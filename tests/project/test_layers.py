@@ -24,8 +24,10 @@ LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 # entry: the dashboard and demo load only when their verb runs; fleet: redis-py (~125 ms) only for
 # fleet verbs; proxy: aiohttp (~1 s) only when the proxy runs; fleet_feed: redis-py only for a console
 # started with --fleet; monitor: aiohttp, Apprise and prometheus_client only when the monitor runs.
+# One more stays for another reason: store/proxy/loop.py imports uvloop, an optional extra, only
+# when HERMES_ADMIN_PROXY_LOOP=uvloop asks for it (and falls back to asyncio without it).
 ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/cli/monitor.py",
-                 "tui/services/fleet_feed.py"}
+                 "tui/services/fleet_feed.py", "store/proxy/loop.py"}
 
 
 def _copy_tree(dest: Path) -> Path:
