@@ -29,7 +29,7 @@ def _uvloop(warn: bool = False) -> Any:
     if os.environ.get(ENV, "").strip().lower() != "uvloop":
         return None
     try:
-        import uvloop     # an optional extra, only when asked for (tests/project/test_layers.py)
+        import uvloop  # an optional extra, only when asked for (tests/project/test_layers.py)
     except ImportError:
         if warn:
             log.warning("%s=uvloop, but uvloop cannot be imported here; running on asyncio's loop", ENV)
