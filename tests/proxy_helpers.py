@@ -61,12 +61,18 @@ class Running:
 def running_proxy(home: Home, *, host: str = "127.0.0.1", gate: Gate | None = None,
                   restore_interval: float = 300.0, watch: bool = True, refresh_hook: Any = None,
                   **kw: Any) -> Iterator[Running]:
+    # The chain reads the home's .env itself, as the proxy command's does (None, not {}).
+    chain = Chain(home, "openrouter", restore_interval=restore_interval, env=None, refresh_hook=refresh_hook)
+    with serving(ProxyServer(home, chain, gate or Gate(None), host=host, port=0, watch=watch, **kw)) as running:
+        yield running
+
+
+@contextmanager
+def serving(server: ProxyServer) -> Iterator[Running]:
+    """*server* started on an event loop of its own thread, stopped (bounded) at the end."""
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
     thread.start()
-    # The chain reads the home's .env itself, as the proxy command's does (None, not {}).
-    chain = Chain(home, "openrouter", restore_interval=restore_interval, env=None, refresh_hook=refresh_hook)
-    server = ProxyServer(home, chain, gate or Gate(None), host=host, port=0, watch=watch, **kw)
     running = Running(server, loop)
     try:
         running.call(server.start())
@@ -122,22 +128,9 @@ def running_chain_proxy(home: Home, *, lock_timeout: float = 30.0, watch: bool =
     """:func:`running_proxy` with the chain's lock timeout chosen (a held lock in a test
     must not cost 30 s) and the watcher off unless asked for (*primary*: the pool served
     first)."""
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
-    thread.start()
     chain = Chain(home, primary, env=None, lock_timeout=lock_timeout)
-    server = ProxyServer(home, chain, gate or Gate(None), port=0, watch=watch, **kw)
-    running = Running(server, loop)
-    try:
-        running.call(server.start())
+    with serving(ProxyServer(home, chain, gate or Gate(None), port=0, watch=watch, **kw)) as running:
         yield running
-    finally:
-        try:
-            running.call(server.stop(), timeout=30)
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(5)
-            loop.close()
 
 
 def status_fields(home: Home) -> dict[str, dict[str, Any]]:

@@ -5,9 +5,7 @@ the proxy share a fake clock: no sleeps to wait, no timed asserts."""
 
 from __future__ import annotations
 
-import asyncio
 import random
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,7 +23,7 @@ from store.proxy.inbound import Gate
 from store.proxy.picks import pick, usable_rows
 from store.proxy.server import ProxyServer
 from tests.conftest import make_row, read_doc
-from tests.proxy_helpers import OR_KEYS, Running, seed, wait_until
+from tests.proxy_helpers import OR_KEYS, Running, seed, serving, wait_until
 from tui.demo.fake_provider import FakeProvider, Quota
 
 T = 1_800_000_000.0
@@ -43,23 +41,10 @@ class Clock:
 
 @contextmanager
 def proxy(home: Home, clock: Any = None, *, headroom: bool = True, watch: bool = False) -> Iterator[Running]:
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
-    thread.start()
     kw = {} if clock is None else {"clock": clock}
     chain = Chain(home, "openrouter", env=None, lock_timeout=5.0, headroom=headroom, **kw)
-    server = ProxyServer(home, chain, Gate(None), port=0, watch=watch, **kw)
-    running = Running(server, loop)
-    try:
-        running.call(server.start())
+    with serving(ProxyServer(home, chain, Gate(None), port=0, watch=watch, **kw)) as running:
         yield running
-    finally:
-        try:
-            running.call(server.stop(), timeout=30)
-        finally:
-            loop.call_soon_threadsafe(loop.stop)
-            thread.join(5)
-            loop.close()
 
 
 def sdk(url: str) -> openai.OpenAI:

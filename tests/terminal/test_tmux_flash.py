@@ -11,7 +11,8 @@ import pytest
 
 from store.paths import Home
 from tests import tmux
-from tests.conftest import cli_env, make_row, make_store, write_store
+from tests.conftest import cli_env
+from tests.terminal.seeds import primary_and_benched_backup
 
 pytestmark = [
     pytest.mark.slow,
@@ -24,13 +25,7 @@ KEY_B = "sk-or-v1-0123456789abcdefTMUXfls2"
 
 
 def seed(home: Home) -> None:
-    now = time.time()
-    write_store(home, make_store({"openrouter": [
-        make_row("aaaaaa", label="primary", priority=0, token=KEY_A),
-        make_row("bbbbbb", label="backup", priority=1, token=KEY_B, last_status="exhausted",
-                 last_status_at=now - 60, last_error_code=429, last_error_reason="rate_limit_exceeded",
-                 last_error_reset_at=now + 1800),
-    ]}))
+    primary_and_benched_backup(home, KEY_A, KEY_B)
 
 
 def status_of(home: Home, rid: str) -> str | None:
