@@ -178,3 +178,20 @@ unknown_section: {kept: true}
 def config_home(home: Home) -> None:
     write_sample(home)
     home.config.write_text(CONFIG)
+
+
+async def tour_events_and_config(app: HermesAdminApp, pilot: Any, seen: dict[str, str],
+                                 text: Any = visible_text) -> None:
+    """After a reload: the events log, then each tab of the config view, into *seen* by name
+    (what the secret and hostile-value tours of the console read)."""
+    app.reload()
+    await pilot.press("e")
+    await pilot.pause()
+    seen["events"] = text(app)
+    await pilot.press("e")
+    await pilot.press("v")
+    await pilot.pause()
+    for tab in "1234":
+        await pilot.press(tab)
+        await pilot.pause()
+        seen[f"config tab {tab}"] = text(app)

@@ -29,7 +29,7 @@ from store.paths import Home
 from store.redaction import redact
 from store.transaction import transaction
 from tests.conftest import make_row, make_store, write_store
-from tests.tui_sample import NOW
+from tests.tui_sample import NOW, tour_events_and_config
 from tui.app.console import HermesAdminApp
 from tui.services.clock import FakeClock
 from tui.widgets import CredentialTable
@@ -115,17 +115,7 @@ async def tour(home: Home) -> dict[str, str]:
             doc["credential_pool"]["openrouter"][0].update(
                 last_status="exhausted", last_status_at=NOW, last_error_code=402,
                 last_error_reason=f"quota {KEY}", last_error_message=f"again {KEY}")
-        app.reload()
-        await pilot.press("e")
-        await pilot.pause()
-        seen["events"] = screen_text(app)
-        await pilot.press("e")
-        await pilot.press("v")
-        await pilot.pause()
-        for tab in "1234":
-            await pilot.press(tab)
-            await pilot.pause()
-            seen[f"config tab {tab}"] = screen_text(app)
+        await tour_events_and_config(app, pilot, seen, screen_text)
         await pilot.press("escape")
         await pilot.pause()
         report = ProbeReport("openrouter", NOW, True, [ProbeRow(

@@ -23,7 +23,7 @@ from store.pools import policy
 from store.redaction.redact import Redactor
 from store.transaction import transaction
 from tests.secret_homes import Plan, fixed_plan, leaks, plant, secret_homes
-from tests.tui_sample import NOW, app_for, key
+from tests.tui_sample import NOW, app_for, key, tour_events_and_config
 from tests.tui_sample import visible_text as screen_text
 from tui.widgets import CredentialTable
 
@@ -55,17 +55,7 @@ async def tour(home: Home, plan: Plan) -> dict[str, str]:
             rows = doc["credential_pool"]["openrouter"]
             policy.mark_exhausted(rows, rows[0], NOW, code=402, reason=plan.first("last_error_reason", "quota"),
                                   message=" ".join(plan.secrets.values()))
-        app.reload()
-        await pilot.press("e")
-        await pilot.pause()
-        seen["events"] = screen_text(app)
-        await pilot.press("e")
-        await pilot.press("v")
-        await pilot.pause()
-        for tab in "1234":
-            await pilot.press(tab)
-            await pilot.pause()
-            seen[f"config tab {tab}"] = screen_text(app)
+        await tour_events_and_config(app, pilot, seen)
     return seen
 
 
