@@ -97,6 +97,14 @@ class Tmux:
         """The visible screen as text (no colours)."""
         return self._tmux("capture-pane", "-p", "-t", self.session)
 
+    def scrollback(self) -> str:
+        """The pane with its scroll-back (a crash report may be longer than the screen)."""
+        return self._tmux("capture-pane", "-p", "-S", "-", "-t", self.session)
+
+    def pane_title(self) -> str:
+        """The pane's title (what an escape sequence in the output may have set)."""
+        return self._tmux("display-message", "-p", "-t", self.session, "#{pane_title}").strip()
+
     def pane_pid(self) -> int | None:
         out = self._tmux("display-message", "-p", "-t", self.session, "#{pane_pid}").strip()
         return int(out) if out.isdigit() else None

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -147,54 +148,44 @@ def bench_through_the_proxy(home: Home, retry_after: str, *, argv: list[str] | N
 def console_shows_a_sane_bench(home: Home) -> str:
     """Start the installed console: the benched row cools with a countdown, no ``⚠ bad``; its
     detail names no data error; it quits clean; no canary on any screen."""
-    seen = []
-    with tmux.Tmux.start([exe(), "--home", str(home.root)], size=(220, 30), env=cli_env(home)) as term:
-        seen.append(term.wait_for("benched-key", timeout=30))
-        term.send("w")
-        wide = term.wait_for("resets at", timeout=10)
-        seen.append(wide)
-        line = next(x for x in wide.splitlines() if "benched-key" in x)
+    def row(line: str, wide: str) -> None:
         assert "◐ cooling" in line and "⚠ bad" not in line, wide
-        term.send("Enter")
-        detail = term.wait_for("last_error_reset_at", timeout=10)
-        seen.append(detail)
-        assert "data error" not in detail and "⚠ bad" not in detail, detail
-        term.send("Escape")
-        seen.append(term.wait_for("spare", timeout=10))
-        term.send("q")
-        term.wait_until(lambda _s: term.pane_dead(), timeout=15, what="the console to quit")
-        after = whole_pane(term)
-        seen.append(after)
-        assert "Traceback" not in after and "OverflowError" not in after, after[-2000:]
-    text = "\n".join(seen)
-    assert CANARY not in text and CANARY[-12:] not in text, text[-2000:]
-    return text
 
-
-def whole_pane(term: tmux.Tmux) -> str:
-    """The pane with its scroll-back: a crash report may be longer than the screen."""
-    return term._tmux("capture-pane", "-p", "-S", "-", "-t", term.session)
+    def detail(text: str) -> None:
+        assert "data error" not in text and "⚠ bad" not in text, text
+    return _console_tour(home, row, "last_error_reset_at", detail)
 
 
 def console_shows_the_reset_as_a_data_error(home: Home) -> str:
     """Start the installed console, check the row, its detail, and quit; every screen seen."""
+    def row(line: str, wide: str) -> None:
+        assert "◐ cooling" in line and "⚠ bad" in line and "⚠ bad time" in line, wide
+
+    def detail(text: str) -> None:
+        assert "last_error_reset_at 1e+287" in text and "9999-12-30" in text, text
+    return _console_tour(home, row, "data error", detail)
+
+
+def _console_tour(home: Home, check_row: Any, detail_shows: str, check_detail: Any) -> str:
+    """The installed console on *home*: the benched row at full width (*check_row*), its
+    detail once *detail_shows* is on it (*check_detail*), back, quit; no traceback and no
+    canary on any screen, the scroll-back included. Every screen seen, joined."""
     seen = []
     with tmux.Tmux.start([exe(), "--home", str(home.root)], size=(220, 30), env=cli_env(home)) as term:
         seen.append(term.wait_for("benched-key", timeout=30))
         term.send("w")
         wide = term.wait_for("resets at", timeout=10)
         seen.append(wide)
-        line = next(x for x in wide.splitlines() if "benched-key" in x)
-        assert "◐ cooling" in line and "⚠ bad" in line and "⚠ bad time" in line, wide
+        check_row(next(x for x in wide.splitlines() if "benched-key" in x), wide)
         term.send("Enter")                       # the cursor starts on the first row: benched-key
-        detail = term.wait_for("data error", timeout=10)
+        detail = term.wait_for(detail_shows, timeout=10)
         seen.append(detail)
-        assert "last_error_reset_at 1e+287" in detail and "9999-12-30" in detail, detail
+        check_detail(detail)
         term.send("Escape")
         seen.append(term.wait_for("spare", timeout=10))
         term.send("q")
         term.wait_until(lambda _s: term.pane_dead(), timeout=15, what="the console to quit")
-        after = whole_pane(term)
+        after = term.scrollback()
         seen.append(after)
         assert "Traceback" not in after and "OverflowError" not in after, after[-2000:]
     text = "\n".join(seen)
@@ -216,7 +207,7 @@ def test_negative_control_unguarded_the_console_dies_and_shows_the_canary(tmp_ho
         term.wait_for("benched-key", timeout=30)
         term.send("w")
         term.wait_until(lambda _s: term.pane_dead(), timeout=20, what="the unguarded console to die")
-        after = whole_pane(term)
+        after = term.scrollback()
     assert "OverflowError" in after, after[-2000:]
     assert CANARY in after, after[-3000:]
 

@@ -28,7 +28,7 @@ def seed(home: Home) -> None:
 
 
 def title(term: tmux.Tmux) -> str:
-    return term._tmux("display-message", "-p", "-t", term.session, "#{pane_title}").strip()
+    return term.pane_title()
 
 
 def exe() -> str:
