@@ -1,10 +1,11 @@
 """The proxy's HTTP side: an aiohttp server and ONE pooled upstream ClientSession.
 
-Per request: check the path (four allowed), the inbound key, the body cap and how long
-the body takes to arrive; then :class:`store.proxy.forward.Forwarder` walks the chain.
-Every failure is an answer (RELIABILITY 43): whatever goes wrong inside, the client gets
-OpenAI-shaped JSON with a request id that the log line carries too, never aiohttp's bare
-text 500 or an empty reply.
+Per request: check the path (the served paths and ``/metrics``) and the method; the inbound
+key, the body cap and how long the body takes to arrive are :class:`store.proxy.door.Door`'s;
+then :class:`store.proxy.forward.Forwarder` walks the chain. Every failure is an answer
+(RELIABILITY 43): whatever goes wrong inside, the client gets JSON with a request id that the
+log line carries too (Anthropic-shaped on ``/v1/messages``, OpenAI-shaped elsewhere), never
+aiohttp's bare text 500 or an empty reply.
 
 Background tasks: the store watcher (a thread, :func:`store.watch.home.watch_home`), the
 write-behind flush of request counts and the status file (every second, draining too),
@@ -41,6 +42,7 @@ from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT, control
 from store.proxy.anthropic import shaped
 from store.proxy.chain import Chain
+from store.proxy.door import Door
 from store.proxy.forward import Forwarder
 from store.proxy.inbound import Gate
 from store.proxy.loop import loop_name
@@ -97,6 +99,7 @@ class ProxyServer:
         self._ids = itertools.count(1)
         self._id_prefix = _secrets.token_hex(3)
         self._filter = LogRedaction(self.secrets.redactor)
+        self.door = Door(gate, body_cap, body_timeout, self._rid)
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
         self._site: web.TCPSite | None = None
@@ -328,36 +331,30 @@ class ProxyServer:
     def _rid(self, n: int) -> str:
         return f"{self._id_prefix}-{n}"
 
-    def _refuse(self, n: int, status: int, message: str, kind: str, **extra: Any) -> web.Response:
-        rid = self._rid(n)
-        log.info("request %s: %d %s", rid, status, kind)
-        answered_as(kind)
-        return error_body(status, message, kind, rid, **extra)
-
     async def _handle(self, request: web.BaseRequest, n: int) -> web.StreamResponse:
         path = request.path
         if path == METRICS_PATH and self.metrics:
             return self._metrics(request, n)
         protocol = PROTOCOL_OF.get(path)
         if protocol is None:
-            return self._refuse(n, 404, f"this path is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
-                                "not_found", allowed_paths=list(ALLOWED_PATHS))
+            return self.door.refuse(n, 404, f"this path is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
+                                    "not_found", allowed_paths=list(ALLOWED_PATHS))
         self.requests.begin(self._rid(n), path)
-        if not self._allowed(request, protocol):
-            return self._refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>"
-                                        + (", or x-api-key: <client key>)" if protocol == ANTHROPIC else ")"),
-                                "invalid_client_key")
+        if not self.door.allowed(request, protocol):
+            return self.door.refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>"
+                                    + (", or x-api-key: <client key>)" if protocol == ANTHROPIC else ")"),
+                                    "invalid_client_key")
         want = "GET" if path == "/v1/models" else "POST"
         if request.method != want:
-            return self._refuse(n, 405, f"{path} takes {want}", "method_not_allowed",
-                                allowed_paths=list(ALLOWED_PATHS))
+            return self.door.refuse(n, 405, f"{path} takes {want}", "method_not_allowed",
+                                    allowed_paths=list(ALLOWED_PATHS))
         if self.state != "running":
-            return self._refuse(n, 503, "the proxy is shutting down", "shutting_down")
+            return self.door.refuse(n, 503, "the proxy is shutting down", "shutting_down")
         if (request.content_length or 0) > self.body_cap:
-            return self._too_large(n)
+            return self.door.too_large(n)
         self.in_flight += 1
         try:
-            body = await self._body(request, n)
+            body = await self.door.body(request, n)
             if isinstance(body, web.StreamResponse):
                 return body
             if self.chain.restore_due():
@@ -366,47 +363,15 @@ class ProxyServer:
         finally:
             self.in_flight -= 1
 
-    def _allowed(self, request: web.BaseRequest, protocol: str) -> bool:
-        """The inbound key: a bearer, or on the Anthropic paths ``x-api-key`` (what the
-        Anthropic SDKs and Claude Code send)."""
-        if self.gate.allows(request.headers.get("Authorization")):
-            return True
-        key = request.headers.get("x-api-key") if protocol == ANTHROPIC else None
-        return key is not None and self.gate.allows("Bearer " + key)
-
-    async def _body(self, request: web.BaseRequest, n: int) -> bytes | web.StreamResponse:
-        """The request body as it came (still encoded), or the answer that refuses it."""
-        try:
-            if request.content.is_eof():      # all there already (most requests): no timer
-                return await request.read()
-            async with asyncio.timeout(self.body_timeout):
-                return await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return self._too_large(n)
-        except TimeoutError:
-            resp = self._refuse(n, 408, f"the request body did not arrive within {self.body_timeout:g} s",
-                                "request_timeout")
-            resp.force_close()
-            return resp
-        except (web.RequestPayloadError, aiohttp.ClientPayloadError, ConnectionError) as exc:
-            resp = self._refuse(n, 400, f"the request body was cut or malformed ({type(exc).__name__})",
-                                "bad_request_body")
-            resp.force_close()
-            return resp
-
     def _metrics(self, request: web.BaseRequest, n: int) -> web.Response:
         """``/metrics``: the Prometheus text of the status as it is now, built at scrape time;
         behind the same inbound-auth rule as every other path (on an exposed bind, a client key)."""
         if not self.gate.allows(request.headers.get("Authorization")):
-            return self._refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>)",
-                                "invalid_client_key")
+            return self.door.refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>)",
+                                    "invalid_client_key")
         if request.method != "GET":
-            return self._refuse(n, 405, f"{METRICS_PATH} takes GET", "method_not_allowed")
+            return self.door.refuse(n, 405, f"{METRICS_PATH} takes GET", "method_not_allowed")
         return metrics_response(self.status(), self.clock())
-
-    def _too_large(self, n: int) -> web.Response:
-        return self._refuse(n, 413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")
-
 
 async def serve(server: ProxyServer, *, on_ready: Callable[[ProxyServer], None] | None = None) -> None:
     """Run *server* until SIGTERM or SIGINT, then drain (bounded) and stop."""

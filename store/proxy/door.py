@@ -1,0 +1,71 @@
+"""What every request passes before the chain: the inbound key, the body's size and how long
+it takes to arrive, and the answer that refuses it when it fails one of them.
+
+Every refusal is an answer with the request id the log line carries (RELIABILITY 43). A key
+is a bearer, or on the Anthropic paths ``x-api-key`` (what the Anthropic SDKs and Claude Code
+send); the key itself is never logged or echoed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from store.proxy.inbound import Gate
+from store.proxy.protocols import ANTHROPIC
+from store.proxy.requests import answered_as
+from store.proxy.wire import error_body
+
+log = logging.getLogger("hermes_admin.proxy")
+
+
+class Door:
+    """The proxy's inbound checks, for one proxy (*rid*: a request number's id)."""
+
+    def __init__(self, gate: Gate, body_cap: int, body_timeout: float, rid: Callable[[int], str]) -> None:
+        self.gate = gate
+        self.body_cap = body_cap
+        self.body_timeout = body_timeout
+        self.rid = rid
+
+    def refuse(self, n: int, status: int, message: str, kind: str, **extra: Any) -> web.Response:
+        rid = self.rid(n)
+        log.info("request %s: %d %s", rid, status, kind)
+        answered_as(kind)
+        return error_body(status, message, kind, rid, **extra)
+
+    def allowed(self, request: web.BaseRequest, protocol: str) -> bool:
+        """The inbound key: a bearer, or on the Anthropic paths ``x-api-key`` (what the
+        Anthropic SDKs and Claude Code send)."""
+        if self.gate.allows(request.headers.get("Authorization")):
+            return True
+        key = request.headers.get("x-api-key") if protocol == ANTHROPIC else None
+        return key is not None and self.gate.allows("Bearer " + key)
+
+    async def body(self, request: web.BaseRequest, n: int) -> bytes | web.StreamResponse:
+        """The request body as it came (still encoded), or the answer that refuses it."""
+        try:
+            if request.content.is_eof():      # all there already (most requests): no timer
+                return await request.read()
+            async with asyncio.timeout(self.body_timeout):
+                return await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self.too_large(n)
+        except TimeoutError:
+            resp = self.refuse(n, 408, f"the request body did not arrive within {self.body_timeout:g} s",
+                               "request_timeout")
+            resp.force_close()
+            return resp
+        except (web.RequestPayloadError, aiohttp.ClientPayloadError, ConnectionError) as exc:
+            resp = self.refuse(n, 400, f"the request body was cut or malformed ({type(exc).__name__})",
+                               "bad_request_body")
+            resp.force_close()
+            return resp
+
+    def too_large(self, n: int) -> web.Response:
+        return self.refuse(n, 413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")
