@@ -17,7 +17,8 @@ from aiohttp import web
 
 from store.agent.outcomes import Result, Verdict
 from store.proxy import requests as trace
-from store.proxy.chain import Attempt, Chain
+from store.proxy.attempt import Attempt
+from store.proxy.chain import Chain
 from store.proxy.protocols import OPENAI, TITLES, Want, served_paths
 from store.proxy.redacting import ProxySecrets
 from store.proxy.report import reopen_times, retry_after

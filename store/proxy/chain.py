@@ -30,11 +30,10 @@ import random as _random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from store.agent import probe
-from store.agent.outcomes import Decision, Notice, Result, Selection, Verdict, reset_time
+from store.agent.outcomes import Decision, Result, Selection, Verdict, reset_time
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
 from store.config.agent_view import Route
@@ -42,6 +41,7 @@ from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Row, pool_rows, pools
 from store.paths import Home
 from store.pools import model_cooldowns, policy
+from store.proxy.attempt import Attempt
 from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
 from store.proxy.headroom_gate import HeadroomGate
@@ -49,33 +49,10 @@ from store.proxy.overlay import Overlay, find_row
 from store.proxy.picks import Usable, choose, usable_rows
 from store.proxy.protocols import ANTHROPIC, OPENAI, Want, route_protocols
 from store.proxy.request_client import RequestClient
-from store.proxy.steering import OPERATOR_RESTORE, Steering, lifted_rows
+from store.proxy.steering import Steering, lifted_rows
 from store.proxy.upstreams import Breakers, base_for, route_name
 
 log = logging.getLogger("hermes_admin.proxy")
-
-
-@dataclass
-class Attempt:
-    """One client request's walk along the chain: where it is and what it has tried."""
-
-    index: int
-    selection: Selection
-    client: RequestClient | None = None
-    fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
-    route: Route | None = None  # the route at index when chosen (config.yaml may change the chain)
-    retried_429: bool = False   # a key from the environment had its one same-key retry
-    tried: set[tuple[str, str]] | None = None  # (pool, row) this request failed on: never again
-    route_retried: bool = False  # a route failure had its one try of another key
-    model_benched: bool = False  # its last key fault benched one model, not the key
-    want: Want | None = None     # what the request asks: its protocol and model
-
-    def failed_on(self) -> set[tuple[str, str]]:
-        """Mark the current row as one this request must not go back to; the set so far."""
-        if self.tried is None:
-            self.tried = set()
-        self.tried.add((self.selection.pool, self.selection.row_id))
-        return self.tried
 
 
 class Chain:
@@ -211,19 +188,16 @@ class Chain:
 
     def select(self, start: int | None = None, avoid: set[tuple[str, str]] | None = None, *,
                move: bool = True, want: Want | None = None) -> Attempt | None:
-        """The next row to send with: the active route, else down the chain (no IO).
-
-        Never a row in *avoid* (this request failed on it) or on an upstream whose breaker is
-        open. The chain moves to a later route for good (a fallback, restored by the gate)
-        only when every route before it is out of credentials (and *move*), not when one was
-        skipped for a failing upstream or a row this request already tried. *want*: only routes
-        that speak its protocol, never a row benched for its model (a route skipped for either
-        does not move the chain).
-        """
+        """The next row to send with: the active route (or the pinned one), else down the chain
+        (no IO). Never a row in *avoid* (this request failed on it) or on an upstream whose
+        breaker is open. The chain moves to a later route for good (a fallback, restored by the
+        gate) only when every route before it is out of credentials (and *move*), not when one
+        was skipped for a failing upstream, a row this request already tried, or (*want*) for
+        not speaking its protocol or being benched for its model."""
         rt = self.runtime
         pin = self.steer.pin_index(self.routes, route_name) if self.steer.pin is not None else None
-        if start is None and self.steer.wanted is not None:
-            self._operator_restore()
+        if start is None and self.steer.wanted is not None and self.steer.back_to_primary(rt, self.clock()):
+            self.fallback_since = None
         first = (rt.active if pin is None else pin) if start is None else start
         held = not move or pin is not None      # pinned: a later route serves, the chain stays
         protocol = want.protocol if want is not None else OPENAI
@@ -241,14 +215,6 @@ class Chain:
                 return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
             held = held or skipped
         return None
-
-    def _operator_restore(self) -> None:
-        """Back to the primary now: the store showed an operator's reset of a primary row."""
-        why, rt = self.steer.take(), self.runtime
-        if why is not None and rt.active != 0 and self.steer.pin is None:
-            rt.active = 0
-            self.fallback_since = None
-            rt.notices.append(Notice(self.clock(), OPERATOR_RESTORE, f"{why}: back on primary {rt.primary}"))
 
     def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None, want: Want | None = None
                    ) -> tuple[Selection | None, bool]:

@@ -45,7 +45,8 @@ from store.agent.outcomes import (
 from store.proxy import anthropic
 from store.proxy import requests as trace
 from store.proxy.answers import Answers
-from store.proxy.chain import Attempt, Chain
+from store.proxy.attempt import Attempt
+from store.proxy.chain import Chain
 from store.proxy.offloop import run_blocking
 from store.proxy.protocols import ANTHROPIC, OPENAI, Want, upstream_tail
 from store.proxy.redacting import ProxySecrets

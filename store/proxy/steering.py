@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from store.agent.outcomes import Notice
 from store.model import Row, parse_epoch
 from store.pools import policy
 
@@ -91,3 +92,13 @@ class Steering:
         """Why the chain goes back to its primary now, once; None when it does not."""
         why, self.wanted = self.wanted, None
         return why
+
+    def back_to_primary(self, runtime: Any, now: float) -> bool:
+        """Put *runtime* (the chain's AgentRuntime) back on its primary for an operator's reset
+        seen in the store, with a notice; False when none was seen, or it is there, or pinned."""
+        why = self.take()
+        if why is None or runtime.active == 0 or self.pin is not None:
+            return False
+        runtime.active = 0
+        runtime.notices.append(Notice(now, OPERATOR_RESTORE, f"{why}: back on primary {runtime.primary}"))
+        return True

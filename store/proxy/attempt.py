@@ -1,0 +1,35 @@
+"""One client request's walk along the proxy's chain (:class:`Attempt`): the route and row it
+is on, what it asks for, and what it has tried, so the same request never goes back to a row
+that refused it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from store.agent.outcomes import Selection
+from store.config.agent_view import Route
+from store.proxy.protocols import Want
+from store.proxy.request_client import RequestClient
+
+
+@dataclass
+class Attempt:
+    """One client request's walk along the chain: where it is and what it has tried."""
+
+    index: int
+    selection: Selection
+    client: RequestClient | None = None
+    fresh: bool = False       # chosen from the view just now (no await since): no need to re-check
+    route: Route | None = None  # the route at index when chosen (config.yaml may change the chain)
+    retried_429: bool = False   # a key from the environment had its one same-key retry
+    tried: set[tuple[str, str]] | None = None  # (pool, row) this request failed on: never again
+    route_retried: bool = False  # a route failure had its one try of another key
+    model_benched: bool = False  # its last key fault benched one model, not the key
+    want: Want | None = None     # what the request asks: its protocol and model
+
+    def failed_on(self) -> set[tuple[str, str]]:
+        """Mark the current row as one this request must not go back to; the set so far."""
+        if self.tried is None:
+            self.tried = set()
+        self.tried.add((self.selection.pool, self.selection.row_id))
+        return self.tried
