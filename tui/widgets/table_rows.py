@@ -369,10 +369,8 @@ class RowStore:
 
     def _secrets(self, readings: Mapping[tuple[str, str], object]) -> dict[tuple[str, str], str | None]:
         """The secret each shown row with readings holds now ((view pool key, id) -> fingerprint)."""
-        if not readings:
-            return {}
         return {mk: e.cred.fingerprint for e in self._entries.values()
-                if e.cred is not None and (mk := mark_key(e)) in readings}
+                if e.cred is not None and (mk := mark_key(e)) in readings} if readings else {}
 
     def _headroom_cells(self, moved: set[tuple[str, str]], now: float) -> list[str]:
         if not moved:
