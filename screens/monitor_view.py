@@ -67,6 +67,7 @@ class MonitorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="monitor-header", classes="monitor-line")
         yield Static(id="monitor-metrics", classes="monitor-line")
+        yield Static(id="monitor-rules", classes="monitor-line")
         yield Static(id="monitor-targets", classes="monitor-line")
         yield Static(id="monitor-errors", classes="monitor-line")
         yield Static(id="monitor-none")
@@ -97,8 +98,9 @@ class MonitorScreen(Screen[None]):
     def show(self, st: dict[str, Any] | None) -> None:
         self.status = st
         live = st is not None
-        for wid in ("#monitor-header", "#monitor-metrics", "#monitor-targets", "#monitor-alerts-title",
-                    "#monitor-alerts", "#monitor-alert-text", "#monitor-deliveries-title", "#monitor-deliveries"):
+        for wid in ("#monitor-header", "#monitor-metrics", "#monitor-rules", "#monitor-targets",
+                    "#monitor-alerts-title", "#monitor-alerts", "#monitor-alert-text", "#monitor-deliveries-title",
+                    "#monitor-deliveries"):
             self.query_one(wid).display = live
         none = self.query_one("#monitor-none", Static)
         none.display = not live
@@ -114,6 +116,7 @@ class MonitorScreen(Screen[None]):
         now = host(self).clock()
         self.query_one("#monitor-header", Static).update(Text(shown(feed.header_line(st, now))))
         self.query_one("#monitor-metrics", Static).update(Text(shown(feed.metrics_line(st))))
+        self.query_one("#monitor-rules", Static).update(Text(shown(feed.rules_line(st))))
         self.query_one("#monitor-targets", Static).update(Text(shown(feed.targets_line(st))))
         self.alerts = feed.open_alerts(st)
         alerts = [feed.alert_row(a, now) for a in self.alerts]

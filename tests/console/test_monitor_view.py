@@ -69,21 +69,21 @@ async def test_the_view_lists_open_alerts_and_deliveries(home: Home) -> None:
         assert app.focused is alerts
         # Most severe first; severity in words (and a symbol), never colour alone.
         assert cells(alerts) == [
-            ["✖ critical", "pool_empty", "default", "openrouter", "—", "—", "11:55:00", "openrouter: no usable key"],
-            ["⚠ warning", "key_dead", "default", "anthropic", "d3ad00 old-key", "sk-ant…ab12", "11:45:00",
-             "anthropic: key old-key went dead"],
+            ["✖ critical", "pool_empty", "default", "openrouter", "—", "11:55:00", "openrouter: no usable key", "—"],
+            ["⚠ warning", "key_dead", "default", "anthropic", "d3ad00 old-key", "11:45:00",
+             "anthropic: key old-key went dead", "sk-ant…ab12"],
         ]
         deliveries = cells(view.query_one("#monitor-deliveries", DataTable))
         assert deliveries == [      # newest first
-            ["11:58:00", "long_cooldown", "recovery", "json://localhost:8099/hook", "✓ sent", "1", ""],
-            ["11:55:01", "pool_empty", "alert", "slack://T...2/A...D/T...Q", "✗ failed", "4", "connection refused"],
-            ["11:55:00", "pool_empty", "alert", "json://localhost:8099/hook", "✓ sent", "1", ""],
+            ["11:58:00", "long_cooldown", "recovery", "✓ sent", "1", "", "json://localhost:8099/hook"],
+            ["11:55:01", "pool_empty", "alert", "✗ failed", "4", "connection refused", "slack://T...2/A...D/T...Q"],
+            ["11:55:00", "pool_empty", "alert", "✓ sent", "1", "", "json://localhost:8099/hook"],
         ]
         header = str(view.query_one("#monitor-header").render())
         assert header.startswith("Monitor on home ") and "running since 11:00:00" in header
         assert f"pid {os.getpid()}" in header
-        lines = str(view.query_one("#monitor-metrics").render())
-        assert "metrics: http://127.0.0.1:9464/metrics" in lines and "hermes-admin-monitor.yaml" in lines
+        assert str(view.query_one("#monitor-metrics").render()) == "metrics: http://127.0.0.1:9464/metrics"
+        assert str(view.query_one("#monitor-rules").render()).endswith("/hermes-admin-monitor.yaml")
         assert str(view.query_one("#monitor-targets").render()) == \
             "targets: json://localhost:8099/hook, slack://T...2/A...D/T...Q"
         assert str(view.query_one("#monitor-alert-text").render()) == \
@@ -254,7 +254,7 @@ HOSTILE = st.fixed_dictionaries(
 def test_any_status_the_feed_never_raises(doc: dict[str, Any]) -> None:
     st_ = {"version": 1, "state": "running", "pid": os.getpid(), **doc}
     assert isinstance(feed.summary(st_)[0], str)
-    for line in (feed.header_line(st_, NOON), feed.metrics_line(st_), feed.targets_line(st_)):
+    for line in (feed.header_line(st_, NOON), feed.metrics_line(st_), feed.rules_line(st_), feed.targets_line(st_)):
         assert isinstance(line, str)
     for a in feed.open_alerts(st_):
         row = feed.alert_row(a, NOON)

@@ -24,8 +24,10 @@ from tui.text.paths import tilde
 ATTEMPTS_CAP = 1_000_000      # a delivery's attempts beyond this is not a count: shown as —
 KIND_WORDS = {"firing": "alert", "resolved": "recovery"}
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
-ALERT_COLUMNS = ("severity", "rule", "profile", "pool", "credential", "fingerprint", "since", "title")
-DELIVERY_COLUMNS = ("time", "rule", "kind", "target", "result", "attempts", "error")
+# What an 80-column window must show comes first: the fingerprint and the target (listed in
+# the header) are last; the highlighted alert's title and text are in full below its table.
+ALERT_COLUMNS = ("severity", "rule", "profile", "pool", "credential", "since", "title", "fingerprint")
+DELIVERY_COLUMNS = ("time", "rule", "kind", "result", "attempts", "error", "target")
 
 
 def live_status(home: Home) -> dict[str, Any] | None:
@@ -89,9 +91,13 @@ def header_line(st: dict[str, Any], now: float) -> str:
 
 def metrics_line(st: dict[str, Any]) -> str:
     metrics = st.get("metrics")
-    shown = "off (--metrics none)" if metrics is None else text(metrics)
+    return "metrics: " + ("off (--metrics none)" if metrics is None else text(metrics))
+
+
+def rules_line(st: dict[str, Any]) -> str:
+    """Where the rules came from: the rules file's path, or the built-in defaults."""
     rules = st.get("rules")
-    return f"metrics: {shown} · rules: {tilde(rules) if isinstance(rules, str) and rules else NULL}"
+    return f"rules: {tilde(rules) if isinstance(rules, str) and rules else NULL}"
 
 
 def targets_line(st: dict[str, Any]) -> str:
@@ -148,7 +154,7 @@ def open_alerts(st: dict[str, Any]) -> list[dict[str, Any]]:
 def alert_row(a: dict[str, Any], now: float) -> tuple[str, ...]:
     """One open alert's cells, in ALERT_COLUMNS' order."""
     return (severity(a.get("severity")), text(a.get("rule")), text(a.get("profile")), text(a.get("pool")),
-            credential(a), text(a.get("fingerprint")), local_time_of(a.get("since"), now), text(a.get("title")))
+            credential(a), local_time_of(a.get("since"), now), text(a.get("title")), text(a.get("fingerprint")))
 
 
 def alert_line(a: dict[str, Any]) -> str:
@@ -167,8 +173,8 @@ def delivery_rows(st: dict[str, Any]) -> list[tuple[str, ...]]:
         when = number(d.get("time"))
         out.append((NULL if when is None else clock_time(when), text(d.get("rule")),
                     KIND_WORDS.get(kind, text(kind)) if isinstance(kind, str) else NULL,
-                    text(d.get("target")), word, count(d.get("attempts")),
-                    text(d.get("error")) if d.get("error") is not None else ""))
+                    word, count(d.get("attempts")), text(d.get("error")) if d.get("error") is not None else "",
+                    text(d.get("target"))))
     return out
 
 
