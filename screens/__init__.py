@@ -21,6 +21,7 @@ from screens.findings_view import FindingsScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
 from screens.message_log import MessagesScreen
+from screens.monitor_view import MonitorScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
@@ -36,7 +37,8 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("config", ConfigScreen), ("confirm", ConfirmScreen), ("add key", AddKeyScreen),
     ("cooldown", CooldownScreen), ("strategy", StrategyScreen), ("fallback", FallbackAddScreen),
     ("routing", RoutingEditScreen), ("probe", ProbeResultScreen), ("audit", AuditScreen),
-    ("proxy", ProxyScreen), ("proxy pin", RouteScreen), ("fleet", FleetScreen), ("help", HelpScreen),
+    ("proxy", ProxyScreen), ("proxy pin", RouteScreen), ("monitor", MonitorScreen), ("fleet", FleetScreen),
+    ("help", HelpScreen),
     ("profiles", ProfilesDashboard), ("profile picker", ProfilePicker),
     ("command line", CommandLine), ("findings", FindingsScreen), ("profile config", ProfileConfigScreen),
     ("columns", ColumnChooser),

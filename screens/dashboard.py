@@ -6,8 +6,8 @@ the countdowns honest with a one-second tick. It never reads the store itself
 actions (a screens.dashboard_actions.Operator it owns) hand functions to the app's writer.
 It also owns how its table reads (screens.dashboard_view.ViewControls: sort and its
 direction, columns, range mark, n/N), the proxy's status-bar summary
-(screens.proxy_view.ProxyWatch) and the one answer to why a key is disabled
-(screens.explain.Refusals).
+(screens.proxy_view.ProxyWatch), the monitor's (screens.monitor_view.MonitorWatch) and the
+one answer to why a key is disabled (screens.explain.Refusals).
 """
 
 from __future__ import annotations
@@ -27,12 +27,15 @@ from screens.dashboard_chrome import clock_time, empty_message, problems
 from screens.dashboard_view import VIEW_BINDINGS, ViewControls
 from screens.detail import DetailScreen
 from screens.explain import Refusals
+from screens.monitor_view import MonitorWatch
 from screens.proxy_view import ProxyWatch
+from store.paths import Home
 from store.pools import events as ev
 from store.pools.view import PoolView, build_pools
 from store.watch.home import HomeState
 from tui.services.heap import settle_heap
 from tui.services.host import host
+from tui.text.paths import tilde
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.flash import FlashLine
 from tui.widgets.rows import SORT_ORDER
@@ -86,6 +89,8 @@ class DashboardScreen(Screen):
         Binding("v", "config", "Config", id="dashboard.config"),
         Binding("x", "proxy", "Proxy", show=False, id="dashboard.proxy",
                 tooltip="Proxy panel — live traffic of the proxy running on this home"),
+        Binding("A", "monitor", "Monitor", show=False, id="dashboard.monitor",
+                tooltip="Monitor view — open alerts and last deliveries of the monitor on this home"),
         *VIEW_BINDINGS,
     ]
 
@@ -106,6 +111,7 @@ class DashboardScreen(Screen):
         self.refusals = Refusals(self, self.disabled_reason)
         self.operator = self.make_operator()     # the tags, the row just added, every write
         self.proxy = ProxyWatch(self, self._refresh_chrome)   # the status bar's proxy summary
+        self.monitor = MonitorWatch(self, self._refresh_chrome, self.monitor_target)
         self.controls = ViewControls(self)       # sort, columns, range mark, n/N
 
     def make_operator(self) -> Operator:
@@ -146,6 +152,7 @@ class DashboardScreen(Screen):
             # bench/bench_proxy_feed.py); a slow poll finds a proxy, then follows it each second.
             self.proxy.pace_poll()
         self.proxy.poll()
+        self.monitor.start(follow=self._tick_enabled)
         if self.latest is not None:
             self._apply(self.latest)
         else:
@@ -223,7 +230,7 @@ class DashboardScreen(Screen):
             generation=state.generation if state else 0,
             updated=clock_time(state.read_at) if state else "",
             held=held, busy=host(self).writer.status_text(), tagged=len(self.operator.tags),
-            proxy=self.proxy.summary,
+            proxy=self.proxy.summary, monitor=(self.monitor.summary, self.monitor.short),
         )
 
     # ------------------------------------------------------------ the tick
@@ -335,6 +342,14 @@ class DashboardScreen(Screen):
 
     def action_proxy(self) -> None:
         self.proxy.open_panel()
+
+    def action_monitor(self) -> None:
+        self.monitor.open_view()
+
+    def monitor_target(self) -> tuple[Home, str]:
+        """The home whose monitor the status bar and ``A`` follow, and how to start one there."""
+        home = host(self).home
+        return home, f"hermes-admin --home {tilde(home.root)} monitor"
 
     def action_detail(self) -> None:
         cv = self.table.cursor_credential

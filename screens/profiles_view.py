@@ -26,12 +26,14 @@ from screens.findings_view import FindingsScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
 from screens.profile_rows import GroupCache, notes, split_view_key, view_key
+from store.paths import Home
 from store.pools.view import CredentialView, build_pools
 from store.profiles.inventory import ProfileInventory
 from store.profiles.root import DEFAULT_PROFILE
 from store.watch.root import RootState
 from tui.services.heap import settle_heap
 from tui.services.host import root_host
+from tui.text.paths import tilde
 from tui.widgets import Banner, EmptyState, StatusBar
 from tui.widgets.cells import PENDING_MARK, TAG_MARK
 from tui.widgets.rows import ProfileBanner
@@ -259,6 +261,11 @@ class ProfilesDashboard(DashboardScreen):
         self._refresh_table()
 
     # ------------------------------------------------------------ chrome
+    def monitor_target(self) -> tuple[Home, str]:
+        """``monitor --root`` keeps its status file in the root's own home."""
+        path = root_host(self).root.path
+        return Home(path), f"hermes-admin monitor --root {tilde(path)}"
+
     def _refresh_chrome(self) -> None:
         if not self._ready:
             return
@@ -286,6 +293,7 @@ class ProfilesDashboard(DashboardScreen):
             updated=clock_time(rs.read_at) if rs else "",
             held=held, busy=app.writer.status_text(), tagged=len(self.operator.tags),
             proxy=self.proxy.summary,     # the acting profile's proxy, as on a single home
+            monitor=(self.monitor.summary, self.monitor.short),    # the root's monitor
         )
 
     def root_problems(self) -> list[tuple[str, str]]:

@@ -24,6 +24,7 @@ from screens.findings_view import FindingsScreen
 from screens.fleet_view import FleetScreen
 from screens.help import HelpScreen
 from screens.message_log import MessagesScreen
+from screens.monitor_view import MonitorScreen
 from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
@@ -55,6 +56,7 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     "audit": lambda app: AuditScreen("audit.jsonl", []),
     "help": lambda app: HelpScreen([("app", "q", "Quit", "app.quit")]),
     "proxy": lambda app: ProxyScreen(app.home),
+    "monitor": lambda app: MonitorScreen(app.home, start_hint="hermes-admin monitor"),
     "proxy pin": lambda app: RouteScreen([("openrouter", "▶ openrouter"), ("nous", "  nous")], 8645),
     # Nothing listens on port 1: the view opens disconnected, which is all leaving needs.
     "fleet": lambda app: FleetScreen(FleetLink(FleetConfig(url="redis://127.0.0.1:1", host="t"), app.home),

@@ -101,7 +101,7 @@ def short_proxy(summary: str) -> str:
 
 class StatusBar(_Quiet):
     """One line: READ-ONLY, STALE, live/paused, the acting profile, the write in flight,
-    tags, filter, proxy, generation, sort, home; what matters most is never the part cut."""
+    tags, filter, monitor, proxy, generation, sort, home; what matters most is never the part cut."""
 
     FIXED_SIZE = True  # ``#status { height: 1 }``: every reload changes "gen N"
 
@@ -113,9 +113,11 @@ class StatusBar(_Quiet):
         self, *, home: str, live: str, read_only: bool, stale: bool, sort: str,
         filter_text: str, generation: int, updated: str, held: int = 0, busy: str = "",
         tagged: int = 0, proxy: str = "", profile: str = "", acting: str = "",
+        monitor: tuple[str, str] = ("", ""),
     ) -> None:
         """*home* is shown ``~/…`` under ``$HOME``; *profile* and *acting* (a root of profiles)
-        are the view's context and the profile whose files actions write."""
+        are the view's context and the profile whose files actions write; *monitor* the words
+        of a monitor running there and their short form (("", "") when none runs)."""
         parts: list[Part] = [(" hermes-admin ", "bold reverse", 0, "")]
         if read_only:
             parts.append((" READ-ONLY ", "bold reverse", 0, ""))
@@ -131,6 +133,9 @@ class StatusBar(_Quiet):
             parts.append((f"✓ {tagged} tagged", "", 3, ""))
         if filter_text:
             parts.append((f"filter “{filter_text}”", "", 4, ""))
+        if monitor[0]:
+            # Before the proxy, at its rank: a narrow line cuts the proxy's summary first.
+            parts.append((f"{monitor[0]} (A)", "", 5, f"{monitor[1]} (A)" if monitor[1] else ""))
         if proxy:
             parts.append((f"{proxy} (x)", "", 5, f"{short_proxy(proxy)} (x)"))
         parts.append(((f"{updated} " if updated else "") + f"gen {generation}", "", 7, ""))
