@@ -1,13 +1,10 @@
 """The dashboard: every pool's credentials in one live table.
 
-It shows what the app hands it (:meth:`DashboardScreen.show_state`) and keeps
-the countdowns honest with a one-second tick. It never reads the store itself
-(the app's watcher worker does) and never writes it directly: its operator
-actions (a screens.dashboard_actions.Operator it owns) hand functions to the app's writer.
-It also owns how its table reads (screens.dashboard_view.ViewControls: sort and its
-direction, columns, range mark, n/N), the proxy's status-bar summary
-(screens.proxy_view.ProxyWatch), the monitor's (screens.monitor_view.MonitorWatch) and the
-one answer to why a key is disabled (screens.explain.Refusals).
+It shows what the app hands it (:meth:`DashboardScreen.show_state`), keeps the countdowns
+honest with a one-second tick, and never reads or writes the store itself. It owns its operator
+actions (screens.dashboard_actions.Operator, which hands writes to the app's writer), how its
+table reads (screens.dashboard_view.ViewControls), the proxy's and the monitor's status-bar
+summaries (ProxyWatch, MonitorWatch) and the one answer to why a key is disabled (Refusals).
 """
 
 from __future__ import annotations
@@ -89,8 +86,7 @@ class DashboardScreen(Screen):
         Binding("v", "config", "Config", id="dashboard.config"),
         Binding("x", "proxy", "Proxy", show=False, id="dashboard.proxy",
                 tooltip="Proxy panel — live traffic of the proxy running on this home"),
-        Binding("A", "monitor", "Monitor", show=False, id="dashboard.monitor",
-                tooltip="Monitor view — open alerts and last deliveries of the monitor on this home"),
+        Binding("A", "monitor", "Monitor", show=False, id="dashboard.monitor", tooltip="Monitor view — open alerts"),
         *VIEW_BINDINGS,
     ]
 
@@ -141,7 +137,7 @@ class DashboardScreen(Screen):
         self._ready = True
         app = host(self)
         app.state_signal.subscribe(self, self.show_state, immediate=True)
-        app.writes_signal.subscribe(self, self._writes_changed, immediate=True)
+        app.writes_signal.subscribe(self, self.writes_changed, immediate=True)
         if self.latest is None:
             # The first read can land before this screen is on the stack.
             self.latest = app.state
@@ -177,7 +173,7 @@ class DashboardScreen(Screen):
         if self.operator.tags:
             # A tag follows its credential; a credential that left the store takes it along.
             self.operator.tags &= {cv.key for pv in self.pools for cv in pv.credentials}
-        self._refresh_table()
+        self.refresh_table()
         self.operator.follow_pending_cursor()
         app = host(self)
         if state.pools and app.freeze_heap:
@@ -187,9 +183,6 @@ class DashboardScreen(Screen):
 
     def refresh_table(self) -> None:
         """Show the pools again under the current filter and sort (the view controls ask)."""
-        self._refresh_table()
-
-    def _refresh_table(self) -> None:
         now = self.clock()
         table = self.table
         table.set_marks(self.operator.marks())
@@ -198,10 +191,7 @@ class DashboardScreen(Screen):
             table.set_headroom(self.state.headroom)     # the sidecar's readings (#21)
         self._refresh_chrome()
 
-    def _writes_changed(self, _: None) -> None:
-        self.writes_changed()
-
-    def writes_changed(self) -> None:
+    def writes_changed(self, _: None = None) -> None:
         """Tags or in-flight writes changed: redraw the marks, the status bar and the footer."""
         if not self._ready:
             return
@@ -255,7 +245,7 @@ class DashboardScreen(Screen):
                                   ttls=state.ttls, env=state.env, only=pool)
         }
         self.pools = [fresh.get(pv.key, pv) for pv in self.pools]
-        self._refresh_table()
+        self.refresh_table()
         avail: dict[tuple[str, str], float] = {}
         labels: dict[tuple[str, str], str] = {}
         for cv in flipped_views:

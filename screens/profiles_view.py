@@ -159,14 +159,14 @@ class ProfilesDashboard(DashboardScreen):
         self.row_notes = notes(state.findings)
         if self.operator.tags:
             self.operator.tags &= {(pv.key, cv.id) for pv in self.view_pools for cv in pv.credentials}
-        self._refresh_table()
+        self.refresh_table()
         self.operator.follow_pending_cursor()
         app = root_host(self)
         if self.view_pools and app.freeze_heap:
             app.freeze_heap = False  # as the single-home dashboard does, once the first root shows
             self.set_timer(1.0, settle_heap, name="settle-heap")
 
-    def _refresh_table(self) -> None:
+    def refresh_table(self) -> None:
         table = self.table
         table.set_marks(self.operator.marks())
         table.set_notes(self.row_notes)
@@ -258,7 +258,7 @@ class ProfilesDashboard(DashboardScreen):
                                   env=st.env, only=pool):
                 fresh[key] = self.groups.replace(key, pv)
         self.view_pools = [fresh.get(pv.key, pv) for pv in self.view_pools]
-        self._refresh_table()
+        self.refresh_table()
 
     # ------------------------------------------------------------ chrome
     def monitor_target(self) -> tuple[Home, str]:
