@@ -96,15 +96,20 @@ def storm(home: Path, writes: int, seed: int, mode: str, peer_stop: Path) -> dic
                 continue
             due = kill.exists() if isinstance(kill, Path) else kill is not None and now >= kill
             if due:
+                # A writer that said it is mid-write holds the lock and has its temp copy in the
+                # home: listed before the kill, since once it is reaped the next writer's sweep
+                # may clear the copy before we look (it did, on a loaded machine).
+                own = TEMP_PREFIX + f"auth.json.{pid}."
+                mine = [p.name for p in home.iterdir() if p.name.startswith(own) and p.name.endswith(".tmp")] \
+                    if isinstance(kill, Path) else []
                 os.kill(pid, signal.SIGKILL)
                 # Reaped at once: a zombie's pid still looks alive to the next writer's sweep.
                 os.waitpid(pid, 0)
                 counts["killed"] += 1
                 del running[pid]
-                if isinstance(kill, Path):  # died mid-write: its temp copy is in the home now
+                if isinstance(kill, Path):  # died mid-write: its temp copy was in the home
                     counts["midwrite_kills"] += 1
-                    orphans.update(p.name for p in home.iterdir()
-                                   if p.name.startswith(TEMP_PREFIX + "auth.json.") and p.name.endswith(".tmp"))
+                    orphans.update(mine)
                 else:
                     counts["random_kills"] += 1
 

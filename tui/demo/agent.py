@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from store.agent import probe
-from store.agent.outcomes import RETRY, Result, Selection
+from store.agent.outcomes import CONNECT, RETRY, Result, Selection
 from store.agent.refresh import RefreshHook
 from store.agent.runtime import AgentRuntime
 from store.authfile import read_store
@@ -72,7 +72,7 @@ def chat(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIME
             pass
         return Result(exc.code, dict(exc.headers or {}), reason, message)
     except OSError as exc:
-        return Result(503, {}, "connection_error", f"{type(exc).__name__}")
+        return Result.failed_transport(CONNECT, f"{type(exc).__name__}")   # the route's fault, no bench
 
 
 def one_turn(agent: AgentRuntime, base_url: str | None = None) -> list[Result]:

@@ -117,8 +117,9 @@ def seed_store(url: str, now: float) -> dict[str, Any]:
             "custom:together.ai": [
                 demo_row("t0g001", "together-1", 0, KEYS["tg1"], base_url=url + "/v1"),
                 demo_row("t0g002", "together-2", 1, KEYS["tg2"], base_url=url + "/v1",
-                     last_status="exhausted", last_status_at=now - 5, last_error_code=503,
-                     failure_reason="server_error", last_error_reset_at=now + 40),
+                     last_status="exhausted", last_status_at=now - 5, last_error_code=429,
+                     last_error_reason="rate_limit_exceeded", failure_reason="rate_limit",
+                     last_error_reset_at=now + 40),
             ],
         },
     }
