@@ -9,7 +9,7 @@ in the row's own profile.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from store.pools.view import PoolView
 from store.profiles import findings as findings_mod
@@ -76,6 +76,7 @@ class GroupCache:
     def __init__(self) -> None:
         self._copies: dict[str, tuple[PoolView, PoolView]] = {}
         self._banners: dict[str, tuple[ProfileInventory, ProfileBanner]] = {}
+        self._headroom: tuple[tuple[Any, ...], dict[tuple[str, str], Any]] = ((), {})
 
     def pools(self, profiles: Iterable[ProfileInventory]) -> list[Any]:
         out: list[Any] = []
@@ -106,6 +107,20 @@ class GroupCache:
         if old is not None:
             self._copies[key] = (old[0], copy)
         return copy
+
+    def headroom(self, states: Mapping[str, Any], names: Iterable[str]) -> dict[tuple[str, str], Any]:
+        """The headroom readings of the profiles *names* (their HomeStates in *states*) under
+        the view's keys, ``(<profile>/<pool>, id)``. The same object again while no profile's
+        sidecar changed, so the table's check for a change costs nothing."""
+        sources = tuple((n, states[n].headroom) for n in names if n in states)
+        seen, merged = self._headroom
+        if len(seen) == len(sources) and all(
+                a[0] == b[0] and a[1] is b[1] for a, b in zip(seen, sources, strict=True)):
+            return merged
+        merged = {(view_key(name, pool), rid): readings
+                  for name, readings_of in sources for (pool, rid), readings in readings_of.items()}
+        self._headroom = (sources, merged)
+        return merged
 
 
 def notes(findings: Iterable[findings_mod.Finding]) -> dict[tuple[str, str], str]:

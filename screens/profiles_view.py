@@ -171,6 +171,9 @@ class ProfilesDashboard(DashboardScreen):
         table.set_marks(self.operator.marks())
         table.set_notes(self.row_notes)
         table.reconcile(self.view_pools, self.clock(), filter_text=self.filter_text, sort=self.sort)
+        if self.root_state is not None:     # each profile's headroom sidecar (#21)
+            shown = (inv.name for inv in self.root_state.profiles)
+            table.set_headroom(self.groups.headroom(self.root_state.states, shown))
         self.sync_acting()
         self._refresh_chrome()
 
