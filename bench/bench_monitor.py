@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -286,14 +285,7 @@ def bench_proxy_metrics(rounds: int, seconds: float, every: float) -> None:
                   f"max {scrapes[-1] * 1000:.1f} ms, {size} bytes")
         print(f"(each figure: the median of {rounds} rounds; load average at the end {os.getloadavg()[0]:.2f})")
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+        bp.stop_all(procs, tmp)
 
 
 def main() -> None:

@@ -265,6 +265,18 @@ def _free_port() -> int:
 
 # --- measuring --------------------------------------------------------------------------------
 
+def stop_all(procs: list[subprocess.Popen], tmp: Path) -> None:
+    """Terminate every target (bounded, then killed) and remove the run's folder."""
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(15)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
 def pct(values: list[float], p: float) -> float:
     if not values:
         return float("nan")
@@ -403,14 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"\nmedian of per-target c16 p50: {statistics.median(r['c16_p50'] for r in results.values()):.2f} ms")
     finally:
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        shutil.rmtree(tmp, ignore_errors=True)
+        stop_all(procs, tmp)
     return 0
 
 
