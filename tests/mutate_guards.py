@@ -50,10 +50,12 @@ GUARDS: dict[str, list[str]] = {
     "store/ops/history.py": ["tests/guards/test_guard_history.py", "tests/store/test_undo.py"],
     "store/ops/undo.py": ["tests/store/test_undo.py", "tests/console/test_tui_undo.py"],
     # alerts
-    "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/guards/test_guard_alerts_steering.py"],
+    "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
+                                "tests/guards/test_guard_alerts_steering.py"],
     "store/monitor/conditions.py": ["tests/monitor/test_alerts.py"],
     # steering
-    "store/proxy/steering.py": ["tests/proxy/test_operator_reset.py", "tests/guards/test_guard_alerts_steering.py"],
+    "store/proxy/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
+                                "tests/guards/test_guard_alerts_steering.py"],
     # outside values
     "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_stored_times.py"],
     # redaction
