@@ -57,7 +57,8 @@ GUARDS: dict[str, list[str]] = {
     "store/proxy/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
     # outside values
-    "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_stored_times.py"],
+    "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_outside_exact.py",
+                         "tests/store/test_stored_times.py"],
     # redaction
     "store/redaction/redact.py": ["tests/store/test_hostile_redact.py", "tests/store/test_url_userinfo.py",
                                   "tests/store/test_home_secrets.py"],
