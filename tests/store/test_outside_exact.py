@@ -24,7 +24,7 @@ def _heard(fn, *args, **kw) -> tuple[object, list[str]]:
     ("12:00Z", "'12:00Z'"), ("1E5", "'1E5'"), ("inf", "'inf'"), (" NaN", "' NaN'"), ("9" * 24, repr("9" * 24)),
     ("9" * 25, "a 25-character string"), ("abc", "a 3-character string"), ("sk-or-v1-secret", "a 15-character string"),
     (b"42", "'42'"), (b"\xff\xfe", "a 2-character byte string"), (b"key", "a 3-character byte string"),
-    ([1], "a list"), ({"a": 1}, "a dict"),
+    ("1X", "a 2-character string"), ([1], "a list"), ({"a": 1}, "a dict"),
 ])
 def test_describe_names_a_value_without_echoing_it(value, shown) -> None:
     assert describe(value) == shown
