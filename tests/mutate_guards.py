@@ -1,0 +1,180 @@
+"""``make mutate-guards``: the mutation score of every module that guards keys.
+
+Each guard module is mutated by mutmut (the project's tool, ``pip install -e '.[mutate]'``)
+and checked with the tests of its own area only, so a whole run fits in about 45 minutes on
+2 cores. The run of one module happens in its own copy of the tree under
+``.cache/mutate-guards/<module>/`` (mutmut keeps its state in ``mutants/`` of the folder it
+runs in), with ``[tool.mutmut]`` set to that module and its tests. It prints one line per
+module: mutants, killed, survived, no covering test, timeouts and the kill rate, where the
+kill rate counts a mutant without a covering test as a survivor.
+
+    python -m tests.mutate_guards                     # every guard module
+    python -m tests.mutate_guards store/monitor/alerts.py store/proxy/steering.py
+    python -m tests.mutate_guards --list              # the modules and their tests
+    python -m tests.mutate_guards --survivors store/monitor/alerts.py   # after a run: the diffs
+
+The tests that reach a module only through a ``hermes-admin`` subprocess cannot kill its
+mutants (the subprocess imports the unmutated tree): a guard needs in-process tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+WORK = ROOT / ".cache" / "mutate-guards"
+
+# module -> the tests of its area (in-process tests; the slow multi-process ones are left out
+# by the "not slow" marker of [tool.mutmut] pytest_add_cli_args).
+GUARDS: dict[str, list[str]] = {
+    # benches and whose fault
+    "store/agent/outcomes.py": ["tests/proxy/test_edge_outcomes.py", "tests/guards/test_guard_fault_and_scope.py",
+                                "tests/store/test_outside.py", "tests/agent"],
+    "store/proxy/model_benches.py": ["tests/guards/test_guard_fault_and_scope.py", "tests/proxy/test_anthropic.py",
+                                     "tests/proxy/test_responses.py"],
+    "store/pools/model_cooldowns.py": ["tests/store/test_policy_newest_hermes.py", "tests/store/test_policy_exact.py"],
+    "store/pools/policy.py": ["tests/store/test_policy.py", "tests/store/test_policy_ttls.py",
+                              "tests/store/test_policy_exact.py", "tests/store/test_policy_newest_hermes.py"],
+    # eligibility and selection
+    "store/proxy/picks.py": ["tests/proxy/test_proxy_select.py", "tests/proxy/test_proxy_chain.py"],
+    "store/pools/least_used.py": ["tests/store/test_policy_exact.py", "tests/agent"],
+    # undo and history
+    "store/ops/history.py": ["tests/guards/test_guard_history.py", "tests/store/test_undo.py"],
+    "store/ops/undo.py": ["tests/store/test_undo.py", "tests/console/test_tui_undo.py"],
+    # alerts
+    "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
+                                "tests/guards/test_guard_alerts_steering.py"],
+    "store/monitor/conditions.py": ["tests/monitor/test_alerts.py"],
+    # steering
+    "store/proxy/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
+                                "tests/guards/test_guard_alerts_steering.py"],
+    # outside values
+    "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_outside_exact.py",
+                         "tests/store/test_stored_times.py"],
+    # redaction
+    "store/redaction/redact.py": ["tests/store/test_hostile_redact.py", "tests/store/test_url_userinfo.py",
+                                  "tests/store/test_home_secrets.py"],
+    # the store's write path
+    "store/transaction.py": ["tests/store/test_write_path.py", "tests/store/test_rel_files.py",
+                             "tests/store/test_rel_invariants.py", "tests/store/test_hostile_writes.py"],
+    "store/ops/write.py": ["tests/store/test_write_path.py", "tests/store/test_audit_reads.py"],
+    "store/authfile.py": ["tests/store/test_rel_files.py", "tests/store/test_hostile_files.py",
+                          "tests/store/test_hostile_shape.py"],
+}
+
+COPIED = ("store", "tui", "screens", "tests", "pyproject.toml", "README.md")
+
+
+def _slug(module: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", module.removesuffix(".py"))
+
+
+def _prepare(module: str, tests: list[str]) -> Path:
+    """A fresh copy of the tree for *module*, its [tool.mutmut] pointed at it and its tests."""
+    work = WORK / _slug(module)
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", "mutants")
+    for name in COPIED:
+        src = ROOT / name
+        if src.is_dir():
+            shutil.copytree(src, work / name, ignore=ignore, symlinks=True)
+        else:
+            shutil.copy2(src, work / name)
+    text = (work / "pyproject.toml").read_text()
+    base = tomllib.loads(text)["tool"]["mutmut"]
+    section = "\n".join([
+        "[tool.mutmut]",
+        f"source_paths = {json.dumps([module])}",
+        f"also_copy = {json.dumps(['tui', 'screens', 'store', 'tests'])}",
+        f"pytest_add_cli_args_test_selection = {json.dumps(tests)}",
+        f"pytest_add_cli_args = {json.dumps(base.get('pytest_add_cli_args', []))}",
+        "", ""])
+    text = re.sub(r"(?ms)^\[tool\.mutmut\]\n.*?(?=^\[)", section, text)
+    (work / "pyproject.toml").write_text(text)
+    return work
+
+
+def _counts(work: Path, module: str) -> dict[str, int] | None:
+    """What mutmut recorded for *module*: mutants by status (mutmut's own exit-code table)."""
+    from mutmut.stats import status_by_exit_code
+    meta = work / "mutants" / f"{module}.meta"
+    if not meta.is_file():
+        return None
+    codes = json.loads(meta.read_text()).get("exit_code_by_key", {})
+    out: dict[str, int] = {}
+    for code in codes.values():
+        status = status_by_exit_code[code]
+        out[status] = out.get(status, 0) + 1
+    out["total"] = len(codes)
+    return out
+
+
+def _survivors(work: Path, module: str) -> list[str]:
+    meta = work / "mutants" / f"{module}.meta"
+    codes = json.loads(meta.read_text()).get("exit_code_by_key", {}) if meta.is_file() else {}
+    return sorted(k for k, c in codes.items() if c in (0, 5, 33))
+
+
+def _line(module: str, c: dict[str, int] | None) -> str:
+    if c is None:
+        return f"{module:34} no result (mutmut did not finish)"
+    killed = c.get("killed", 0) + c.get("timeout", 0) + c.get("caught by type check", 0)
+    counted = killed + c.get("survived", 0) + c.get("no tests", 0)
+    rate = f"{100 * killed / counted:5.1f} %" if counted else "    —"
+    return (f"{module:34} {c['total']:5d} mutants  {killed:5d} killed  {c.get('survived', 0):4d} survived  "
+            f"{c.get('no tests', 0):4d} no test  {c.get('timeout', 0):3d} timeout  {rate}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.mutate_guards", description=__doc__.split("\n\n")[0])
+    ap.add_argument("modules", nargs="*", help="guard modules to run (default: all)")
+    ap.add_argument("--list", action="store_true", help="print the modules and their tests, run nothing")
+    ap.add_argument("--survivors", action="store_true", help="show the surviving mutants of a finished run")
+    ap.add_argument("--max-children", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args(argv)
+    unknown = [m for m in args.modules if m not in GUARDS]
+    if unknown:
+        print(f"mutate-guards: not a guard module: {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 2
+    modules = args.modules or list(GUARDS)
+    if args.list:
+        for m in modules:
+            print(f"{m}: {' '.join(GUARDS[m])}")
+        return 0
+    if args.survivors:
+        for m in modules:
+            work = WORK / _slug(m)
+            for name in _survivors(work, m):
+                shown = subprocess.run([sys.executable, "-m", "mutmut", "show", name], cwd=work,
+                                       capture_output=True, text=True)
+                print(shown.stdout or f"{name}: (no diff)")
+        return 0
+    lines = []
+    for m in modules:
+        work = _prepare(m, GUARDS[m])
+        print(f"== {m}: {' '.join(GUARDS[m])}", flush=True)
+        log = work / "mutmut.log"
+        with log.open("wb") as out:
+            done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)],
+                                  cwd=work, stdout=out, stderr=subprocess.STDOUT)
+        if done.returncode != 0:
+            print(f"   mutmut exited {done.returncode}: see {log}", flush=True)
+        lines.append(_line(m, _counts(work, m)))
+        print(lines[-1], flush=True)
+    print("\nkill rate per guard module (a mutant with no covering test counts as a survivor):")
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
