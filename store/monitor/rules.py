@@ -33,8 +33,7 @@ from typing import Any
 
 import yaml
 
-from store import safeio
-from store.config import yamlguard
+from store import safeio, yamlguard
 from store.errors import BadInput, StoreUnreadable
 from store.profiles.findings import KINDS as FINDING_KINDS
 from store.profiles.findings import SHARED_KEY, SHARED_REFRESH
