@@ -28,7 +28,7 @@ from store.config import settings
 from store.config.edit import ConfigChange
 from store.errors import HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import Doc, pool_rows, row_secrets
+from store.model import Doc, pool_rows, row_by_id, row_secrets
 from store.ops import audit, history
 from store.ops.actions import Change, Outcome
 from store.paths import AUTH_FILE, Home
@@ -95,7 +95,7 @@ def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
     out = []
     for o in outcomes:
         for c in o.changes:
-            row = next((r for r in pool_rows(doc, c.pool) if str(r.get("id")) == c.id), None)
+            row = row_by_id(pool_rows(doc, c.pool), c.id)
             after = None if row is None else history.digests(row)
             # The label is named in undo's confirmation: as every output shows it, fingerprinted.
             label = redact.Redactor(row_secrets(row) if row else ()).redact(c.label)
@@ -127,9 +127,8 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
                 pending.meta["rows"] = touched_rows(doc, outs)
                 for o in outs:
                     for c in o.changes:
-                        for row in pool_rows(doc, c.pool):
-                            if str(row.get("id")) == c.id:
-                                written_secrets.update(row_secrets(row))
+                        if (row := row_by_id(pool_rows(doc, c.pool), c.id)) is not None:
+                            written_secrets.update(row_secrets(row))
         else:
             value = job()
             at = clock()       # the edit held its own lock and has released it: after the wait
