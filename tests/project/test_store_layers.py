@@ -16,9 +16,14 @@ import pytest
 from tests.import_graph import LINT_IMPORTS, copy_tree, lint_imports, store_package_pairs
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTRACT = "store: monitor > fleet, proxy > profiles > ops, watch > agent > config > pools >"
+CONTRACT = "store: monitor > fleet, proxy > profiles > ops, watch > agent > config > pools > redaction > core"
 
 needs_linter = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed (test extra)")
+
+
+def _said(report: str) -> str:
+    """import-linter's report with its line wrapping undone (it wraps long names at the width)."""
+    return " ".join(report.split())
 
 
 def _store_layers(root: Path = ROOT) -> list[list[str]]:
@@ -59,7 +64,7 @@ def test_a_new_core_module_outside_the_layers_is_found(tmp_path: Path) -> None:
 def test_the_store_layers_are_kept() -> None:
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert re.search(re.escape(CONTRACT) + r"\s+redaction > core KEPT", result.stdout), result.stdout
+    assert f"{CONTRACT} KEPT" in _said(result.stdout), result.stdout
 
 
 def test_no_two_parts_of_store_import_each_other() -> None:
@@ -74,7 +79,7 @@ def test_a_pair_importing_each_other_is_found(tmp_path: Path) -> None:
     assert store_package_pairs(root) == [("config", "ops")]
 
 
-# One upward import inside store/, each of the four cycles this contract broke among them.
+# One upward import inside store/: one for each of the four cycles the layers broke, and more.
 UPWARD = [
     ("store/config/_bad.py", "from store.ops import history\n", "store.config._bad -> store.ops.history"),
     ("store/config/_bad.py", "def late():\n    from store.ops.actions import Outcome\n",
@@ -102,7 +107,7 @@ def test_an_upward_import_inside_store_breaks_the_layers(tmp_path: Path, module:
     result = lint_imports(root)
     assert result.returncode != 0
     report = result.stdout
-    assert re.search(re.escape(CONTRACT) + r"\s+redaction > core BROKEN", report), report
+    assert f"{CONTRACT} BROKEN" in _said(report), report
     assert chain in report, report
     # The other contracts still hold: the failure is this contract's.
     assert "3 kept, 1 broken" in report
