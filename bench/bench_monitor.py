@@ -5,7 +5,7 @@
 
 - idle CPU: the monitor (``hermes-admin monitor --root``) on a root of profiles x rows keys
   (1,000 by default), against a baseline watcher in a process of its own: the console's idle
-  path without Textual (``store.watch.root.follow_root`` with the console's StopFlag). Both
+  path without Textual (``store.profiles.live.follow_root`` with the console's StopFlag). Both
   read every thread's run time from /proc/<pid>/task/*/schedstat over --idle seconds.
 - scrape: one /metrics exposition of --scrape credentials (10% cooling, so their seconds left
   change every scrape), cold (every line formatted) and warm (p50/p99 over 50 scrapes; goal
@@ -53,7 +53,7 @@ BASELINE = """
 import sys
 from store.profiles.root import Root
 from store.watch.loop import StopFlag
-from store.watch.root import follow_root
+from store.profiles.live import follow_root
 from pathlib import Path
 print("ready", flush=True)
 for _state in follow_root(Root(Path(sys.argv[1])), StopFlag()):

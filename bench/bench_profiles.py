@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from store.authfile import atomic_write_bytes, ensure_home, serialize  # noqa: E402
 from store.paths import Home  # noqa: E402
+from store.profiles.live import RootChange, RootLoader, watch_root  # noqa: E402
 from store.profiles.root import Root  # noqa: E402
 from store.watch.home import HomeLoader, watch_home  # noqa: E402
-from store.watch.root import RootChange, RootLoader, watch_root  # noqa: E402
 
 
 def _rows(n: int, tag: str) -> list[dict]:

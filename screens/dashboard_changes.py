@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from store.errors import BadInput
-from store.model import pool_rows, sorted_rows
+from store.model import pool_rows, row_by_id, sorted_rows
 from store.ops import actions
 from store.ops.actions import Outcome
 from store.pools.view import CredentialView
@@ -42,9 +42,10 @@ def cooldown_rows(doc: dict, keys: Iterable[tuple[str, str]], until: float, now:
 def move_row(doc: dict, pool: str, rid: str, delta: int) -> Outcome:
     """Move a row one place up (-1) or down (+1) in its pool's order, as it is in the file now."""
     rows = sorted_rows(r for r in pool_rows(doc, pool) if isinstance(r, dict))
-    at = next((i for i, r in enumerate(rows) if str(r.get("id")) == rid), None)
-    if at is None:
+    row = row_by_id(rows, rid)
+    if row is None:
         raise BadInput("TARGET", f"{pool}: no credential with id {rid} any more")
+    at = rows.index(row)
     to = at + delta
     if not 0 <= to < len(rows):
         where = "first" if delta < 0 else "last"

@@ -20,7 +20,7 @@ from store.ops import actions
 from store.pools.view import CredentialView
 from store.profiles.everywhere import AllProfilesResult, act_everywhere
 from store.profiles.findings import SHARED_KEY
-from store.watch.root import RootState
+from store.profiles.live import RootState
 from tui.services.host import HasApp, RootHost, root_host
 from tui.text.sentences import READ_ONLY
 from tui.widgets import CredentialTable

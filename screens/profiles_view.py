@@ -26,11 +26,10 @@ from screens.findings_view import FindingsScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
 from screens.profile_rows import GroupCache, notes, split_view_key, view_key
-from store.paths import Home
+from store.paths import DEFAULT_PROFILE, Home
 from store.pools.view import CredentialView, build_pools
 from store.profiles.inventory import ProfileInventory
-from store.profiles.root import DEFAULT_PROFILE
-from store.watch.root import RootState
+from store.profiles.live import RootState
 from tui.services.heap import settle_heap
 from tui.services.host import root_host
 from tui.text.paths import tilde
@@ -113,7 +112,7 @@ class ProfileOperator(Operator):
 
 
 class ProfilesDashboard(DashboardScreen):
-    """DashboardScreen over a :class:`store.watch.root.RootState`."""
+    """DashboardScreen over a :class:`store.profiles.live.RootState`."""
 
     operator: ProfileOperator
 

@@ -20,6 +20,7 @@ from store import safeio, shape
 from store.errors import StoreUnreadable, WriteFailed
 from store.model import Doc
 from store.paths import TEMP_PREFIX, Home
+from store.pids import process_exists
 
 STORE_VERSION = 1
 _BOM = b"\xef\xbb\xbf"
@@ -236,16 +237,10 @@ def _writer_dead(name: str) -> bool:
     """True when the writer pid in our temp name is gone. The pid is the first all-digit
     part (``<prefix>auth.json.<pid>.<rand>.tmp``, ``<prefix>backup.<pid>.<ns>.tmp``)."""
     parts = name[len(TEMP_PREFIX):].split(".")
-    pid = next((int(p) for p in parts[:-1] if p.isdigit()), None)
+    pid = next((int(p) for p in parts[:-1] if p.isascii() and p.isdigit()), None)
     if pid is None or pid <= 0 or pid == os.getpid():
         return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, owned by someone else
-        return False
-    return False
+    return not process_exists(pid)
 
 
 def sweep_orphans(home: Home, older_than: float = 60.0) -> list[Path]:

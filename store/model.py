@@ -124,6 +124,15 @@ def pool_rows(doc: Doc, pool: str) -> list[Row]:
     return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
 
 
+def row_by_id(rows: Iterable[Any], row_id: str) -> Row | None:
+    """The first row of *rows* whose id is *row_id* (ids compared as text), or None.
+
+    The one row-by-id lookup: entries that are not objects are passed over, so it serves a
+    pool's raw list (``ensure_pool``) as well as :func:`pool_rows`.
+    """
+    return next((r for r in rows if isinstance(r, dict) and str(r.get("id")) == row_id), None)
+
+
 def ensure_pool(doc: Doc, pool: str) -> list[Row]:
     """The mutable row list of *pool*, created if missing (for writers only)."""
     cp = doc.get("credential_pool")

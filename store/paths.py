@@ -1,8 +1,9 @@
-"""Where a Hermes home keeps its files."""
+"""Where a Hermes home keeps its files, and where a home sits in its root of profiles."""
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
@@ -17,6 +18,11 @@ BACKUP_SUFFIX = ".bak"
 CONFIG_LOCK_FILE = ".config.yaml.hermes-admin.lock"
 # Prefix of our temp files; the orphan sweeper only ever touches names with it.
 TEMP_PREFIX = ".hermes-admin-"
+# How Hermes 0.19.0 names profiles (``hermes_cli/profiles.py``): the root is the profile
+# ``default``; a named profile is ``<root>/profiles/<name>``, its name matching the pattern.
+DEFAULT_PROFILE = "default"
+PROFILES_DIR = "profiles"
+PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -66,3 +72,23 @@ def resolve_home(arg: str | os.PathLike[str] | None = None, environ: Mapping[str
     else:
         root = Path(env.get("HOME") or Path.home()) / ".hermes"
     return Home(root.expanduser().absolute())
+
+
+def is_profile_name(name: str) -> bool:
+    """True for a directory name Hermes lists as a named profile."""
+    return name != DEFAULT_PROFILE and bool(PROFILE_NAME_RE.match(name))
+
+
+def root_of_home(home: Path) -> Path:
+    """``<X>`` when *home* is ``<X>/profiles/<name>``, else *home* itself (as Hermes does)."""
+    home = Path(home)
+    if home.parent.name == PROFILES_DIR:
+        return home.parent.parent
+    return home
+
+
+def profile_name(home: Path) -> str:
+    """Which profile of its root the home at *home* is: ``<name>`` for
+    ``<root>/profiles/<name>``, else ``default`` (the root itself)."""
+    home = Path(home)
+    return home.name if root_of_home(home) != home and is_profile_name(home.name) else DEFAULT_PROFILE

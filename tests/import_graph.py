@@ -1,4 +1,5 @@
-"""The project's own import graph, read from the source (not imported), for tests/project/test_layers.py.
+"""The project's own import graph, read from the source (not imported), for tests/project/test_layers.py
+and tests/project/test_store_layers.py, and the copies of the tree their negative controls break.
 
 Every import statement counts, including those inside functions and under
 ``if TYPE_CHECKING``: a cycle hidden in a function body is still a cycle.
@@ -7,9 +8,29 @@ Every import statement counts, including those inside functions and under
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 PACKAGES = ("store", "tui", "screens")
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def copy_tree(root: Path, dest: Path) -> Path:
+    """A copy of the project's packages and pyproject.toml under *dest*, to break on purpose."""
+    for top in PACKAGES:
+        shutil.copytree(root / top, dest / top, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "pyproject.toml", dest / "pyproject.toml")
+    return dest
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """import-linter's contracts (pyproject [tool.importlinter]) over the tree at *root*."""
+    env = dict(os.environ, PYTHONPATH=str(root))   # a copy shadows the installed tree
+    return subprocess.run([str(LINT_IMPORTS), "--config", str(root / "pyproject.toml"), "--no-cache"],
+                          cwd=root, env=env, capture_output=True, text=True, timeout=120)
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -138,3 +159,23 @@ def private_uses(root: Path) -> list[str]:
                     and not node.attr.startswith("__") and bound[node.value.id] != name):
                 hits.append(f"{f.relative_to(root)}:{node.lineno} {node.value.id}.{node.attr}")
     return sorted(set(hits))
+
+
+def store_package(module: str, root: Path) -> str:
+    """The part of store/ a module belongs to: its subpackage, or ``core`` for the flat core."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (root / "store" / parts[1]).is_dir() else "core"
+
+
+def store_package_pairs(root: Path) -> list[tuple[str, str]]:
+    """The pairs of store/'s parts (each subpackage, and the flat core) that import each other,
+    counting every import a module makes anywhere in its body."""
+    deps: dict[str, set[str]] = {}
+    for name, targets in edges(root).items():
+        if name.split(".")[0] != "store" or name == "store":
+            continue
+        src = store_package(name, root)
+        deps.setdefault(src, set()).update(
+            dst for t in targets if t.split(".")[0] == "store" and t != "store"
+            and (dst := store_package(t, root)) != src)
+    return sorted((a, b) for a in deps for b in deps[a] if a < b and a in deps.get(b, ()))

@@ -22,7 +22,7 @@ from typing import Any
 
 from store.authfile import read_store
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import AUTH_OAUTH, STATUS_FIELDS, Row, as_int, ensure_pool, is_owned, pool_rows
+from store.model import AUTH_OAUTH, STATUS_FIELDS, Row, as_int, ensure_pool, is_owned, pool_rows, row_by_id
 from store.paths import Home
 from store.transaction import skip_write, transaction
 
@@ -156,7 +156,7 @@ class RefreshHook:
 
     def __call__(self, home: Home, pool: str, row_id: str) -> RefreshResult:
         snap = read_store(home)
-        row = next((r for r in pool_rows(snap.doc or {}, pool) if str(r.get("id")) == row_id), None)
+        row = row_by_id(pool_rows(snap.doc or {}, pool), row_id)
         if row is None:
             return RefreshResult(False, row_id, "row no longer in the store")
         if row.get("auth_type") != AUTH_OAUTH or not row.get("refresh_token"):
@@ -178,8 +178,7 @@ class RefreshHook:
         now = self.clock()
         by_other = gone = False
         with transaction(home, lock_timeout=self.lock_timeout) as doc:
-            row = next((r for r in ensure_pool(doc, pool)
-                        if isinstance(r, dict) and str(r.get("id")) == row_id), None)
+            row = row_by_id(ensure_pool(doc, pool), row_id)
             if row is None:
                 gone = True
                 skip_write()

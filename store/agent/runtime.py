@@ -42,7 +42,7 @@ from store.agent.pool_client import PoolClient
 from store.authfile import read_store
 from store.config.agent_view import ConfigView, Route
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import pool_rows, pools
+from store.model import pool_rows, pools, row_by_id
 from store.paths import Home
 from store.pools import policy
 
@@ -256,7 +256,7 @@ class AgentRuntime:
         if not (lift.available and (lift.cleared_reopened or lift.cleared_elapsed)):
             return False
         for rid in lift.cleared_reopened:
-            row = next((r for r in rows if str(r.get("id")) == rid), None)
+            row = row_by_id(rows, rid)
             if row is not None:
                 self._vouched[rid] = probe.row_secret(row, self.env) or ""
         self._restore(f"{self.primary} quota reopened early (probe); back on primary")

@@ -32,7 +32,6 @@ from store.config.yamlcas import retry_on_change
 from store.errors import BadInput
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import STRATEGIES, validate_pool_key
-from store.ops.actions import Change, Outcome
 from store.paths import Home
 
 _TRUE = {"true", "yes", "on", "1"}
@@ -51,14 +50,6 @@ class ConfigChange:
     written: bool = True          # False: nothing to do, the file was left alone
     pool: str = ""
     notes: tuple[str, ...] = ()
-
-    def to_outcome(self) -> Outcome:
-        """The change in the shape store.ops.audit.record takes."""
-        out = Outcome(f"config.{self.action}", self.pool or "config.yaml")
-        out.changes.append(Change(self.pool or "config.yaml", self.key, "config.yaml",
-                                  {"value": self.before}, {"value": self.after}))
-        out.notes.extend(self.notes)
-        return out
 
 
 def _session(home: Home, touched: set[str], lock_timeout: float) -> Any:

@@ -24,8 +24,7 @@ from typing import Any
 
 import yaml
 
-from store import outside, safeio
-from store.config import yamlguard
+from store import outside, safeio, yamlguard
 from store.errors import ConfigUnreadable, StoreUnreadable
 from store.paths import Home
 

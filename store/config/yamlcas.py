@@ -5,12 +5,19 @@ config lock cannot keep it out. Just before its replace, an edit checks that the
 still the one it read (same inode, same bytes); if not, the whole edit runs again on the
 fresh file, at most EDIT_ATTEMPTS times. What remains is the window between that check
 and ``os.replace`` (microseconds): a Hermes write landing exactly there is still lost.
+
+Just before that replace, the operator write in progress (if any) is told what is about to
+go (:func:`keeping`, :func:`before_replace`): :mod:`store.ops.history` keeps the file as it
+was. The hook is installed from above, so the config edits never import the operator layer.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -19,6 +26,11 @@ from store.errors import ConfigUnreadable, HermesAdminError
 
 T = TypeVar("T")
 EDIT_ATTEMPTS = 3
+
+# (path about to be replaced, whether it existed, the document written, the keys it touched)
+Keeper = Callable[[Path, bool, Mapping[str, Any], frozenset[str]], None]
+_keeper: contextvars.ContextVar[Keeper | None] = contextvars.ContextVar("hermes_admin_config_keeper",
+                                                                        default=None)
 
 
 class ConfigChanged(HermesAdminError):
@@ -52,3 +64,22 @@ def retry_on_change(fn: Callable[..., T]) -> Callable[..., T]:
                     raise
         raise AssertionError("unreachable")
     return run
+
+
+@contextmanager
+def keeping(keeper: Keeper) -> Iterator[None]:
+    """Around one operator write on this thread: *keeper* hears of every config file an edit
+    is about to replace (:func:`before_replace`), before the replace."""
+    token = _keeper.set(keeper)
+    try:
+        yield
+    finally:
+        _keeper.reset(token)
+
+
+def before_replace(path: Path, existed: bool, written: Mapping[str, Any], touched: frozenset[str]) -> None:
+    """Tell the operator write in progress, if any, that *path* is about to be replaced by
+    *written* (the document as PyYAML reads it); a keeper that fails stops the edit."""
+    keeper = _keeper.get()
+    if keeper is not None:
+        keeper(path, existed, written, touched)

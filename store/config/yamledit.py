@@ -29,7 +29,7 @@ from ruamel.yaml.tokens import CommentToken
 
 from store import safeio
 from store.authfile import atomic_write_bytes, sweep_orphans
-from store.config.yamlcas import ConfigChanged, unchanged_since
+from store.config.yamlcas import ConfigChanged, before_replace, unchanged_since
 from store.config.yamlread import (
     SafeLoader,
     is_block,
@@ -42,7 +42,6 @@ from store.config.yamlread import (
 )
 from store.errors import ConfigUnreadable, HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT, locked
-from store.ops import history
 from store.paths import Home
 
 # Hermes creates config.yaml through mkstemp and only restores a mode that
@@ -348,7 +347,7 @@ def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
         if not session.dirty:
             return
         data = dump_tree(rt, tree)
-        _verify(path, rt, tree, data, session)
+        written = _verify(path, rt, tree, data, session)
         if before_replace_hook is not None:
             before_replace_hook()
         # Hermes writes config.yaml by temp + rename and takes no lock: our lock cannot
@@ -357,19 +356,14 @@ def locked_edit(path: Path, lock_path: Path, *, touched: frozenset[str],
             raise ConfigChanged(path)
         # A config writer SIGKILLed mid-write left its temp; only stale ones of ours go.
         sweep_orphans(Home(path.parent))
-        pending = history.current(Home(path.parent))
-        if pending is not None:      # an operator's edit keeps the file as it was
-            if raw is not None:
-                history.keep_before(pending, path, path.name)
-            written, _ = load_plain(data, path)
-            pending.meta["config"] = {"file": path.name, "touched": sorted(touched), "after": {
-                k: history.digest(written.get(k, history.ABSENT)) for k in sorted(touched)}}
+        before_replace(path, raw is not None, written, touched)   # an operator's edit keeps the file
         write_keeping_mode(path, data)
         session.written = data
 
 
-def _verify(path: Path, rt: YAML, tree: CommentedMap, data: bytes, session: EditSession) -> None:
-    """Refuse to write text that does not read back as the intended document."""
+def _verify(path: Path, rt: YAML, tree: CommentedMap, data: bytes, session: EditSession) -> dict[str, Any]:
+    """Refuse to write text that does not read back as the intended document; the document
+    as PyYAML reads it."""
     try:
         after, _ = load_plain(data, path)
         reloaded = rt.load(data.decode("utf-8"))
@@ -385,3 +379,4 @@ def _verify(path: Path, rt: YAML, tree: CommentedMap, data: bytes, session: Edit
         if session.plain.get(key) != after.get(key):
             raise HermesAdminError(f"{path}: the edit would have changed {key!r}, which it "
                                    "must not touch; nothing was written")
+    return after

@@ -26,8 +26,7 @@ from ruamel.yaml.error import CommentMark
 from ruamel.yaml.error import MarkedYAMLError as RtMarkedError
 from ruamel.yaml.tokens import CommentToken
 
-from store import safeio
-from store.config import yamlguard
+from store import safeio, yamlguard
 from store.errors import ConfigUnreadable
 
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 from store import authfile
-from store.config.envfile import read_env
+from store.envfile import read_env
 from store.fleet.client import FleetClient
 from store.fleet.keys import row_fleet_fp, short
 from store.fleet.local import rows_by_pool

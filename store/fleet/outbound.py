@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from store.config.envfile import read_env
+from store.envfile import read_env
 from store.fleet.keys import FP_PREFIX, fleet_fingerprint, short
 from store.model import Doc
 from store.paths import Home

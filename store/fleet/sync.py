@@ -32,7 +32,7 @@ from typing import Any, Callable, Mapping
 import redis
 
 from store import authfile, outside
-from store.config.envfile import read_env
+from store.envfile import read_env
 from store.errors import HermesAdminError
 from store.fleet import inbound
 from store.fleet.applier import FleetApplier

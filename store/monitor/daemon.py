@@ -1,7 +1,7 @@
 """The monitor daemon: the watchers in, metrics and alerts out, nothing done while idle.
 
 One asyncio loop owns everything but the store watcher, which runs on a thread
-(``store.watch.home.follow`` for a home, ``store.watch.root.follow_root`` for a root, the same
+(``store.watch.home.follow`` for a home, ``store.profiles.live.follow_root`` for a root, the same
 inotify path as the console) and hands each state to the loop. An evaluation runs when the
 watcher reports a write, and otherwise only when the clock alone can change a condition (the
 next cooldown end, a held-back recovery, a threshold). Two bounded follow-ups exist, both
@@ -38,16 +38,16 @@ from store.monitor.delivery import Deliverer, Delivery, Target, apprise_send
 from store.monitor.exposition import Exposition
 from store.monitor.metrics import MonitorCollector, MonitorStats
 from store.monitor.rules import LOW_HEADROOM, PROXY_FALLBACK, Rules
-from store.monitor.sample import ProfileSample, Sample, SideFiles, profile_name
-from store.paths import Home
+from store.monitor.sample import ProfileSample, Sample, SideFiles
+from store.paths import Home, profile_name
 from store.profiles.findings import Finding
+from store.profiles.live import follow_root
 from store.profiles.root import Root
 from store.proxy.inbound import Gate
 from store.redaction import crash
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls, merged
 from store.watch.home import HomeState, follow
 from store.watch.loop import StopFlag
-from store.watch.root import follow_root
 
 HEADROOM_SETTLE = 1.5
 PROXY_TICK = 2.0
@@ -189,7 +189,7 @@ class Monitor:
                 else:
                     assert self.home is not None
                     for hs in follow(self.home, self._stop, clock=self.clock):
-                        post(self._on_root, {profile_name(hs.home): hs}, [])
+                        post(self._on_root, {profile_name(hs.home.root): hs}, [])
                 return
             except Exception as exc:  # the one place the watcher's failures surface
                 post(self.log, f"watcher: {type(exc).__name__}: {escape_controls(exc)}")

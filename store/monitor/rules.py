@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import difflib
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from store import safeio
-from store.config import yamlguard
+from store import safeio, yamlguard
+from store.durations import seconds_in
 from store.errors import BadInput, StoreUnreadable
 from store.profiles.findings import KINDS as FINDING_KINDS
 from store.profiles.findings import SHARED_KEY, SHARED_REFRESH
@@ -126,19 +125,14 @@ class RulesError(BadInput):
         super().__init__(where, problem)
 
 
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)\s*([smhdw]))+", re.IGNORECASE)
-_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)
-_UNIT = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-
-
 def duration(value: Any, where: str, *, allow_zero: bool = False) -> float:
     """Seconds from a number or ``90s`` / ``15m`` / ``2h`` / ``7d`` / ``1h30m``; RulesError naming *where*."""
     if isinstance(value, bool):
         raise RulesError(where, "is true/false, not a duration like 90s, 15m, 2h or 7d")
     if isinstance(value, (int, float)):
         seconds = float(value)
-    elif isinstance(value, str) and _DURATION.fullmatch(value.strip().replace(" ", "")):
-        seconds = sum(float(n) * _UNIT[u.lower()] for n, u in _PART.findall(value))
+    elif isinstance(value, str) and (parsed := seconds_in(value)) is not None:
+        seconds = parsed
     else:
         raise RulesError(where, f"{_shown(value)} is not a duration like 90s, 15m, 2h or 7d")
     if not math.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):

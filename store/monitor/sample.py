@@ -27,7 +27,6 @@ from store.paths import Home
 from store.pools.policy import COOLING, READY
 from store.pools.view import CredentialView, PoolView
 from store.profiles.findings import Finding
-from store.profiles.root import DEFAULT_PROFILE, is_profile_name, root_of_home
 from store.proxy import STATUS_PREFIX
 from store.proxy.metrics import Figures, figures_of
 from store.proxy.stats import is_live
@@ -51,12 +50,6 @@ def state_at(cv: CredentialView, now: float) -> tuple[str, float | None, float |
 def usable_at(cv: CredentialView, now: float) -> bool:
     status, _at, _left = state_at(cv, now)
     return status in ("ok", READY)
-
-
-def profile_name(home: Home) -> str:
-    """``default`` for a root's own home, else the profile's name (as the audit log says it)."""
-    root = home.root
-    return root.name if root_of_home(root) != root and is_profile_name(root.name) else DEFAULT_PROFILE
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ monitor from a file left behind.
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 from store import safeio
@@ -25,6 +24,7 @@ from store.authfile import atomic_write_bytes
 from store.errors import StoreUnreadable
 from store.monitor import STATUS_FILE
 from store.paths import Home
+from store.pids import process_exists
 
 VERSION = 1
 STATUS_CAP = 4 * 1024 * 1024
@@ -60,13 +60,4 @@ def is_running(status: dict[str, Any] | None) -> bool:
     """True when the monitor that wrote *status* says it runs and its process is still there."""
     if not status or status.get("state") != "running":
         return False
-    pid = status.get("pid")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+    return process_exists(status.get("pid"))

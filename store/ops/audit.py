@@ -16,8 +16,7 @@ from typing import Any
 
 from store import safeio
 from store.ops.actions import Outcome
-from store.paths import Home
-from store.profiles.root import DEFAULT_PROFILE, is_profile_name, root_of_home
+from store.paths import Home, profile_name
 from store.redaction import redact
 
 
@@ -45,8 +44,7 @@ def record(home: Home, outcome: Outcome, *, via: str, extra: dict[str, Any] | No
         "changes": [asdict(c) for c in outcome.changes],
     }
     # Which profile of its root this home is, so one host's audit lines can be merged.
-    entry["profile"] = home.root.name if (root_of_home(home.root) != home.root
-                                          and is_profile_name(home.root.name)) else DEFAULT_PROFILE
+    entry["profile"] = profile_name(home.root)
     if outcome.notes:
         entry["notes"] = outcome.notes
     if extra:

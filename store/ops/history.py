@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from store import safeio
+from store.config import yamlcas
 from store.errors import StoreUnreadable, WriteFailed
 from store.paths import Home
 
@@ -101,7 +102,8 @@ def recording(home: Home, now: float) -> Iterator[Pending]:
     pending = Pending(home, new_id(now), now)
     token = _current.set(pending)
     try:
-        yield pending
+        with yamlcas.keeping(keep_config):   # a config edit's replace tells us first
+            yield pending
     finally:
         _current.reset(token)
 
@@ -110,6 +112,18 @@ def current(home: Home) -> Pending | None:
     """The operator write in progress on *home* on this thread, if any."""
     p = _current.get()
     return p if p is not None and p.home.root == home.root else None
+
+
+def keep_config(path: Path, existed: bool, written: Mapping[str, Any], touched: frozenset[str]) -> None:
+    """A config file an operator write is about to replace (:func:`store.config.yamlcas.before_replace`):
+    keep it as it was, and record the digests of the top-level keys the edit wrote."""
+    pending = current(Home(path.parent))
+    if pending is None:
+        return
+    if existed:
+        keep_before(pending, path, path.name)
+    pending.meta["config"] = {"file": path.name, "touched": sorted(touched), "after": {
+        k: digest(written.get(k, ABSENT)) for k in sorted(touched)}}
 
 
 def _ensure_folder(home: Home) -> Path:

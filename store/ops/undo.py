@@ -29,7 +29,7 @@ from store.config import yamledit, yamlread
 from store.config.edit import ConfigChange
 from store.errors import BadInput, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import Doc, Row, ensure_pool, is_manual_source, pool_rows
+from store.model import Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
 from store.ops import history
 from store.ops.actions import Change, Outcome, status_fields
 from store.paths import AUTH_FILE, CONFIG_FILE, Home
@@ -74,9 +74,7 @@ class Plan:
 
 
 def _find(doc: Doc | None, pool: str, rid: str) -> Row | None:
-    if doc is None:
-        return None
-    return next((r for r in pool_rows(doc, pool) if str(r.get("id")) == rid), None)
+    return None if doc is None else row_by_id(pool_rows(doc, pool), rid)
 
 
 def resolve(home: Home, which: str | None) -> str:

@@ -25,11 +25,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
 
 from store.config import settings
+from store.config.edit import ConfigChange
 from store.errors import HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import Doc, pool_rows, row_secrets
+from store.model import Doc, pool_rows, row_by_id, row_secrets
 from store.ops import audit, history
-from store.ops.actions import Outcome
+from store.ops.actions import Change, Outcome
 from store.paths import AUTH_FILE, Home
 from store.redaction import redact
 from store.transaction import transaction
@@ -74,11 +75,19 @@ def outcomes_of(value: Any) -> list[Outcome]:
         return [value]
     if isinstance(value, (list, tuple)):
         return [o for v in value for o in outcomes_of(v)]
-    to_outcome = getattr(value, "to_outcome", None)
-    if callable(to_outcome):
-        return [to_outcome()] if getattr(value, "written", True) else []
+    if isinstance(value, ConfigChange):
+        return [config_outcome(value)] if value.written else []
     inner = getattr(value, "outcome", None)
     return [inner] if isinstance(inner, Outcome) else []
+
+
+def config_outcome(change: ConfigChange) -> Outcome:
+    """A config.yaml edit in the shape :func:`store.ops.audit.record` takes."""
+    where = change.pool or "config.yaml"
+    out = Outcome(f"config.{change.action}", where)
+    out.changes.append(Change(where, change.key, "config.yaml", {"value": change.before}, {"value": change.after}))
+    out.notes.extend(change.notes)
+    return out
 
 
 def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
@@ -86,7 +95,7 @@ def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
     out = []
     for o in outcomes:
         for c in o.changes:
-            row = next((r for r in pool_rows(doc, c.pool) if str(r.get("id")) == c.id), None)
+            row = row_by_id(pool_rows(doc, c.pool), c.id)
             after = None if row is None else history.digests(row)
             # The label is named in undo's confirmation: as every output shows it, fingerprinted.
             label = redact.Redactor(row_secrets(row) if row else ()).redact(c.label)
@@ -118,9 +127,8 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
                 pending.meta["rows"] = touched_rows(doc, outs)
                 for o in outs:
                     for c in o.changes:
-                        for row in pool_rows(doc, c.pool):
-                            if str(row.get("id")) == c.id:
-                                written_secrets.update(row_secrets(row))
+                        if (row := row_by_id(pool_rows(doc, c.pool), c.id)) is not None:
+                            written_secrets.update(row_secrets(row))
         else:
             value = job()
             at = clock()       # the edit held its own lock and has released it: after the wait

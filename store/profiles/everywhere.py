@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from store import authfile
-from store.config.envfile import read_env
+from store.envfile import read_env
 from store.errors import BadInput, HermesAdminError, LockTimeout
 from store.model import Doc, pools, sorted_rows
 from store.ops import actions, audit

@@ -17,17 +17,20 @@ Discovery only lists directories: nothing here writes.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
 from store.errors import BadInput
-from store.paths import Home, resolve_home
-
-DEFAULT_PROFILE = "default"
-PROFILES_DIR = "profiles"
-PROFILE_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+from store.paths import (
+    DEFAULT_PROFILE,
+    PROFILE_NAME_RE,
+    PROFILES_DIR,
+    Home,
+    is_profile_name,
+    resolve_home,
+    root_of_home,
+)
 
 
 @dataclass(frozen=True)
@@ -79,19 +82,6 @@ class Root:
         if rel and rel[0] == PROFILES_DIR:
             return None
         return DEFAULT_PROFILE
-
-
-def is_profile_name(name: str) -> bool:
-    """True for a directory name Hermes lists as a named profile."""
-    return name != DEFAULT_PROFILE and bool(PROFILE_NAME_RE.match(name))
-
-
-def root_of_home(home: Path) -> Path:
-    """``<X>`` when *home* is ``<X>/profiles/<name>``, else *home* itself (as Hermes does)."""
-    home = Path(home)
-    if home.parent.name == PROFILES_DIR:
-        return home.parent.parent
-    return home
 
 
 def resolve_root(root_arg: str | os.PathLike[str] | None = None,

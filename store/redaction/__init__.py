@@ -4,6 +4,6 @@
 kept in memory), ``walk`` (which fields of a store, a config and an environment hold a
 secret), ``urls`` (a URL's password, shown as ``***``), ``redact`` (the redactor every output
 passes: the home's secrets, key shapes, URL userinfo) and ``crash`` (every traceback
-hermes-admin prints, through the redactor, never with locals). Imports the store core and
-``config``'s YAML guard.
+hermes-admin prints, through the redactor, never with locals). Imports only the store core
+(its ``yamlguard`` and ``envfile`` among it).
 """

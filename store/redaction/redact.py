@@ -35,9 +35,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 import yaml
 
-from store import safeio
-from store.config import yamlguard
-from store.config.envfile import read_env
+from store import safeio, yamlguard
+from store.envfile import read_env
 from store.errors import StoreUnreadable
 from store.paths import Home
 from store.redaction.fingerprints import ELLIPSIS, fingerprint

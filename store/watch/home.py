@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from store import authfile
+from store import authfile, envfile
 from store.agent import headroom
 from store.agent.headroom import RowKey, RowReadings
-from store.config import envfile
 from store.config.read import Config, read_config
 from store.errors import ConfigUnreadable, StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home

@@ -1,6 +1,6 @@
 """The one watch loop: wait on a tree, keep what a classifier reads, hand each burst on.
 
-A home (store.watch.home) and a root of homes (store.watch.root) are followed by the same
+A home (store.watch.home) and a root of homes (store.profiles.live) are followed by the same
 loop, on either backend; what differs is their :class:`Classifier`: which paths matter and what
 a burst of them means (a set of file names for a home; profile -> names, and whether to
 list the profiles again, for a root). For either backend, :func:`watch_tree`:

@@ -29,7 +29,7 @@ class ReadAhead(Generic[C, S]):
     A burst follows a quiet spell when the last one ended *quiet_s* or more ago.
 
     A change here is a set of file names and a state a :class:`HomeState`; the root's
-    watcher uses the same rule with its own (:class:`store.watch.root.RootReadAhead`).
+    watcher uses the same rule with its own (:class:`store.profiles.live.RootReadAhead`).
     """
 
     def __init__(self, loader: Loader[C, S], quiet_s: float) -> None:

@@ -23,6 +23,7 @@ from store.config import read as cfg_read
 from store.config import yamledit
 from store.errors import BadInput, ConfigUnreadable, HermesAdminError
 from store.ops.audit import record, tail
+from store.ops.write import config_outcome
 from store.paths import Home
 from store.pools.policy import Ttls
 
@@ -515,7 +516,7 @@ def test_changes_go_to_the_audit_log_without_secrets(home: Home) -> None:
     home.config.write_text(SAMPLE.replace("    key_env: MY_LOCAL_KEY ",
                                           f"    api_key: {INLINE_KEY}\n    key_env: MY_LOCAL_KEY "))
     ch = cfg_edit.fallback_remove(home, 2)
-    record(home, ch.to_outcome(), via="test")
+    record(home, config_outcome(ch), via="test")
     entry = tail(home, 1)[0]
     assert entry["action"] == "config.fallback.remove"
     assert entry["changes"][0]["before"]["value"]["has_api_key"] is True

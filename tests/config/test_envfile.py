@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from store.config.envfile import parse_env, read_env, read_env_report
+from store.envfile import parse_env, read_env, read_env_report
 from store.paths import Home
 
 CANARY = "sk-or-v1-envCANARY0123456789abcdefQ7x2"

@@ -19,9 +19,9 @@ from screens.findings_view import FindingsScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
 from store.paths import Home
+from store.profiles.live import RootChange
 from store.profiles.root import Root
 from store.transaction import transaction
-from store.watch.root import RootChange
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.profiles_sample import (
     CANARIES,

@@ -288,8 +288,8 @@ def test_root_loader_findings_follow_writes_walking_only_the_written_profile(tmp
                                                                              monkeypatch) -> None:
     """The watcher's findings (FindingsCache) equal a whole compute after each write, and a
     write to one profile looks up the key identities of that profile's rows only."""
+    from store.profiles.live import RootChange, RootLoader
     from store.transaction import transaction
-    from store.watch.root import RootChange, RootLoader
     root = Root(tmp_path / "h")
     put(home(root, "default"), {"openrouter": [make_row("aaaaaa", token=CANARY)]},
         config="model:\n  provider: openrouter\n  default: m\n")

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-import store.watch.root as rw
+import store.profiles.live as rw
 from store.errors import LockTimeout
 from store.ops import actions
-from store.paths import Home
+from store.paths import Home, root_of_home
 from store.profiles import inventory
-from store.profiles.root import Root, discover, home_profile, resolve_root, root_of_home
+from store.profiles.live import RootChange, RootLoader, classify, follow_root, watch_root
+from store.profiles.root import Root, discover, home_profile, resolve_root
 from store.transaction import apply
 from store.watch import inotify, loop
-from store.watch.root import RootChange, RootLoader, classify, follow_root, watch_root
 from tests.conftest import make_row, make_store, read_doc, write_store
 
 KEY_A = "sk-or-v1-aaaaaaaaaaaaaaaaaaaaaaaaaaaaAAAA"

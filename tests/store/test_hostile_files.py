@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from store import authfile, safeio
-from store.config import envfile, yamlguard, yamlread
+from store import authfile, envfile, safeio, yamlguard
+from store.config import yamlread
 from store.errors import ConfigUnreadable, StoreUnreadable
 from store.ops import audit
 from store.ops.actions import Outcome

@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.authfile import read_store
-from store.config.envfile import read_env
+from store.envfile import read_env
 from store.fleet.outbound import Outbound
 from store.paths import Home
 from store.redaction import redact, urls, walk

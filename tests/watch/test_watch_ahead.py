@@ -14,12 +14,12 @@ from pathlib import Path
 
 from store.paths import Home
 from store.pools import events as ev
+from store.profiles.live import RootChange
 from store.transaction import transaction
 from store.watch import inotify
 from store.watch.home import SETTLES, HomeClassifier, HomeLoader
 from store.watch.loop import DEBOUNCE_MS, InotifyTree
 from store.watch.read_ahead import ReadAhead
-from store.watch.root import RootChange
 from tests.conftest import make_row, make_store, write_store
 
 
@@ -183,7 +183,7 @@ def root_with(tmp_path, *names: str):
 
 def root_ahead(tmp_path, monkeypatch, *names: str):
     """(a root with *names*, the list of its loader's loads, a RootReadAhead on that loader)."""
-    from store.watch.root import RootLoader, RootReadAhead
+    from store.profiles.live import RootLoader, RootReadAhead
     root = root_with(tmp_path, *names)
     loader = RootLoader(root)
     loader.load()

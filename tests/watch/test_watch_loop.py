@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from store.profiles.live import RootChange, RootClassifier
 from store.profiles.root import Root
 from store.watch import inotify, loop
 from store.watch.home import HOME, SETTLES
 from store.watch.loop import Burst, InotifyTree, WatchfilesTree, watch_tree
-from store.watch.root import RootChange, RootClassifier
 
 Step = Burst[str] | Callable[[], Burst[str]]
 

@@ -4,7 +4,7 @@ Screens keep seeing one home through :class:`tui.services.host.Host`: ``home`` a
 those of the *acting* profile, the profile of the row under the cursor (or the one the
 view is narrowed to). Every action a screen starts therefore reads and writes that
 profile's files, through the same writer and store transaction as a single home.
-The whole root is published on ``root_signal`` as a :class:`store.watch.root.RootState`.
+The whole root is published on ``root_signal`` as a :class:`store.profiles.live.RootState`.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from textual.signal import Signal
 
 from screens.profiles_view import ProfilesDashboard
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.paths import Home
+from store.paths import DEFAULT_PROFILE, Home
 from store.pools import events as ev
-from store.profiles.root import DEFAULT_PROFILE, Root, discover
+from store.profiles.live import ROOT_WATCHED, RootChange, RootLoader, RootState
+from store.profiles.root import Root, discover
 from store.redaction import redact
 from store.watch.home import HomeState
-from store.watch.root import ROOT_WATCHED, RootChange, RootLoader, RootState
 from tui.app.console import HermesAdminApp, session_end
 from tui.app.keymap import keymap_path
 from tui.services.root_feed import RootLoaded, follow_root_into

@@ -8,7 +8,7 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from store.config import envfile
+from store import envfile
 from store.config.read import read_config
 from store.errors import EXIT_BAD_INPUT, BadInput, ConfigUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT

@@ -14,8 +14,8 @@ import sys
 from typing import Callable, Sequence
 
 from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
-from store.paths import resolve_home
-from store.profiles.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
+from store.paths import DEFAULT_PROFILE, resolve_home
+from store.profiles.root import discover, home_profile, resolve_root
 from store.redaction import crash
 from tui.cli import (
     boundary,

@@ -8,7 +8,7 @@ signals they subscribe to on mount:
 
 - ``state_signal``: a new :class:`store.watch.home.HomeState` (auth.json, config.yaml, .env);
 - ``writes_signal``: the writer's set of pending or waiting writes changed;
-- ``root_signal`` (a root only): a new :class:`store.watch.root.RootState`.
+- ``root_signal`` (a root only): a new :class:`store.profiles.live.RootState`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from textual.signal import Signal
 
 from store.paths import Home
 from store.pools import events as ev
+from store.profiles.live import RootState
 from store.profiles.root import Root
 from store.watch.home import HomeState
-from store.watch.root import RootState
 from tui.services.clock import Clock
 from tui.services.writer import Writer
 

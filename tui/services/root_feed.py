@@ -1,8 +1,8 @@
 """The console's feed of a root of profiles: one recursive watcher, one message per change.
 
 :func:`follow_root_into` runs on a thread worker and posts :class:`RootLoaded` for every
-:class:`store.watch.root.RootState`; the event loop applies only the newest. One watch
-covers the whole root (store.watch.root: one inotify descriptor, or one watchfiles
+:class:`store.profiles.live.RootState`; the event loop applies only the newest. One watch
+covers the whole root (store.profiles.live: one inotify descriptor, or one watchfiles
 notifier), never one per profile.
 """
 
@@ -13,7 +13,7 @@ from typing import Callable
 
 from textual.message import Message
 
-from store.watch.root import RootLoader, RootState, follow_root
+from store.profiles.live import RootLoader, RootState, follow_root
 from tui.services.messages import WatchFailed
 
 

@@ -5,18 +5,16 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-_UNIT = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-_DURATION_RE = re.compile(r"^(?:\s*(\d+(?:\.\d+)?)\s*([smhdw]))+\s*$", re.IGNORECASE)
-_PART_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)
+from store.durations import seconds_in
+
 MAX_SECONDS = 366 * 86400
 
 
 def parse_duration(text: str) -> float:
     """Seconds in ``90s``/``15m``/``2h``/``1d``/``1h30m``; ValueError saying what is accepted."""
-    raw = (text or "").strip()
-    if not _DURATION_RE.match(raw):
+    total = seconds_in(text or "")
+    if total is None:
         raise ValueError(f"{text!r} is not a duration like 90s, 15m, 2h, 1d or 1h30m")
-    total = sum(float(n) * _UNIT[u.lower()] for n, u in _PART_RE.findall(raw))
     if total <= 0:
         raise ValueError(f"{text!r} is not a positive duration")
     if total > MAX_SECONDS:
