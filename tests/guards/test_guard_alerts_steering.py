@@ -71,3 +71,10 @@ def test_control_without_the_check_a_ran_out_cooldown_jumps_back_to_the_primary(
     wrong = mutant("store.proxy.steering", "if policy.effective(prev, list(before), now, ttls).usable:", "if False:")
     with pytest.raises(AssertionError):
         check_ran_out_is_not_a_lift(wrong)
+
+
+def test_unchanged_copies_pass_both_checks() -> None:
+    """The controls above are worth something only if a copy WITHOUT the mistake passes."""
+    same = "from __future__ import annotations"
+    check_recovery_waits_from_the_last_clear(mutant("store.monitor.alerts", same, same))
+    check_ran_out_is_not_a_lift(mutant("store.proxy.steering", same, same))

@@ -75,3 +75,10 @@ def test_control_without_the_usage_limit_condition_only_the_model_is_benched() -
     wrong = mutant("store.proxy.model_benches", " or is_usage_limit(result)", "")
     with pytest.raises(AssertionError):
         check_usage_limit_benches_the_row(wrong)
+
+
+def test_unchanged_copies_pass_both_checks() -> None:
+    """The controls above are worth something only if a copy WITHOUT the mistake passes."""
+    same = "from __future__ import annotations"
+    check_wrapped_fault_by_pool(mutant("store.agent.outcomes", same, same))
+    check_usage_limit_benches_the_row(mutant("store.proxy.model_benches", same, same))

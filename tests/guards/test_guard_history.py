@@ -74,3 +74,21 @@ def test_pruning_by_age_keeps_13_9_days_and_drops_14_1_at_the_defaults(tmp_home:
 def test_control_each_pruning_mistake_is_seen(tmp_home: Home, old: str, new: str) -> None:
     with pytest.raises(AssertionError):
         check_keep_young_drop_old(mutant("store.ops.history", old, new), tmp_home)
+
+
+SAME = "from __future__ import annotations"
+
+
+def test_an_unchanged_copy_passes_both_checks(tmp_home: Home) -> None:
+    """The controls above are worth something only if a copy WITHOUT the mistake passes."""
+    copy = mutant("store.ops.history", SAME, SAME)
+    older, newer = two_actions(tmp_home)
+    check_record_may_name_only_its_own_copy(copy, tmp_home, older, newer)
+    for name in os.listdir(history.folder(tmp_home)):
+        os.unlink(history.folder(tmp_home) / name)
+    check_keep_young_drop_old(copy, tmp_home)
+
+
+def test_a_mistake_missing_from_the_source_is_an_error_not_a_passing_control() -> None:
+    with pytest.raises(LookupError):
+        mutant("store.ops.history", "this text is in no module", "")

@@ -3,9 +3,6 @@ dedupe, recovery and quiet period, by property (with the control that has no qui
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,25 +11,13 @@ from store.agent.ratelimits import Reading
 from store.monitor import rules as R
 from store.monitor.alerts import FIRING, RESOLVED, AlertBook
 from store.monitor.conditions import Condition, evaluate
-from store.monitor.sample import ProfileSample, ProxyView, Sample
-from store.paths import Home
+from store.monitor.sample import ProxyView, Sample
 from store.pools.view import build_pools
 from store.profiles.findings import Finding
 from tests.conftest import make_row, make_store
-
-NOW = 1_800_000_000.0
-HOME = Home(Path("/nonexistent-monitor-home"))
-
-
-def _sample(rows: list[dict[str, Any]], now: float = NOW, **kw: Any) -> Sample:
-    findings = kw.pop("findings", [])
-    return Sample([ProfileSample("default", HOME, build_pools(make_store({"openrouter": rows}), now=now), None,
-                                 now, **kw)], findings)
-
-
-def _bench(rid: str, i: int, seconds: float, code: int = 429, **kw: Any) -> dict[str, Any]:
-    return make_row(rid, priority=i, token=f"sk-or-v1-{i:048d}", last_status="exhausted", last_status_at=NOW,
-                    last_error_code=code, last_error_reset_at=NOW + seconds, **kw)
+from tests.monitor.samples import NOW
+from tests.monitor.samples import bench as _bench
+from tests.monitor.samples import sample as _sample
 
 
 def _keys(sample: Sample, now: float = NOW, rules: R.Rules | None = None) -> set[str]:
