@@ -4,6 +4,7 @@ next change; and the two time words (tests/monitor/test_alerts.py holds the stor
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 from store.agent.headroom import RowReadings
@@ -155,3 +156,108 @@ def test_evaluation_keeps_only_the_earliest_time_ahead() -> None:
     assert ev.next_change == NOW + 50
     ev.at(NOW + 10, NOW)
     assert ev.next_change == NOW + 10
+
+
+def _narrowed(profiles=None, pools=None) -> R.Rules:
+    body: dict = {}
+    if profiles is not None:
+        body["profiles"] = profiles
+    if pools is not None:
+        body["pools"] = pools
+    names = (R.POOL_EMPTY, R.KEY_DEAD, R.LONG_COOLDOWN, R.OAUTH_REFRESH_FAILED, R.OAUTH_EXPIRY, R.LOW_HEADROOM,
+             R.PROXY_FALLBACK, R.STORE_UNREADABLE)
+    return R.parse({"rules": {name: dict(body) for name in names}})
+
+
+def test_rules_narrowed_to_the_profile_and_pool_still_see_them_and_others_do_not() -> None:
+    every = {k for k in (c["key"] for c in EXPECTED) if not k.startswith("findings/")}
+    ev = evaluate(_everything(), _narrowed(["default"], ["openrouter"]), NOW)
+    assert every <= set(ev.conditions)
+    assert not set(evaluate(_everything(), _narrowed(["work"]), NOW).conditions) & every
+    pool_scoped = {k for k in every if not k.startswith("proxy_fallback/")}
+    assert not set(evaluate(_everything(), _narrowed(pools=["anthropic"]), NOW).conditions) & pool_scoped
+    empty = _sample([_bench("a", 0, 600)])
+    assert "pool_empty/default/openrouter" in evaluate(empty, _narrowed(["default"], ["openrouter"]), NOW).conditions
+    assert evaluate(empty, _narrowed(pools=["anthropic"]), NOW).conditions == {}
+    broken = Sample([ProfileSample("default", HOME, [], "auth.json: not valid JSON", NOW)], [])
+    assert list(evaluate(broken, _narrowed(["default"]), NOW).conditions) == ["store_unreadable/default"]
+    assert evaluate(broken, _narrowed(["work"]), NOW).conditions == {}
+
+
+def test_findings_of_any_narrowed_profile_each_become_a_condition() -> None:
+    rows_less = Finding("shared_refresh_token", "warning", "one refresh token in default and work",
+                        ("default", "work"), ())
+    elsewhere = Finding("shared_key", "warning", "one key in ops and lab", ("ops", "lab"),
+                        (("ops", "openrouter", "a"), ("lab", "openrouter", "b")))
+    shared = Finding("shared_key", "warning", "one key in default and work", ("default", "work"),
+                     (("default", "openrouter", "a"), ("work", "openrouter", "b")))
+    work_only = R.parse({"rules": {"findings": {"profiles": ["work"]}}})
+    ev = evaluate(_sample([], findings=[elsewhere, rows_less, shared]), work_only, NOW)
+    by_rows = hashlib.sha256(b"default:openrouter:a,work:openrouter:b").hexdigest()[:16]
+    by_profiles = hashlib.sha256(b"default,work").hexdigest()[:16]      # a finding with no rows
+    assert sorted(ev.conditions) == [f"findings/shared_key/{by_rows}", f"findings/shared_refresh_token/{by_profiles}"]
+
+
+def test_the_words_of_an_error_fall_back_in_order() -> None:
+    rows = [make_row("f", priority=0, token="sk-or-v1-" + "f" * 48, last_status="dead", failure_reason="revoked"),
+            make_row("n", priority=1, token="sk-or-v1-" + "n" * 48, last_status="dead"),
+            make_row("g", priority=2, token="sk-or-v1-" + "g" * 48, last_status="dead", last_error_code=402,
+                     failure_reason="billing")]
+    ev = evaluate(_sample(rows), R.defaults(), NOW)
+    texts = {k.rsplit("/", 1)[1]: c.text for k, c in ev.conditions.items() if k.startswith("key_dead/")}
+    assert "went dead (revoked)." in texts["f"] and "went dead (no error recorded)." in texts["n"]
+    assert "went dead (402 billing)." in texts["g"]
+    assert ev.conditions["pool_empty/default/openrouter"].text.endswith(
+        "0 cooling, 3 dead; none comes back by itself (all dead).")
+
+
+def test_a_long_cooldown_counts_from_when_the_bench_began_and_only_past_its_bound() -> None:
+    def benched(rid: str, i: int, until: float) -> dict:
+        return make_row(rid, priority=i, token=f"sk-or-v1-{rid * 48}", last_status="exhausted",
+                        last_status_at=NOW - 1800, last_error_code=429, last_error_reset_at=until)
+    began = benched("b", 0, NOW + 2 * 3600 - 1800)      # 2h in all since it began: not longer
+    longer = benched("c", 1, NOW + 2 * 3600 - 1799)     # 2h 1s
+    ev = evaluate(_sample([began, longer, make_row("u", priority=2)]), R.defaults(), NOW)
+    assert [k for k in ev.conditions if k.startswith("long_cooldown/")] == ["long_cooldown/default/openrouter/c"]
+    assert ev.conditions["long_cooldown/default/openrouter/c"].title.endswith("is cooling for 2h 1s")
+
+
+def test_token_expiry_edges_and_where_the_time_is_read_from() -> None:
+    at_start = make_row("s", priority=0, token="sk-or-v1-" + "s" * 48, expires_at=NOW + 7 * 86400)
+    now_exactly = make_row("z", priority=1, token="sk-or-v1-" + "z" * 48, expires_at_ms=int(NOW * 1000))
+    renewable = make_row("r", priority=2, token="sk-or-v1-" + "r" * 48, expires_at=NOW + 60, refresh_token="rt")
+    ev = evaluate(_sample([at_start, now_exactly, renewable]), R.defaults(), NOW)
+    assert ev.conditions["oauth_expiry/default/openrouter/s"].title.endswith("expires in 7d")
+    assert ev.conditions["oauth_expiry/default/openrouter/z"].title.endswith(") expired")
+    assert "oauth_expiry/default/openrouter/r" not in ev.conditions
+    claude = [make_row("c", token="sk-ant-oat01-" + "c" * 40, auth_type="oauth",
+                       expires_at_ms=int((NOW + 3600) * 1000))]
+    pools = build_pools(make_store({"anthropic": claude}), now=NOW)
+    got = evaluate(Sample([ProfileSample("default", HOME, pools, None, NOW)], []), R.defaults(), NOW).conditions
+    assert got["oauth_expiry/default/anthropic/c"].text.endswith(
+        "expires in 1h (2027-01-15 09:00:00 UTC) and holds no refresh token to renew it.")
+
+
+def test_headroom_of_every_row_at_its_bound_and_without_a_reset() -> None:
+    rows = [make_row(r, priority=i, token=f"sk-or-v1-{r * 48}") for i, r in enumerate("pqt")]
+    fps = {cv.id: cv.fingerprint for cv in build_pools(make_store({"openrouter": rows}), now=NOW)[0].credentials}
+    def reading(remaining: float, reset_at=None, length=None) -> RowReadings:
+        return Reading("requests", "openai", NOW, limit=100.0, remaining=remaining, reset_at=reset_at, length=length)
+    headroom = {("openrouter", "p"): RowReadings(fps["p"], {"requests": reading(4.0)}),
+                ("openrouter", "q"): RowReadings(fps["q"], {"requests": reading(10.0, NOW + 90)}),
+                ("openrouter", "t"): RowReadings(fps["t"], {"requests": reading(3.0, length=30.0)})}
+    ev = evaluate(_sample(rows, headroom=headroom), R.defaults(), NOW)
+    assert sorted(ev.conditions) == ["low_headroom/default/openrouter/p", "low_headroom/default/openrouter/t"]
+    assert "(openai), under the 10% this rule allows." in ev.conditions["low_headroom/default/openrouter/p"].text
+    assert ev.next_change == NOW + 30            # t's 30 s window; p's reading lasts the default minute
+
+
+def test_a_proxy_that_says_no_times_counts_from_this_read() -> None:
+    proxy = ProxyView(8645, True, "running", None, NOW, "openrouter", "anthropic", None, 0, 0, 0, 0)
+    ev = evaluate(_sample([make_row("a", token="sk-or-v1-" + "a" * 48)], proxies=(proxy,)), R.defaults(), NOW)
+    assert ev.conditions == {} and ev.next_change == NOW + 600
+
+
+def test_the_longest_span_shown_is_a_span() -> None:
+    from store.pools.times import LONGEST_SHOWN
+    assert span(LONGEST_SHOWN) != BAD_TIME and span(LONGEST_SHOWN + 1) == BAD_TIME
