@@ -1,9 +1,18 @@
 """A success on its way to the client: a 2xx or 3xx relayed as it came, its headers
 redacted, a body read whole, a stream (SSE) passed on as it arrives.
 
-Bytes that already reached the client are never tried again elsewhere: a stream the
-upstream breaks ends with the proxy's error event in the protocol's form (the route takes
-the strike, no key is benched), and a drain that runs out says so in-band too.
+Its promises (docs/proxy.md, "The relay's promises"):
+
+- the row's key never reaches the client, however the upstream's chunks split it
+  (:class:`store.proxy.sse.StreamRedaction`: a hold-back of at most the key's length less
+  one byte, nothing held at an event boundary);
+- bytes that reached the client are never tried again elsewhere: a stream the upstream
+  breaks has its partial event closed, then the proxy's error event in the protocol's form
+  (:mod:`store.proxy.sse`), so the SDKs raise; the route takes the strike, no key is
+  benched; a drain that runs out says so the same way;
+- a client that goes away is let go at once, even while the upstream is silent: its
+  handler is cancelled (the server's ``handler_cancellation``), the upstream connection is
+  closed, and the in-flight counts and holds on its key end with the request.
 """
 
 from __future__ import annotations
@@ -17,18 +26,17 @@ import aiohttp
 from aiohttp import web
 
 from store.agent.outcomes import Result
-from store.proxy import anthropic
 from store.proxy import requests as trace
 from store.proxy.attempt import Attempt
 from store.proxy.chain import Chain
 from store.proxy.redacting import ProxySecrets
+from store.proxy.sse import Framing, StreamRedaction, error_event, write_error
 from store.proxy.stats import Stats
 from store.proxy.upstreams import display
 from store.proxy.wire import (
     DROP_RESPONSE,
     Answer,
     OwnToken,
-    in_band_error,
     kept,
     redacted_headers,
     transport_kind,
@@ -77,6 +85,7 @@ class Relay:
         resp = web.StreamResponse(status=up.status, headers=headers)
         self.mark(resp.headers, attempt)
         await resp.prepare(request)
+        scrub, frame = StreamRedaction(own), Framing()
         sent = 0
         try:
             while True:
@@ -91,29 +100,46 @@ class Relay:
                                                what=f"stream broke after {sent} bytes ({kind})")
                     log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
                                 sel.pool, sel.row_id, sent, kind)
-                    await self._in_band(request, resp, f"upstream stream broke after {sent} bytes",
+                    await self._in_band(request, resp, scrub, frame, f"upstream stream broke after {sent} bytes",
                                         "upstream_stream_broken", 502, rid)
                     break
                 if not chunk:
+                    rest = scrub.flush()
+                    if rest:
+                        await resp.write(rest)
                     break
-                await resp.write(own.hide(chunk))
+                out = scrub.feed(chunk)
+                if out:
+                    frame.note(out)
+                    await resp.write(out)
                 sent += len(chunk)
             await resp.write_eof()
         except (ConnectionResetError, aiohttp.ClientConnectionResetError):
-            pass            # the client went away; the upstream connection is released by the caller
+            up.close()      # the client went away: so does the upstream connection, at once
         except asyncio.CancelledError:
-            # The drain bound passed (or the client's handler was cancelled): say so in-band.
-            await asyncio.shield(self._in_band(request, resp, "the proxy is shutting down", "shutting_down", 503, rid))
+            if _gone(request):      # the client went away (its handler is cancelled): nothing to say
+                up.close()
+                raise
+            # The drain bound passed: say so in-band.
+            await asyncio.shield(self._in_band(request, resp, scrub, frame, "the proxy is shutting down",
+                                               "shutting_down", 503, rid))
             raise
         return resp
 
-    async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, message: str, kind: str,
-                       code: int, rid: str) -> None:
-        if request.path.startswith("/v1/messages"):
-            await anthropic.in_band_error(resp, message, code, rid)
-        else:
-            await in_band_error(resp, message, kind, code, rid)
+    async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, scrub: StreamRedaction,
+                       frame: Framing, message: str, kind: str, code: int, rid: str) -> None:
+        """The proxy's error event after what the upstream sent: what was held back, the
+        partial event closed, then the event in the protocol's form (the SDKs raise it)."""
+        rest = scrub.flush()
+        frame.note(rest)
+        await write_error(resp, rest + frame.close() + error_event(request.path, message, kind, code, rid))
 
     def _served(self, attempt: Attempt, base: str) -> None:
         self.chain.breakers.succeeded(base)
         self.chain.success(attempt)
+
+
+def _gone(request: web.BaseRequest) -> bool:
+    """Whether the client of *request* has closed its connection."""
+    transport = request.transport
+    return transport is None or transport.is_closing()

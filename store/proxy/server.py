@@ -65,6 +65,10 @@ IDLE_TIMEOUT = 75.0       # an idle or silent client connection is closed after 
 LINGER = 2.0              # after refusing a body (413, 408), read on this long before closing
 FLUSH_INTERVAL = 1.0
 FINAL_LOCK_WAIT = 5.0     # the last flush of counts on shutdown waits this long for the lock
+# A client that closes its connection has its handler cancelled at once (aiohttp's default is
+# to let it run on): its in-flight counts, its upstream connection and any hold on its key
+# end then, not when a silent upstream's read timeout passes (store.proxy.relay).
+HANDLER_CANCELLATION = True
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)
 
@@ -115,9 +119,11 @@ class ProxyServer:
     def app(self) -> web.Server:
         """aiohttp's low-level server: :meth:`handle` routes the four paths itself (an
         Application's router and signals cost per request); no access log line per request.
-        Request bodies are not decoded (``auto_decompress``): they go on as they came."""
+        Request bodies are not decoded (``auto_decompress``): they go on as they came; a
+        client that leaves has its handler cancelled (:data:`HANDLER_CANCELLATION`)."""
         return web.Server(self.handle, request_factory=self._request, access_log=None, auto_decompress=False,
-                          keepalive_timeout=IDLE_TIMEOUT, lingering_time=LINGER)
+                          keepalive_timeout=IDLE_TIMEOUT, lingering_time=LINGER,
+                          handler_cancellation=HANDLER_CANCELLATION)
 
     def _request(self, message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
         return web.BaseRequest(message, payload, protocol, writer, task, asyncio.get_running_loop(),
