@@ -11,6 +11,12 @@ of the body for ``"model": "..."``; the body is parsed only when a value found l
 Every refusal is an answer with the request id the log line carries (RELIABILITY 43). A key
 is a bearer, or on the Anthropic paths ``x-api-key`` (what the Anthropic SDKs and Claude Code
 send); the key itself is never logged or echoed.
+
+A request aiohttp cannot even parse (a bad header line, which may carry a client key) is
+answered by :class:`ProxyHttpServer`'s handler: aiohttp's own answer echoes the bad line,
+this one passes it through the proxy's redactor (which knows the client keys and masks what
+follows ``Authorization``/``x-api-key``) and gives it as JSON; aiohttp's log line about it goes
+through the same redactor (:class:`store.redaction.crash.LogRedaction` on its logger).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
 from store.proxy.inbound import Gate
 from store.proxy.protocols import ANTHROPIC
@@ -113,3 +120,34 @@ class Door:
 
     def too_large(self, n: int) -> web.Response:
         return self.refuse(n, 413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")
+
+
+class ProxyHttpServer(web.Server):
+    """aiohttp's low-level server whose answer to a request it cannot parse is redacted
+    with *redact* (text in, text out) and JSON-shaped."""
+
+    def __init__(self, handler: Any, *, redact: Callable[[str], str], **kwargs: Any) -> None:
+        super().__init__(handler, **kwargs)
+        self.redact = redact
+
+    def __call__(self) -> RequestHandler:
+        return _RedactingHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _RedactingHandler(RequestHandler):
+    def __init__(self, manager: ProxyHttpServer, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self.redact = manager.redact
+
+    def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        # aiohttp logs it (through the log's redaction) and refuses when bytes went out already.
+        super().handle_error(request, status, exc, message)
+        if status >= 500 or not message:
+            text, kind = "internal error in the hermes-admin proxy's HTTP server", "proxy_error"
+        else:
+            text, kind = "malformed HTTP request: " + self.redact(" ".join(message.split())), "bad_http_request"
+        answered_as(kind)
+        resp = error_body(status, text, kind)
+        resp.force_close()
+        return resp

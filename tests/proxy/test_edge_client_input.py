@@ -25,6 +25,7 @@ from store.pools import model_cooldowns
 from store.proxy import door, redacting
 from store.proxy.inbound import Gate
 from store.redaction import redact
+from store.redaction.fingerprints import fingerprint
 from tests.conftest import make_row, make_store, write_store
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import edge_seed, running_chain_proxy
@@ -173,3 +174,17 @@ def test_control_the_redactor_without_client_keys_echoes_one(tmp_home, up, logs,
     monkeypatch.setattr(redact, "mask_auth_values", lambda text: text)
     answers = _answers(tmp_home, up)
     assert CLIENT_KEY in answers
+
+
+def test_a_crash_quoting_a_client_key_shows_a_fingerprint(tmp_home, up, logs, monkeypatch) -> None:
+    async def crash(*a, **k):
+        raise RuntimeError(f"boom with {CLIENT_KEY} in hand")
+
+    edge_seed(tmp_home, up.url, fallback=False)
+    with running_chain_proxy(tmp_home, gate=Gate([CLIENT_KEY.encode()])) as p:
+        monkeypatch.setattr(p.server.forwarder, "forward", crash)
+        r = httpx.post(p.url + "/chat/completions", timeout=20, json={"model": "m", "messages": []},
+                       headers={"Authorization": f"Bearer {CLIENT_KEY}"})
+    logged = "\n".join(rec.getMessage() for rec in logs.records)
+    assert r.status_code == 500 and CLIENT_KEY not in r.text
+    assert "boom with" in logged and CLIENT_KEY not in logged and fingerprint(CLIENT_KEY) in logged
