@@ -48,10 +48,14 @@ _CONTROLS = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 def bad_model(body: bytes) -> str | None:
     """What is wrong with the ``model`` a JSON *body* names (too long, a control character),
     or None (fine, none named, or not JSON: the upstream judges that)."""
-    for m in _MODEL_VALUE.finditer(body):
-        raw = m.group(1)
-        if len(raw) > MODEL_CAP or b"\\" in raw or not _PLAIN.fullmatch(raw):
-            break
+    i = body.find(b'"model"')
+    while i >= 0:
+        m = _MODEL_VALUE.match(body, i)
+        if m is not None:
+            raw = m.group(1)
+            if len(raw) > MODEL_CAP or b"\\" in raw or not _PLAIN.fullmatch(raw):
+                break
+        i = body.find(b'"model"', i + 7)
     else:
         return None                   # every model string is short, plain ASCII: the fast path
     try:
