@@ -22,7 +22,7 @@ import pytest
 from store.proxy import relay, server, sse
 from store.redaction.fingerprints import fingerprint
 from tests.conftest import make_row, make_store, write_store
-from tests.proxy.upstream import ScriptedUpstream, stream
+from tests.proxy.upstream import ScriptedUpstream, stall, stream
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy, wait_until
 
 pytestmark = pytest.mark.slow
@@ -224,3 +224,13 @@ def test_control_without_handler_cancellation_the_departed_client_stays_in_fligh
         with pytest.raises(AssertionError):
             wait_until(lambda: _released(p, up), timeout=2, what="the departed client released")
         assert p.server.stats.in_flight_total() == 1
+
+
+def test_a_client_that_leaves_before_any_answer_is_released_at_once(tmp_home, up) -> None:
+    edge_seed(tmp_home, up.url, fallback=False)
+    up.script(KEY, stall(120))                       # no answer at all, for minutes
+    with running_chain_proxy(tmp_home) as p:
+        with pytest.raises(httpx.ReadTimeout):       # the client gives up after 1 s and leaves
+            httpx.post(p.url + "/chat/completions", timeout=1, json={"model": "m", "messages": MSG})
+        wait_until(lambda: p.server.in_flight == 0 and p.server.stats.in_flight_total() == 0
+                   and not p.chain.headroom._flying, timeout=5, what="the departed client released")
