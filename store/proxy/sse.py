@@ -89,7 +89,7 @@ class Framing:
     def note(self, data: bytes) -> None:
         """*data* reached the client."""
         if data:
-            self._tail = (self._tail + data)[-4:]
+            self._tail = (self._tail + data[-4:])[-4:]
 
     def close(self) -> bytes:
         """What closes a partial event (``\\n\\n``), or nothing at a boundary."""
