@@ -32,8 +32,9 @@ LiteLLM is installed by this script into ``.cache/litellm-venv`` (``pip install
 either cannot be installed or does not start, the script says so and reports the others.
 
 The goals are ratios in one run (an absolute figure says more about the machine's load
-than about the proxy): hermes-admin's added latency at c1 and c16 within 1.1x the bare
-passthrough's on the same loop, at most 0.05x LiteLLM's, throughput at least 0.45x direct;
+than about the proxy): hermes-admin's added latency at c1 and c16, and its streaming
+first-byte latency (added, and whole), within 1.1x the bare passthrough's on the same loop,
+at most 0.05x LiteLLM's, throughput at least 0.45x direct;
 its distance from nginx is reported beside them.
 """
 
@@ -327,7 +328,7 @@ def report(results: dict[str, dict]) -> None:
         a = added[ours]
         loop = "uvloop" if ours.endswith("/uvloop") else "asyncio"
         floor = f"bare-aiohttp/{loop}"
-        for k in ("c1_p50", "c16_p50"):
+        for k in ("c1_p50", "c16_p50", "ttfb_p50"):
             parts = []
             if floor in added:
                 ratio = _ratio(a[k], added[floor][k])
@@ -338,6 +339,11 @@ def report(results: dict[str, dict]) -> None:
             if "nginx" in added:
                 parts.append(f"/ nginx {_ratio(a[k], added['nginx'][k]):.1f}")
             print(f"  {ours:<22} {k}: " + "   ".join(parts))
+        if floor in results:      # streaming: the first byte itself, beside the added part above
+            ratio = _ratio(results[ours]["ttfb_p50"], results[floor]["ttfb_p50"])
+            met = "met" if ratio <= 1.1 else "NOT met"
+            print(f"  {ours:<22} first byte of a stream {results[ours]['ttfb_p50']:.3f} ms vs {floor} "
+                  f"{results[floor]['ttfb_p50']:.3f} ms = {ratio:.2f} x (goal <= 1.1 {met})")
         tput = _ratio(results[ours]["rps"], d["rps"])
         print(f"  {ours:<22} throughput {results[ours]['rps']:.0f} req/s = {tput:.2f} x direct "
               f"(goal >= 0.45 {'met' if tput >= 0.45 else 'NOT met'})")

@@ -10,7 +10,9 @@
 - :mod:`store.proxy.upstreams`: default base URLs and the circuit breakers of failing
   upstreams (a route's faults, in memory only).
 - :mod:`store.proxy.report`: the chain as the status file and a 503 show it.
-- :mod:`store.proxy.inbound`: who may use the proxy (loopback rule, client-keys file).
+- :mod:`store.proxy.inbound`: who may use the proxy (loopback rule, client-keys file);
+  :mod:`store.proxy.door`: what every request passes first (key, body, model name), and the
+  redacted answer to a request that cannot be parsed.
 - :mod:`store.proxy.wire`: headers kept or dropped, the raw query, error bodies, reading
   and relaying a provider's error answer.
 - :mod:`store.proxy.redacting`: the home's secrets as fingerprints in every way out
@@ -24,6 +26,9 @@
   agent's outcome rules for one request, benches the store does not show yet.
 - :mod:`store.proxy.forward`: one request's way along the chain, judged and relayed;
   :mod:`store.proxy.answers`: the answers it gives when it relays no success.
+- :mod:`store.proxy.relay`: a success on its way to the client (a stream redacted over its
+  chunks, a cut framed, a departed client let go); :mod:`store.proxy.sse`: the stream's
+  hold-back redaction, event boundaries and each protocol's error event.
 - :mod:`store.proxy.loop`: the event loop the proxy runs on (uvloop where installed).
 - :mod:`store.proxy.offloop`: blocking calls in daemon threads (a bounded shutdown).
 - :mod:`store.proxy.stats`: traffic counters and the status file the console reads.

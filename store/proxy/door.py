@@ -1,20 +1,37 @@
 """What every request passes before the chain: the inbound key, the body's size and how long
-it takes to arrive, and the answer that refuses it when it fails one of them.
+it takes to arrive, the model name it asks for, and the answer that refuses it when it fails
+one of them.
+
+The model name is bounded before anything is forwarded (:func:`bad_model`): at most
+:data:`MODEL_CAP` characters and no control characters, or a 400 naming ``model``. A name
+goes into the request log, the status file and, with a per-model bench, into auth.json:
+unbounded, one hostile client on loopback could fill the store. The check costs one scan
+of the body for ``"model": "..."``; the body is parsed only when a value found looks wrong.
 
 Every refusal is an answer with the request id the log line carries (RELIABILITY 43). A key
 is a bearer, or on the Anthropic paths ``x-api-key`` (what the Anthropic SDKs and Claude Code
 send); the key itself is never logged or echoed.
+
+A request aiohttp cannot even parse (a bad header line, which may carry a client key) is
+answered by :class:`ProxyHttpServer`'s handler: aiohttp's own answer echoes the bad line,
+this one passes it through the proxy's redactor (which knows the client keys and masks what
+follows ``Authorization``/``x-api-key``) and gives it as JSON; aiohttp's log line about it goes
+through the same redactor (:class:`store.redaction.crash.LogRedaction` on its logger).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import re
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
 from store.proxy.inbound import Gate
 from store.proxy.protocols import ANTHROPIC
@@ -22,6 +39,38 @@ from store.proxy.requests import answered_as
 from store.proxy.wire import error_body
 
 log = logging.getLogger("hermes_admin.proxy")
+MODEL_CAP = 256           # characters in a model name
+_MODEL_VALUE = re.compile(rb'"model"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_PLAIN = re.compile(rb"[\x20-\x7e]*")
+_CONTROLS = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def bad_model(body: bytes) -> str | None:
+    """What is wrong with the ``model`` a JSON *body* names (too long, a control character),
+    or None (fine, none named, or not JSON: the upstream judges that)."""
+    i = body.find(b'"model"')
+    while i >= 0:
+        m = _MODEL_VALUE.match(body, i)
+        if m is not None:
+            raw = m.group(1)
+            if len(raw) > MODEL_CAP or b"\\" in raw or not _PLAIN.fullmatch(raw):
+                break
+        i = body.find(b'"model"', i + 7)
+    else:
+        return None                   # every model string is short, plain ASCII: the fast path
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    if not isinstance(model, str):
+        return None
+    if len(model) > MODEL_CAP:
+        return f"model: a model name is at most {MODEL_CAP} characters; this one has {len(model)}"
+    for i, ch in enumerate(model):
+        if unicodedata.category(ch) in _CONTROLS:
+            return f"model: a model name holds no control characters; this one has U+{ord(ch):04X} at {i}"
+    return None
 
 
 class Door:
@@ -51,9 +100,10 @@ class Door:
         """The request body as it came (still encoded), or the answer that refuses it."""
         try:
             if request.content.is_eof():      # all there already (most requests): no timer
-                return await request.read()
-            async with asyncio.timeout(self.body_timeout):
-                return await request.read()
+                raw = await request.read()
+            else:
+                async with asyncio.timeout(self.body_timeout):
+                    raw = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return self.too_large(n)
         except TimeoutError:
@@ -66,6 +116,42 @@ class Door:
                                "bad_request_body")
             resp.force_close()
             return resp
+        if request.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
+            problem = bad_model(raw)
+            if problem is not None:
+                return self.refuse(n, 400, problem, "invalid_model", param="model")
+        return raw
 
     def too_large(self, n: int) -> web.Response:
         return self.refuse(n, 413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")
+
+
+class ProxyHttpServer(web.Server):
+    """aiohttp's low-level server whose answer to a request it cannot parse is redacted
+    with *redact* (text in, text out) and JSON-shaped."""
+
+    def __init__(self, handler: Any, *, redact: Callable[[str], str], **kwargs: Any) -> None:
+        super().__init__(handler, **kwargs)
+        self.redact = redact
+
+    def __call__(self) -> RequestHandler:
+        return _RedactingHandler(self, loop=self._loop, **self._kwargs)
+
+
+class _RedactingHandler(RequestHandler):
+    def __init__(self, manager: ProxyHttpServer, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self.redact = manager.redact
+
+    def handle_error(self, request: web.BaseRequest, status: int = 500, exc: BaseException | None = None,
+                     message: str | None = None) -> web.StreamResponse:
+        # aiohttp logs it (through the log's redaction) and refuses when bytes went out already.
+        super().handle_error(request, status, exc, message)
+        if status >= 500 or not message:
+            text, kind = "internal error in the hermes-admin proxy's HTTP server", "proxy_error"
+        else:
+            text, kind = "malformed HTTP request: " + self.redact(" ".join(message.split())), "bad_http_request"
+        answered_as(kind)
+        resp = error_body(status, text, kind)
+        resp.force_close()
+        return resp

@@ -14,7 +14,7 @@ Every failure is judged once (:func:`store.agent.outcomes.classify`, RELIABILITY
 
 Relayed answers carry no key (:mod:`store.proxy.wire`), redirects are returned as they
 came (never followed: a 307 elsewhere never sees the prompt or the key), a 2xx is relayed
-as it arrives (SSE chunk by chunk).
+as it arrives (:mod:`store.proxy.relay`).
 """
 
 from __future__ import annotations
@@ -50,21 +50,18 @@ from store.proxy.chain import Chain
 from store.proxy.offloop import run_blocking
 from store.proxy.protocols import ANTHROPIC, OPENAI, Want, upstream_tail
 from store.proxy.redacting import ProxySecrets
+from store.proxy.relay import Relay
 from store.proxy.responses import attach_codex, is_codex
 from store.proxy.stats import Stats
 from store.proxy.upstreams import base_for, display, route_name
 from store.proxy.wire import (
     DROP_REQUEST,
-    DROP_RESPONSE,
     ERROR_CAP,
     Answer,
-    OwnToken,
     UpstreamUrls,
-    in_band_error,
     kept,
     plain,
     raw_query,
-    redacted_headers,
     result_of,
     transport_kind,
     with_model,
@@ -96,12 +93,11 @@ class Forwarder:
         self.answer_timeout: float | None = None   # seconds to the answer's headers (None: unbounded)
         self._waiting: dict[asyncio.Task, float] = {}   # requests waiting for an answer's headers, by deadline
         self._overdue: set[asyncio.Task] = set()
-        self._own: dict[str, OwnToken] = {}
         self.urls = UpstreamUrls()
         self.answers = Answers(chain, stats, secrets)
         self._error = self.answers.error
         self._pass_on = self.answers.pass_on
-        self._mark = self.answers.mark
+        self.relay = Relay(chain, stats, secrets, self.answers.mark)
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
                       protocol: str = OPENAI) -> web.StreamResponse:
@@ -216,7 +212,7 @@ class Forwarder:
                                                               f"instead of an answer"), None
                 self.chain.headroom.observe(sel, up.headers, ticket)   # every answer's readings, 2xx too
                 if up.status < 400:
-                    return await self._relay(request, up, attempt, base, rid)
+                    return await self.relay.relay(request, up, attempt, base, rid)
                 try:
                     raw = await up.content.read(ERROR_CAP + 1)
                     while len(raw) <= ERROR_CAP and not up.content.at_eof():
@@ -238,75 +234,6 @@ class Forwarder:
             trace.upstream_end()
             self.stats.end(sel.pool, sel.row_id)
             self.chain.headroom.done(ticket)
-
-    async def _relay(self, request: web.BaseRequest, up: aiohttp.ClientResponse, attempt: Attempt,
-                     base: str, rid: str) -> web.StreamResponse | tuple[Result, Answer | None]:
-        """A 2xx or 3xx as it came (headers redacted); a body cut before anything reached
-        the client is a route failure the caller may try again."""
-        sel = attempt.selection
-        headers = kept(up.headers, DROP_RESPONSE)
-        redacted_headers(headers, sel.token, lambda: self.secrets.for_row(sel.token))
-        own = self._own.get(sel.token)   # an answer's body is the model's: only the row's token is hidden
-        if own is None:
-            if len(self._own) > 4096:
-                self._own.clear()
-            own = self._own[sel.token] = OwnToken(sel.token)
-        if "text/event-stream" not in up.headers.get("Content-Type", ""):
-            try:
-                data = await up.read()
-            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-                kind = transport_kind(exc)
-                return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
-                                                     f"before the body ended"), None
-            self._served(attempt, base)
-            resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
-            self._mark(resp.headers, attempt)
-            return resp
-        trace.upstream_end(first_byte=True)
-        self._served(attempt, base)
-        resp = web.StreamResponse(status=up.status, headers=headers)
-        self._mark(resp.headers, attempt)
-        await resp.prepare(request)
-        sent = 0
-        try:
-            while True:
-                try:
-                    chunk = await up.content.readany()
-                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-                    # Bytes already reached the client: no retry; the route takes the strike.
-                    self.stats.stream_failures += 1
-                    trace.answered_as(trace.STREAM_BROKEN)
-                    kind = transport_kind(exc)
-                    self.chain.breakers.failed(base, self.chain.clock(), answered=True,
-                                               what=f"stream broke after {sent} bytes ({kind})")
-                    log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
-                                sel.pool, sel.row_id, sent, kind)
-                    await self._in_band(request, resp, f"upstream stream broke after {sent} bytes",
-                                        "upstream_stream_broken", 502, rid)
-                    break
-                if not chunk:
-                    break
-                await resp.write(own.hide(chunk))
-                sent += len(chunk)
-            await resp.write_eof()
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
-            pass            # the client went away; the upstream connection is released by the caller
-        except asyncio.CancelledError:
-            # The drain bound passed (or the client's handler was cancelled): say so in-band.
-            await asyncio.shield(self._in_band(request, resp, "the proxy is shutting down", "shutting_down", 503, rid))
-            raise
-        return resp
-
-    async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, message: str, kind: str,
-                       code: int, rid: str) -> None:
-        if request.path.startswith("/v1/messages"):
-            await anthropic.in_band_error(resp, message, code, rid)
-        else:
-            await in_band_error(resp, message, kind, code, rid)
-
-    def _served(self, attempt: Attempt, base: str) -> None:
-        self.chain.breakers.succeeded(base)
-        self.chain.success(attempt)
 
     # -- what next --
 

@@ -6,25 +6,40 @@ the home as the proxy last read it (the store in the chain's view, config.yaml, 
 values rows borrow, and the password of every base URL written ``user:password@host``, which
 :mod:`store.redaction.walk` collects and the redactor masks in any URL it sees), built
 lazily when something must be redacted and rebuilt only when the store was read again;
-:meth:`ProxySecrets.for_row` adds the row's own token. The log goes through
-:class:`store.redaction.crash.LogRedaction` with :meth:`ProxySecrets.redactor`.
+:meth:`ProxySecrets.for_row` adds the row's own token.
+
+It knows the proxy's own secrets too: the client keys of its keys file (on an exposed bind),
+so a client key that a malformed request line carries, or a crash quotes, shows as a
+fingerprint like any other; and, whatever the bind, the redactor masks the credential that
+follows ``Authorization``/``Bearer``/``x-api-key`` in any text
+(:func:`store.redaction.redact.mask_auth_values`). The logs (the proxy's own and aiohttp's
+server log, which quotes a request line it refuses) go through
+:class:`store.redaction.crash.LogRedaction` with :meth:`ProxySecrets.redactor`
+(:meth:`ProxySecrets.redact_logs`).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from store.config.read import Config
 from store.proxy.chain import Chain
+from store.redaction.crash import LogRedaction
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls
+
+# Every log a request's text reaches: aiohttp's server log quotes a request line it refuses.
+LOGGERS = (logging.getLogger("hermes_admin.proxy"), logging.getLogger("aiohttp.server"))
 
 
 class ProxySecrets:
     """The home's secrets, from what the chain last read. Thread-safe."""
 
-    def __init__(self, chain: Chain) -> None:
+    def __init__(self, chain: Chain, client_keys: Iterable[bytes] | None = None) -> None:
         self.chain = chain
+        self._clients = tuple(k.decode("utf-8", "replace") for k in client_keys or ())
+        self._filter = LogRedaction(self.redactor)
         self._lock = threading.Lock()
         self._secrets = HomeSecrets()
         self._doc: object = None
@@ -37,9 +52,19 @@ class ProxySecrets:
             if doc is not self._doc:
                 cfg = self.chain.runtime.config.get()
                 data = cfg.data if isinstance(cfg, Config) else {}
-                self._redactor = self._secrets.redactor(doc, data, dict(self.chain.env))
+                home = self._secrets.redactor(doc, data, dict(self.chain.env))
+                self._redactor = home.with_secrets(*self.client_keys())
                 self._doc = doc
             return self._redactor
+
+    def client_keys(self) -> tuple[str, ...]:
+        """The proxy's client keys (none on loopback, where any bearer is let in)."""
+        return self._clients
+
+    def redact_logs(self, on: bool) -> None:
+        """Put the redaction on every log of :data:`LOGGERS` (*on*), or take it off."""
+        for logger in LOGGERS:
+            (logger.addFilter if on else logger.removeFilter)(self._filter)
 
     def for_row(self, token: str | None) -> Callable[[str], str]:
         """Redaction of text that may echo *token* (the row's), any secret of the home or a

@@ -42,7 +42,7 @@ from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT, control
 from store.proxy.anthropic import shaped
 from store.proxy.chain import Chain
-from store.proxy.door import Door
+from store.proxy.door import Door, ProxyHttpServer
 from store.proxy.forward import Forwarder
 from store.proxy.inbound import Gate
 from store.proxy.loop import loop_name
@@ -55,7 +55,6 @@ from store.proxy.requests import CURRENT, RequestLog, answered_as
 from store.proxy.stats import Stats, write_status
 from store.proxy.upstreams import route_name
 from store.proxy.wire import error_body
-from store.redaction.crash import LogRedaction
 from store.watch.home import watch_home
 
 log = logging.getLogger("hermes_admin.proxy")
@@ -65,6 +64,10 @@ IDLE_TIMEOUT = 75.0       # an idle or silent client connection is closed after 
 LINGER = 2.0              # after refusing a body (413, 408), read on this long before closing
 FLUSH_INTERVAL = 1.0
 FINAL_LOCK_WAIT = 5.0     # the last flush of counts on shutdown waits this long for the lock
+# A client that closes its connection has its handler cancelled at once (aiohttp's default is
+# to let it run on): its in-flight counts, its upstream connection and any hold on its key
+# end then, not when a silent upstream's read timeout passes (store.proxy.relay).
+HANDLER_CANCELLATION = True
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)
 
@@ -90,7 +93,7 @@ class ProxyServer:
         self.requests = RequestLog(clock)     # the last requests, their counters and latencies
         self.metrics = metrics                # serve /metrics (behind the inbound-auth rule)
         self.answers = control.Answers()      # to proxy restore / pin / unpin (control files)
-        self.secrets = ProxySecrets(chain)
+        self.secrets = ProxySecrets(chain, gate.keys)
         self.forwarder = Forwarder(chain, self.stats, self.secrets)
         self.state = "starting"
         self.started_at = clock()
@@ -98,7 +101,6 @@ class ProxyServer:
         self._handlers: set[asyncio.Task] = set()
         self._ids = itertools.count(1)
         self._id_prefix = _secrets.token_hex(3)
-        self._filter = LogRedaction(self.secrets.redactor)
         self.door = Door(gate, body_cap, body_timeout, self._rid)
         self._session: aiohttp.ClientSession | None = None
         self._runner: web.ServerRunner | None = None
@@ -112,12 +114,15 @@ class ProxyServer:
 
     # -- lifecycle --
 
-    def app(self) -> web.Server:
+    def app(self) -> ProxyHttpServer:
         """aiohttp's low-level server: :meth:`handle` routes the four paths itself (an
         Application's router and signals cost per request); no access log line per request.
-        Request bodies are not decoded (``auto_decompress``): they go on as they came."""
-        return web.Server(self.handle, request_factory=self._request, access_log=None, auto_decompress=False,
-                          keepalive_timeout=IDLE_TIMEOUT, lingering_time=LINGER)
+        Request bodies are not decoded (``auto_decompress``): they go on as they came; a
+        client that leaves has its handler cancelled (:data:`HANDLER_CANCELLATION`); a
+        request it cannot parse gets a redacted answer (:class:`ProxyHttpServer`)."""
+        return ProxyHttpServer(self.handle, redact=self.secrets.text, request_factory=self._request,
+                               access_log=None, auto_decompress=False, keepalive_timeout=IDLE_TIMEOUT,
+                               lingering_time=LINGER, handler_cancellation=HANDLER_CANCELLATION)
 
     def _request(self, message: Any, payload: Any, protocol: Any, writer: Any, task: Any) -> web.BaseRequest:
         return web.BaseRequest(message, payload, protocol, writer, task, asyncio.get_running_loop(),
@@ -125,7 +130,7 @@ class ProxyServer:
 
     async def start(self) -> None:
         """Load the view, open the upstream session, listen, start the background work."""
-        log.addFilter(self._filter)
+        self.secrets.redact_logs(True)
         await asyncio.to_thread(self.chain.load)
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300)
         # No cookie jar: one session serves every client, and one client's upstream cookies
@@ -144,7 +149,7 @@ class ProxyServer:
         except BaseException:
             await self._runner.cleanup()
             await self._session.close()
-            log.removeFilter(self._filter)
+            self.secrets.redact_logs(False)
             raise
         addrs = self._runner.addresses
         if addrs and self.port == 0:
@@ -190,7 +195,7 @@ class ProxyServer:
         self._write_status()
         if self._watcher is not None:
             await asyncio.to_thread(self._watcher.join, 2.0)
-        log.removeFilter(self._filter)
+        self.secrets.redact_logs(False)
 
     async def _cancel_left(self) -> None:
         """Past the drain bound: cancel every request still running (a stream, a body still

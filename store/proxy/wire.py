@@ -16,7 +16,6 @@ answer pass the redactor, with the row's own secret added to it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import ssl
@@ -130,21 +129,21 @@ def key_shaped(text: str) -> bool:
 
 
 class OwnToken:
-    """The row's own secret in a relayed 2xx body (or stream chunk), as its fingerprint.
+    """The row's own secret in a relayed 2xx body, as its fingerprint.
 
     A success's body is the model's output, where key-shaped text may well belong (code,
     examples), so only the token this request was sent with is hidden: an upstream has no
-    business echoing it. One bytes search per body or chunk (a token split across two
-    stream chunks is not seen)."""
+    business echoing it. One bytes search per body; a stream is redacted over its chunks
+    (:class:`store.proxy.sse.StreamRedaction`), so a token split across them is seen too."""
 
-    __slots__ = ("_token", "_shown")
+    __slots__ = ("secret", "shown")
 
     def __init__(self, token: str) -> None:
-        self._token = token.encode("utf-8", "surrogateescape") if len(token) >= 8 else b""
-        self._shown = (fingerprint(token) or "").encode() if self._token else b""
+        self.secret = token.encode("utf-8", "surrogateescape") if len(token) >= 8 else b""
+        self.shown = (fingerprint(token) or "").encode() if self.secret else b""
 
     def hide(self, data: bytes) -> bytes:
-        return data.replace(self._token, self._shown) if self._token and self._token in data else data
+        return data.replace(self.secret, self.shown) if self.secret and self.secret in data else data
 
 
 def header_value(text: str) -> str:
@@ -208,17 +207,6 @@ def error_body(status: int, message: str, kind: str, request_id: str | None = No
     if request_id is not None:
         resp.headers[H_REQUEST_ID] = request_id
     return resp
-
-
-async def in_band_error(resp: web.StreamResponse, message: str, kind: str, code: int, rid: str) -> None:
-    """An SSE error event on a stream already begun (SDKs raise on it) rather than ending
-    as if the answer were complete; at most a second's wait for a slow client."""
-    err = {"error": {"message": message, "type": kind, "code": code, "request_id": rid}}
-    try:
-        async with asyncio.timeout(1.0):
-            await resp.write(b"data: " + json.dumps(err).encode() + b"\n\n")
-    except (ConnectionResetError, aiohttp.ClientConnectionResetError, TimeoutError, RuntimeError):
-        pass
 
 
 def with_model(body: bytes, model: str) -> bytes:

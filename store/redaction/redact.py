@@ -10,7 +10,10 @@ A :class:`Redactor` replaces, in any text or JSON-like value:
 - key-shaped strings, by provider prefix and minimum length (:data:`KEY_PATTERNS`),
   so a key nobody told us about is still caught;
 - the password of any URL's userinfo (``http://user:***@host``, store.redaction.urls),
-  and, as a known secret, the password of every ``*url`` field of the store and config.
+  and, as a known secret, the password of every ``*url`` field of the store and config;
+- the credential that follows ``Authorization``, ``Bearer`` or ``x-api-key`` in any text
+  (:func:`mask_auth_values`), whatever its shape: a request line quoted in an error holds
+  a key no one told us about.
 
 Each is replaced by :func:`store.redaction.fingerprints.fingerprint` (``sk-or-…a1B2``), so the output
 is idempotent: a fingerprint holds ``…`` and is never key-shaped itself.
@@ -65,6 +68,25 @@ KEY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
 _LONG_TOKEN = re.compile(r"^[A-Za-z0-9_\-.+/=]{32,}$")
 
 _runtime: set[str] = set()
+
+_TOKEN = r"[A-Za-z0-9._~+/=\-]"
+_GAP = r"(?:[\s\"'=:]|\\x[0-9a-fA-F]{2}|\\[0rnt])*"      # separators, and escapes a quoted line shows
+# A credential after a header name and ``:``/``=`` (or a scheme), or after a bare scheme when
+# it holds a digit ("the bearer of bad news" stays); never a fingerprint (``…``) or a mask.
+_AUTH_VALUE = re.compile(
+    r"(?i)((?:\b(?:proxy-)?authorization|\bx-api-key)(?:\s*[:=]|\s+(?=(?:bearer|basic|token)\b)|\\x[0-9a-f]{2})"
+    + _GAP + r"(?:(?:bearer|basic|token)\b" + _GAP + r")?"
+    + r"|\b(?:bearer|basic)\b" + _GAP + rf"(?={_TOKEN}*\d))"
+    + rf"({_TOKEN}{{8,}})(?![A-Za-z0-9._~+/=\-…*])")
+
+
+def mask_auth_values(text: str) -> str:
+    """*text* with the credential after ``Authorization``, ``Bearer`` or ``x-api-key`` (8
+    characters or more) as its fingerprint."""
+    low = text.lower()          # most text names none of them: a few substring tests
+    if "bearer" not in low and "authoriz" not in low and "api-key" not in low and "basic" not in low:
+        return text
+    return _AUTH_VALUE.sub(lambda m: m.group(1) + _fp(m.group(2)), text)
 
 
 def register(*values: str | None) -> None:
@@ -162,7 +184,7 @@ class Redactor:
         if _ANY_KEY.search(text):
             for pattern in KEY_PATTERNS:
                 text = pattern.sub(lambda m: _fp(m.group(0)), text)
-        return text
+        return mask_auth_values(text)
 
     __call__ = redact
 

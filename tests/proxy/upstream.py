@@ -39,6 +39,7 @@ class Behaviour:
     seconds: float = 0.0                      # stall: how long before closing; stream: per chunk
     cut: int = 0                              # cut: body bytes sent of Content-Length
     chunks: tuple[bytes, ...] = ()
+    then: str = "end"                         # stream: end | cut (closed mid-body) | hang (until the peer leaves)
 
 
 def _body(body: Any) -> bytes:
@@ -81,10 +82,12 @@ def cut(status: int = 200, body: Any = None, sent: int = 10) -> Behaviour:
     return Behaviour("cut", b.status, b.headers, b.body, cut=sent)
 
 
-def stream(chunks: list[bytes], every: float = 0.0, status: int = 200) -> Behaviour:
-    """An SSE answer, chunked, one chunk every *every* seconds (an empty chunk list: none)."""
+def stream(chunks: list[bytes], every: float = 0.0, status: int = 200, then: str = "end") -> Behaviour:
+    """An SSE answer, chunked, one chunk every *every* seconds (an empty chunk list: none);
+    *then* ``end`` (the last chunk), ``cut`` (the connection closed without it) or ``hang``
+    (nothing more, until the peer closes the connection: counted in ``hung_up``)."""
     return Behaviour("stream", status, (("Content-Type", "text/event-stream"),), seconds=every,
-                     chunks=tuple(chunks))
+                     chunks=tuple(chunks), then=then)
 
 
 @dataclass
@@ -112,6 +115,7 @@ class ScriptedUpstream:
 
     def __init__(self) -> None:
         self.seen: list[Seen] = []
+        self.hung_up = 0                         # hanging streams whose peer closed the connection
         self._script = _Script()
         self._lock = threading.Lock()
         self._loop = asyncio.new_event_loop()
@@ -182,7 +186,7 @@ class ScriptedUpstream:
                     return
                 with self._lock:
                     self.seen.append(seen)
-                if not await self._answer(self._next(seen.key), writer):
+                if not await self._answer(self._next(seen.key), writer, reader):
                     return
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
@@ -208,7 +212,7 @@ class ScriptedUpstream:
             next((v for k, v in headers if k.lower() == "x-api-key"), None)
         return Seen(method, target, headers, body, key)
 
-    async def _answer(self, b: Behaviour, writer: asyncio.StreamWriter) -> bool:
+    async def _answer(self, b: Behaviour, writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> bool:
         """Send *b*; True when the connection may serve another request."""
         if b.kind == "raw":
             writer.write(b.body)
@@ -232,6 +236,15 @@ class ScriptedUpstream:
                 if b.seconds:
                     await asyncio.sleep(b.seconds)
                 writer.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            if b.then == "cut":
+                await writer.drain()
+                return False
+            if b.then == "hang":
+                await writer.drain()
+                await asyncio.wait_for(reader.read(), 120)     # b"": the peer closed
+                with self._lock:
+                    self.hung_up += 1
+                return False
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             return True

@@ -1,0 +1,145 @@
+"""A success on its way to the client: a 2xx or 3xx relayed as it came, its headers
+redacted, a body read whole, a stream (SSE) passed on as it arrives.
+
+Its promises (docs/proxy.md, "The relay's promises"):
+
+- the row's key never reaches the client, however the upstream's chunks split it
+  (:class:`store.proxy.sse.StreamRedaction`: a hold-back of at most the key's length less
+  one byte, nothing held at an event boundary);
+- bytes that reached the client are never tried again elsewhere: a stream the upstream
+  breaks has its partial event closed, then the proxy's error event in the protocol's form
+  (:mod:`store.proxy.sse`), so the SDKs raise; the route takes the strike, no key is
+  benched; a drain that runs out says so the same way;
+- a client that goes away is let go at once, even while the upstream is silent: its
+  handler is cancelled (the server's ``handler_cancellation``), the upstream connection is
+  closed, and the in-flight counts and holds on its key end with the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from store.agent.outcomes import Result
+from store.proxy import requests as trace
+from store.proxy.attempt import Attempt
+from store.proxy.chain import Chain
+from store.proxy.redacting import ProxySecrets
+from store.proxy.sse import Framing, StreamRedaction, error_event, write_error
+from store.proxy.stats import Stats
+from store.proxy.upstreams import display
+from store.proxy.wire import (
+    DROP_RESPONSE,
+    Answer,
+    OwnToken,
+    kept,
+    redacted_headers,
+    transport_kind,
+)
+
+log = logging.getLogger("hermes_admin.proxy")
+
+
+class Relay:
+    """Relays upstream successes to clients (one per proxy, on the event loop); *mark*
+    puts the route's marks on an answer's headers."""
+
+    def __init__(self, chain: Chain, stats: Stats, secrets: ProxySecrets,
+                 mark: Callable[[Any, Attempt], None]) -> None:
+        self.chain = chain
+        self.stats = stats
+        self.secrets = secrets
+        self.mark = mark
+        self._own: dict[str, OwnToken] = {}
+
+    async def relay(self, request: web.BaseRequest, up: aiohttp.ClientResponse, attempt: Attempt,
+                    base: str, rid: str) -> web.StreamResponse | tuple[Result, Answer | None]:
+        """A 2xx or 3xx as it came (headers redacted); a body cut before anything reached
+        the client is a route failure the caller may try again."""
+        sel = attempt.selection
+        headers = kept(up.headers, DROP_RESPONSE)
+        redacted_headers(headers, sel.token, lambda: self.secrets.for_row(sel.token))
+        own = self._own.get(sel.token)   # an answer's body is the model's: only the row's token is hidden
+        if own is None:
+            if len(self._own) > 4096:
+                self._own.clear()
+            own = self._own[sel.token] = OwnToken(sel.token)
+        if "text/event-stream" not in up.headers.get("Content-Type", ""):
+            try:
+                data = await up.read()
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                kind = transport_kind(exc)
+                return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
+                                                     f"before the body ended"), None
+            self._served(attempt, base)
+            resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
+            self.mark(resp.headers, attempt)
+            return resp
+        trace.upstream_end(first_byte=True)
+        self._served(attempt, base)
+        resp = web.StreamResponse(status=up.status, headers=headers)
+        self.mark(resp.headers, attempt)
+        await resp.prepare(request)
+        scrub, frame = StreamRedaction(own), Framing()
+        sent = 0
+        try:
+            while True:
+                try:
+                    chunk = await up.content.readany()
+                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    # Bytes already reached the client: no retry; the route takes the strike.
+                    self.stats.stream_failures += 1
+                    trace.answered_as(trace.STREAM_BROKEN)
+                    kind = transport_kind(exc)
+                    self.chain.breakers.failed(base, self.chain.clock(), answered=True,
+                                               what=f"stream broke after {sent} bytes ({kind})")
+                    log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
+                                sel.pool, sel.row_id, sent, kind)
+                    await self._in_band(request, resp, scrub, frame, f"upstream stream broke after {sent} bytes",
+                                        "upstream_stream_broken", 502, rid)
+                    break
+                if not chunk:
+                    rest = scrub.flush()
+                    if rest:
+                        await resp.write(rest)
+                    break
+                out = scrub.feed(chunk)
+                if out:
+                    frame.note(out)
+                    await resp.write(out)
+                sent += len(chunk)
+            await resp.write_eof()
+        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
+            up.close()      # the client went away: so does the upstream connection, at once
+        except asyncio.CancelledError:
+            if _gone(request):      # the client went away (its handler is cancelled): nothing to say
+                up.close()
+                raise
+            # The drain bound passed: say so in-band.
+            await asyncio.shield(self._in_band(request, resp, scrub, frame, "the proxy is shutting down",
+                                               "shutting_down", 503, rid))
+            raise
+        return resp
+
+    async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, scrub: StreamRedaction,
+                       frame: Framing, message: str, kind: str, code: int, rid: str) -> None:
+        """The proxy's error event after what the upstream sent: what was held back, the
+        partial event closed, then the event in the protocol's form (the SDKs raise it)."""
+        rest = scrub.flush()
+        frame.note(rest)
+        await write_error(resp, rest + frame.close() + error_event(request.path, message, kind, code, rid))
+
+    def _served(self, attempt: Attempt, base: str) -> None:
+        self.chain.breakers.succeeded(base)
+        self.chain.success(attempt)
+
+
+def _gone(request: web.BaseRequest) -> bool:
+    """Whether the client of *request* has closed its connection."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
