@@ -133,6 +133,14 @@ class HermesAdminApp(App):
         self._stop.set()
         self.session_end.uninstall()
 
+    def on_app_blur(self, event: events.AppBlur) -> None:
+        # Served to a browser, the console keeps its focus: Textual's web driver posts a blur
+        # at start, and a blurred app drops its focused widget, so `Down` moved nothing while
+        # `r` acted on a row the operator never chose (tui/web/server.py). A terminal's blur
+        # is honoured as before.
+        if self.via == "web":
+            event.prevent_default()
+
     async def action_quit(self) -> None:
         self._stop.set()
         await super().action_quit()

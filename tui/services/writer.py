@@ -34,7 +34,7 @@ from store.paths import Home
 from store.redaction.fingerprints import redact
 from tui.services.write_feedback import Feedback, done_feedback, failed_feedback
 from tui.text import shown
-from tui.text.sentences import READ_ONLY
+from tui.text.sentences import READ_ONLY, READ_ONLY_WEB
 
 OK = "ok"
 BAD_INPUT = "bad_input"
@@ -205,7 +205,8 @@ class Writer:
         """Run *job* on a worker thread; return the request, or None when refused (read-only)."""
         app = self.app
         if app.read_only:
-            app.notify(READ_ONLY, severity="warning", timeout=4, markup=False)
+            app.notify(READ_ONLY_WEB if app.via == "web" else READ_ONLY, severity="warning", timeout=4,
+                       markup=False)
             return None
         req = WriteRequest(next(self._seq), what, lock or app.home.lock, frozenset(rows),
                            tuple(s for s in secrets if s))

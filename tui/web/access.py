@@ -242,7 +242,7 @@ class Gate:
             return refusal(403, "this link has been used or is not valid: each link works once. "
                                 "hermes-admin web prints a new one for the next browser")
         cookie, _ = self.sessions.start(request.remote or "—")
-        response = web.HTTPSeeOther("/", headers=NO_STORE)
+        response = web.Response(status=303, headers={**NO_STORE, "Location": "/"})
         response.set_cookie(self.served.cookie_name, cookie, path="/", httponly=True,
                             samesite="Strict", secure=self.served.secure)
         if self.on_redeem is not None:

@@ -65,7 +65,7 @@ class PathOnlyLog(AbstractAccessLogger):
 
 
 def child_command(opts: WebOptions, remote: str) -> str:
-    """The shell command textual-serve runs for one session's console."""
+    """The shell command textual-serve runs for one session's console (``exec``: one process)."""
     argv = [sys.executable, "-m", "tui.web.child", "--remote", remote]
     if opts.root:
         argv += ["--root", opts.root]
@@ -75,7 +75,7 @@ def child_command(opts: WebOptions, remote: str) -> str:
         argv += ["--lock-timeout", repr(opts.lock_timeout)]
     if not opts.allow_writes:
         argv.append("--read-only")
-    return shlex.join(argv)
+    return "exec " + shlex.join(argv)
 
 
 def _size(text: str | None, default: int, top: int) -> int:
@@ -182,7 +182,7 @@ class WebConsole(Server):
             await close("this session was opened in another page")
         width = _size(request.query.get("width"), 80, 1000)
         height = _size(request.query.get("height"), 24, 500)
-        service = AppService(self._command(request, session), write_bytes=ws.send_bytes,
+        service = AppService(self.command_for(request), write_bytes=ws.send_bytes,
                              write_str=ws.send_str, close=ws.close,
                              download_manager=self.download_manager, debug=False)
 
@@ -205,7 +205,8 @@ class WebConsole(Server):
             await service.stop()
         return ws
 
-    def _command(self, request: web.Request, session: Session) -> str:
+    def command_for(self, request: web.Request) -> str:
+        """The shell command of this connection's console process."""
         return child_command(self.opts, remote_of(request, self.opts.public_url is not None))
 
     async def _pump(self, ws: web.WebSocketResponse, service: AppService, session: Session) -> None:
