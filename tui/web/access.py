@@ -197,6 +197,10 @@ class Gate:
         self.on_redeem = on_redeem
         self.refused = 0      # requests refused (tests read it)
 
+    def session_of(self, request: web.Request) -> Session | None:
+        """The live session the request's cookie names (None: no such session)."""
+        return self.sessions.find(request.cookies.get(self.served.cookie_name))
+
     def origin_problem(self, request: web.Request) -> str | None:
         """Why this request's Host, Origin or fetch site is not ours; None when it is."""
         if request.headers.get("Host", "").lower() not in self.served.hosts:
@@ -222,12 +226,10 @@ class Gate:
             return refusal(403, problem)
         if request.path == "/" and TOKEN_PARAM in request.query:
             return self._redeem(request)
-        session = self.sessions.find(request.cookies.get(self.served.cookie_name))
-        if session is None:
+        if self.session_of(request) is None:
             self.refused += 1
             return refusal(403, "no session: open the link hermes-admin web printed "
                                 "(each link works once), or ask for a new one")
-        request["session"] = session
         response = await handler(request)
         for k, v in NO_STORE.items():
             response.headers.setdefault(k, v)

@@ -175,7 +175,9 @@ class WebConsole(Server):
             self._next_link()
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:  # type: ignore[override]
-        session: Session = request["session"]
+        session = self.gate.session_of(request)
+        if session is None:                       # the gate let no such request through
+            raise web.HTTPForbidden()
         ws = web.WebSocketResponse(heartbeat=15, max_msg_size=MAX_MESSAGE)
         await ws.prepare(request)
         for close in list(session.closers):       # a reload: the old page's console ends
