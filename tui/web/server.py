@@ -23,6 +23,7 @@ import asyncio
 import json
 import logging
 import shlex
+import signal
 import sys
 from dataclasses import dataclass
 
@@ -275,8 +276,6 @@ async def serve_forever(console: WebConsole, stop: asyncio.Event) -> None:
 
 def run(console: WebConsole) -> int:
     """Serve until interrupted; exit 0."""
-    import signal
-
     async def main() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
