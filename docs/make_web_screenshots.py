@@ -87,7 +87,7 @@ def main() -> int:
                     context.add_init_script(QUIET)
                     page = context.new_page()
                     frames: list[str] = []
-                    page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(
+                    page.on("websocket", lambda ws, into=frames: ws.on("framereceived", lambda f: into.append(
                         f if isinstance(f, str) else bytes(f).decode("utf-8", "replace"))))
                     page.goto(link)
                     _settled(page)
