@@ -86,7 +86,7 @@ class Session:
     started: float
     last_active: float
     ended: bool = False
-    sockets: int = 0      # live WebSocket connections (app processes) of this session
+    # How to end this session's open page(s): each closes its socket, saying why.
     closers: list[Callable[[str], Awaitable[None]]] = field(default_factory=list)
 
 
