@@ -14,6 +14,7 @@ and the exact Origin and Host every request must carry.
   same site, so the Origin check is what closes the socket to it.
 
 Nothing here logs a token or a cookie, and neither is ever put in a URL after the first load.
+(RELIABILITY 60: the browser is a door, not a window left open.)
 """
 
 from __future__ import annotations
