@@ -169,7 +169,8 @@ window.result = {ws: "pending", post: "pending"};
 const ws = new WebSocket("ws://127.0.0.1:%(port)d/ws?width=80&height=24");
 ws.onopen = () => { window.result.ws = "open";
   ws.send(JSON.stringify(["stdin", "\\u001b[B"])); ws.send(JSON.stringify(["stdin", "r"]));
-  setTimeout(() => ws.send(JSON.stringify(["stdin", "y"])), 1500); };
+  // "y" again and again: a confirmation only takes a key typed after it showed.
+  let n = 0; const t = setInterval(() => { ws.send(JSON.stringify(["stdin", "y"])); if (++n > 20) clearInterval(t); }, 500); };
 ws.onerror = () => { window.result.ws = "refused"; };
 fetch("http://127.0.0.1:%(port)d/ws", {method: "POST", body: "y", mode: "no-cors",
       credentials: "include", headers: {"Content-Type": "text/plain"}})

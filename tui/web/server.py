@@ -38,8 +38,7 @@ from tui.web.page import console_page
 log = logging.getLogger("hermes-admin.web")
 
 MAX_MESSAGE = 64 * 1024          # one key, paste or resize: a paste beyond this is refused
-IDLE_CLOSE = 4000                # the WebSocket close codes the page shows the reason of
-LIMIT_CLOSE = 4001
+ENDED_CLOSE = 4000               # the WebSocket close code of a session ended here (the page shows why)
 
 
 @dataclass(frozen=True)
@@ -149,6 +148,7 @@ class WebConsole(Server):
     async def on_shutdown(self, app: web.Application) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
+        self._withheld = False           # stopping: no new link
         for s in self.sessions.live():
             await self._end(s, "hermes-admin web stopped")
 
@@ -190,7 +190,7 @@ class WebConsole(Server):
                              download_manager=self.download_manager, debug=False)
 
         async def close(why: str) -> None:
-            await ws.close(code=IDLE_CLOSE, message=why[:120].encode())
+            await ws.close(code=ENDED_CLOSE, message=why[:120].encode())
 
         session.closers.append(close)
         self.sessions.touch(session)
