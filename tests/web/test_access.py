@@ -8,9 +8,12 @@ The negative control turns the Origin check off and sees the upgrade reach the h
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 
 import pytest
+from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient, TestServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -188,3 +191,64 @@ def test_generated_host_and_origin_pass_only_when_exact(host: str, origin: str |
                                        ("example.org", False), ("", False)])
 def test_loopback(host: str, loop: bool) -> None:
     assert is_loopback(host) is loop
+
+
+class _Msg:
+    def __init__(self, data: str) -> None:
+        self.type, self.data = WSMsgType.TEXT, data
+
+
+class _Socket:
+    def __init__(self, messages: list[str]) -> None:
+        self.messages = [_Msg(m) for m in messages]
+        self.sent: list[object] = []
+
+    def __aiter__(self):
+        async def gen():
+            for m in self.messages:
+                yield m
+        return gen()
+
+    async def send_json(self, obj: object) -> None:
+        self.sent.append(obj)
+
+
+class _Service:
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+
+    async def send_bytes(self, data: bytes) -> bool:
+        self.calls.append(("stdin", data))
+        return True
+
+    async def set_terminal_size(self, w: int, h: int) -> None:
+        self.calls.append(("resize", w, h))
+
+    async def focus(self) -> None:
+        self.calls.append(("focus",))
+
+    async def blur(self) -> None:
+        self.calls.append(("blur",))
+
+
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                      max_size=4), max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=60), json_values.map(json.dumps),
+                          st.sampled_from(['["blur"]', '["stdin", 5]', '["resize", {"width": "x"}]',
+                                           '["resize", {"width": 1e308, "height": -3}]', '["ping", "1"]'])),
+                max_size=12))
+def test_hostile_socket_messages_reach_the_console_only_as_keys_and_sane_sizes(messages: list[str]) -> None:
+    c = WebConsole(WebOptions(port=8765, home="/h"))
+    _, session = c.sessions.start("127.0.0.1")
+    service, sock = _Service(), _Socket(messages)
+    asyncio.run(c.pump(sock, service, session))
+    for call in service.calls:
+        assert call[0] in ("stdin", "resize", "focus")      # never a blur
+        if call[0] == "stdin":
+            assert isinstance(call[1], bytes)
+        if call[0] == "resize":
+            assert 2 <= call[1] <= 1000 and 2 <= call[2] <= 500

@@ -197,7 +197,7 @@ class WebConsole(Server):
         self.started += 1
         try:
             await service.start(width, height)
-            await self._pump(ws, service, session)
+            await self.pump(ws, service, session)
         except asyncio.CancelledError:
             await ws.close()
         except Exception as exc:   # noqa: BLE001 - one line, no traceback locals (they may hold keys)
@@ -212,7 +212,7 @@ class WebConsole(Server):
         """The shell command of this connection's console process."""
         return child_command(self.opts, remote_of(request, self.opts.public_url is not None))
 
-    async def _pump(self, ws: web.WebSocketResponse, service: AppService, session: Session) -> None:
+    async def pump(self, ws: web.WebSocketResponse, service: AppService, session: Session) -> None:
         """The browser's messages to the console: keys, pastes, resizes, focus (never blur)."""
         async for message in ws:
             if message.type != WSMsgType.TEXT:
