@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from store.errors import BadInput
@@ -17,6 +18,9 @@ from store.paths import Home, resolve_home
 from store.profiles.root import resolve_root
 from tui.cli.common import AddCommon
 from tui.text.durations import parse_duration
+
+if TYPE_CHECKING:
+    from tui.web.server import WebOptions
 
 _HOST = re.compile(r"^(?:[A-Za-z0-9][A-Za-z0-9.-]{0,252}|\[?[0-9A-Fa-f:.]{2,45}\]?)$")
 MAX_SESSIONS = 64
@@ -60,7 +64,7 @@ def check_public_url(text: str | None) -> str | None:
     return f"https://{host.lower()}" + (f":{port}" if port not in (None, 443) else "")
 
 
-def options(args: argparse.Namespace):
+def options(args: argparse.Namespace) -> WebOptions:
     """The server's options from parsed arguments; BadInput naming the first bad one."""
     from tui.web.access import is_loopback
     from tui.web.server import WebOptions
