@@ -66,10 +66,12 @@ mutate-guards: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[mutate]'
 	$(BIN)/python -m tests.mutate_guards $(MODULES)
 
-# docs/screenshot.svg, the README's picture: the demo's console through Textual's SVG export.
+# docs/screenshot.svg, the README's picture: the demo's console through Textual's SVG export;
+# and docs/web-*.png: `hermes-admin web` on the demo's root in Debian's chromium, at two sizes.
 .PHONY: screenshot
 screenshot: $(STAMP)
 	$(BIN)/python docs/make_screenshot.py
+	$(BIN)/python docs/make_web_screenshots.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check store tui screens tests bench

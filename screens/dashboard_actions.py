@@ -40,6 +40,7 @@ from tui.services.writer import WriteResult
 from tui.text.format import NULL
 from tui.text.sentences import (
     READ_ONLY,
+    READ_ONLY_WEB,
     REMOVE_SEEDED,
     REMOVE_WARNING,
     RESET_LIVE_HERMES,
@@ -140,7 +141,7 @@ class Operator:
         if action not in WRITING:
             return None
         if self.board.read_only:
-            return READ_ONLY
+            return READ_ONLY_WEB if self.host.via == "web" else READ_ONLY
         if action == "add":
             return None
         cursor = self.table.cursor_credential

@@ -135,7 +135,7 @@ class Everywhere:
         def work() -> None:
             try:
                 result = act_everywhere(root, origin, cv.pool, cv.id, change, action=verb,
-                                        now=clock(), lock_timeout=timeout, via="tui")
+                                        now=clock(), lock_timeout=timeout, via=app.via, remote=app.remote)
             except HermesAdminError as exc:
                 app.call_from_thread(app.notify, f"{verb} everywhere failed: {exc}. Nothing was written.",
                                      severity="error", timeout=10, markup=False)

@@ -188,3 +188,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("tmux") is not None:
             item.add_marker(pytest.mark.xdist_group("terminal"))
+        elif item.get_closest_marker("browser") is not None:   # one Chromium at a time
+            item.add_marker(pytest.mark.xdist_group("browser"))

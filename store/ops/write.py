@@ -104,7 +104,8 @@ def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
 
 
 def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
-            clock: Clock = time.time, redactor: redact.Redactor | None = None) -> Written[T]:
+            clock: Clock = time.time, redactor: redact.Redactor | None = None,
+            remote: str | None = None) -> Written[T]:
     """Run *job* (see the module docstring), then keep its history and audit what it changed.
 
     Errors of the change itself (BadInput, LockTimeout, StoreUnreadable, ...) propagate and
@@ -113,7 +114,8 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
     ``audit_error``, which the CLI prints as a warning (exit 0) and the console shows; the
     same for a history copy that could not be kept. *redactor*: what the caller already
     knows of the home's secrets (the console's, the CLI's boundary); without one the audit
-    reads the home's files for them.
+    reads the home's files for them. *remote*: the address the operator acts from (a console
+    served by ``hermes-admin web``), kept in the history record and every audit line.
     """
     written_secrets: set[str] = set()
     # The id and the copies' ages are on the wall clock, whatever *clock* the caller pins.
@@ -135,7 +137,10 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
     written = Written(value, at, outcomes_of(value))
     notes: list[str] = []
     try:
-        written.history_id = history.save(pending, {"via": via, "actions": [o.action for o in written.outcomes]})
+        meta: dict[str, Any] = {"via": via, "actions": [o.action for o in written.outcomes]}
+        if remote is not None:
+            meta["remote"] = remote
+        written.history_id = history.save(pending, meta)
     except (HermesAdminError, OSError) as exc:
         notes.append(f"history record not kept: {exc}")
     try:
@@ -145,10 +150,12 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
         notes.append(f"history pruned by the defaults: {exc}")
     history.prune(home, time.time(), keep=own.history_keep, days=own.history_days)
     r = redactor.with_secrets(*written_secrets) if redactor is not None else None
-    extra = {"history": written.history_id} if written.history_id else None
+    extra = {"history": written.history_id} if written.history_id else {}
+    if remote is not None:
+        extra["remote"] = remote
     try:
         for outcome in written.outcomes:
-            audit.record(home, outcome, via=via, now=at, extra=extra, redactor=r)
+            audit.record(home, outcome, via=via, now=at, extra=extra or None, redactor=r)
     except StoreUnreadable as exc:
         notes.append(f"audit log not written: {exc}")
     except OSError as exc:

@@ -91,8 +91,12 @@ def identify(profile: Profile, pool: str, target: str) -> tuple[str, str]:
 
 
 def act_everywhere(root: Root, origin: Profile, pool: str, target: str, change: RowChange, *,
-                   action: str, now: float, lock_timeout: float, via: str = "cli") -> AllProfilesResult:
-    """Apply *change* to every row holding TARGET's key, profile by profile."""
+                   action: str, now: float, lock_timeout: float, via: str = "cli",
+                   remote: str | None = None) -> AllProfilesResult:
+    """Apply *change* to every row holding TARGET's key, profile by profile.
+
+    *remote*: the address the operator acts from (a web console), in each audit line.
+    """
     ident, fp = identify(origin, pool, target)
     result = AllProfilesResult(fp)
     plan: list[tuple[Profile, dict[str, str]]] = []
@@ -126,8 +130,9 @@ def act_everywhere(root: Root, origin: Profile, pool: str, target: str, change: 
             continue
         for out in pr.outcomes:
             try:
-                audit.record(prof.home, out, via=via, now=now, extra={
-                    "profile": prof.name, "scope": "all-profiles", "key": fp, "profiles": names})
+                extra = {"profile": prof.name, "scope": "all-profiles", "key": fp, "profiles": names}
+                audit.record(prof.home, out, via=via, now=now,
+                             extra=extra if remote is None else {**extra, "remote": remote})
             except OSError as exc:   # the write landed; say the audit line did not
                 pr.warnings.append(f"{prof.home.audit}: audit line not written ({exc.strerror or exc})")
     return result

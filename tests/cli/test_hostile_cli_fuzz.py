@@ -56,7 +56,7 @@ PLANTED = {"config.yaml": (CONFIG_KEY,), ".env": (ENV_KEY,)}
 
 # Verbs that serve, daemonise, open the console or talk to providers are not fuzzed
 # in-process (they are tested on their own, with fakes).
-SKIP = {("demo",), ("proxy",), ("monitor",), ("fleet", "sync"), ("probe",)}
+SKIP = {("demo",), ("proxy",), ("monitor",), ("fleet", "sync"), ("probe",), ("web",)}
 # Options that name places to write or read outside the test home: fixed, not drawn.
 FIXED = {"--home", "--root", "--secret-file", "--client-keys", "--redis", "--namespace", "-h", "--help"}
 

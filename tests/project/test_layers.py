@@ -19,10 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 # at each says so): `hermes-admin list` does not load Textual, the screens or the demo.
 # entry: the dashboard and demo load only when their verb runs; fleet: redis-py (~125 ms) only for
 # fleet verbs; proxy: aiohttp (~1 s) only when the proxy runs; fleet_feed: redis-py only for a console
-# started with --fleet; monitor: aiohttp, Apprise and prometheus_client only when the monitor runs.
+# started with --fleet; monitor: aiohttp, Apprise and prometheus_client only when the monitor runs;
+# web: aiohttp's server and textual-serve only when `hermes-admin web` runs.
 # One more stays for another reason: store/proxy/loop.py imports uvloop, an optional extra, only
 # when HERMES_ADMIN_PROXY_LOOP=uvloop asks for it (and falls back to asyncio without it).
-ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/cli/monitor.py",
+ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/cli/monitor.py", "tui/cli/web.py",
                  "tui/services/fleet_feed.py", "store/proxy/loop.py"}
 
 
@@ -48,7 +49,7 @@ def test_import_contracts_are_kept() -> None:
 @pytest.mark.parametrize("module, line, contract", [
     ("store/_bad.py", "import tui.text.format\n", "store never imports"),
     ("store/_bad.py", "from textual.widget import Widget\n", "store never imports"),
-    ("tui/widgets/_bad.py", "from screens.help import HelpScreen\n", "app shell, CLI and demo > screens"),
+    ("tui/widgets/_bad.py", "from screens.help import HelpScreen\n", "app shell, CLI, demo and web > screens"),
     ("tui/cli/_bad.py", "def late():\n    import screens.help\n", "only the app shell imports screens"),
 ])
 def test_a_violating_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:

@@ -77,9 +77,13 @@ class HermesAdminApp(App):
         self, home: Home, *, read_only: bool = False, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         clock: Clock = system_clock, watch: bool = True, tick: bool = True,
         keymap_file: Path | None = None, fleet: FleetConfig | None = None,
-        freeze_heap: bool = False,
+        freeze_heap: bool = False, via: str = "tui", remote: str | None = None,
     ) -> None:
         super().__init__()
+        # How the operator reaches this console: every write's audit line and history say it
+        # ("web" and the browser's address for a console served by `hermes-admin web`).
+        self.via = via
+        self.remote = remote
         # The console's own run: once the first home is on screen, its long-lived objects
         # leave the cyclic GC's walk (tui.services.heap.settle_heap). Off in tests, which
         # run many apps in one process.
@@ -128,6 +132,14 @@ class HermesAdminApp(App):
     def on_unmount(self) -> None:
         self._stop.set()
         self.session_end.uninstall()
+
+    def on_app_blur(self, event: events.AppBlur) -> None:
+        # Served to a browser, the console keeps its focus: Textual's web driver posts a blur
+        # at start, and a blurred app drops its focused widget, so `Down` moved nothing while
+        # `r` acted on a row the operator never chose (tui/web/server.py). A terminal's blur
+        # is honoured as before.
+        if self.via == "web":
+            event.prevent_default()
 
     async def action_quit(self) -> None:
         self._stop.set()

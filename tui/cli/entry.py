@@ -28,6 +28,7 @@ from tui.cli import (
     profiles,
     proxy,
     store_verbs,
+    web,
 )
 from tui.cli.common import Parser, add_common
 
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     fleet.register(sub, add_common)
     proxy.register(sub, add_common)
     monitor.register(sub, add_common)
+    web.register(sub, add_common)
     profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)

@@ -76,7 +76,7 @@ def check(args: argparse.Namespace, *, creates_home: bool = False) -> None:
     # Only `add` (and the demo, and the console's empty-home screen) may start on a missing
     # home; a verb aimed at a mistyped --home exits 3 saying so, `list --json` included.
     # A root-wide verb given --root and no --home has no home to check.
-    rooted = verb in ("inventory", "monitor") and getattr(args, "root", None) and not getattr(args, "home", None)
+    rooted = verb in ("inventory", "monitor", "web") and getattr(args, "root", None) and not getattr(args, "home", None)
     if not (creates_home or verb in ("add", "demo", "fleet", "") or rooted
             or getattr(args, "all_profiles", False)):
         home = resolve_home(getattr(args, "home", None))

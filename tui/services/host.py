@@ -33,6 +33,8 @@ class Host(Protocol):
     read_only: bool
     lock_timeout: float
     clock: Clock
+    via: str                # how the operator reaches the console: "tui", or "web"
+    remote: str | None      # a web console's browser address (every write's audit says it)
     state: HomeState | None
     writer: Writer
     state_signal: Signal[HomeState]

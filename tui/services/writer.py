@@ -34,7 +34,7 @@ from store.paths import Home
 from store.redaction.fingerprints import redact
 from tui.services.write_feedback import Feedback, done_feedback, failed_feedback
 from tui.text import shown
-from tui.text.sentences import READ_ONLY
+from tui.text.sentences import READ_ONLY, READ_ONLY_WEB
 
 OK = "ok"
 BAD_INPUT = "bad_input"
@@ -110,17 +110,19 @@ Job = StoreChange[Any] | Callable[[], Any]
 
 
 def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None = None,
-              via: str = "tui", clock: Clock = time.time) -> WriteResult:
+              via: str = "tui", clock: Clock = time.time, remote: str | None = None) -> WriteResult:
     """Run *job* through store.ops.write.perform and classify any failure. Never raises.
 
-    Called on a worker thread; touches no widget. *now* pins the clock (tests).
+    Called on a worker thread; touches no widget. *now* pins the clock (tests). *via* and
+    *remote*: how the operator reaches this console (``web`` and the browser's address).
     """
     secrets = list(request.secrets)
     if now is not None:
         clock = lambda: now  # noqa: E731
     try:
         # The console's redactor already knows the home's secrets: the audit reads no file again.
-        written = perform(home, job, via=via, clock=clock, redactor=shown.redactor().with_secrets(*secrets))
+        written = perform(home, job, via=via, clock=clock, redactor=shown.redactor().with_secrets(*secrets),
+                          remote=remote)
     except LockTimeout as exc:
         return WriteResult(request, LOCK_TIMEOUT, error=redact(str(exc), secrets))
     except BadInput as exc:
@@ -144,6 +146,8 @@ class WriterHost(Protocol):
     home: Home
     read_only: bool
     clock: Clock
+    via: str                  # "tui", or "web" for a console served by `hermes-admin web`
+    remote: str | None        # the browser's address for a web console
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information",
                timeout: float | None = None, markup: bool = True) -> None: ...
@@ -201,7 +205,8 @@ class Writer:
         """Run *job* on a worker thread; return the request, or None when refused (read-only)."""
         app = self.app
         if app.read_only:
-            app.notify(READ_ONLY, severity="warning", timeout=4, markup=False)
+            app.notify(READ_ONLY_WEB if app.via == "web" else READ_ONLY, severity="warning", timeout=4,
+                       markup=False)
             return None
         req = WriteRequest(next(self._seq), what, lock or app.home.lock, frozenset(rows),
                            tuple(s for s in secrets if s))
@@ -209,12 +214,12 @@ class Writer:
         if on_done is not None:
             self._callbacks[req.id] = on_done
         self._changed()
-        home, clock = app.home, app.clock
+        home, clock, via, remote = app.home, app.clock, app.via, app.remote
 
         def work() -> None:
             if not lock_is_free(req.lock):
                 app.post_message(WriteWaiting(req))
-            app.post_message(WriteDone(run_write(req, job, home, clock=clock)))
+            app.post_message(WriteDone(run_write(req, job, home, clock=clock, via=via, remote=remote)))
 
         app.run_worker(work, name=f"write-{req.id}", group="write", thread=True,
                        exit_on_error=False)

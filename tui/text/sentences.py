@@ -10,6 +10,7 @@ STRATEGY_HELP = {
 }
 
 READ_ONLY = "read-only: started with --read-only"
+READ_ONLY_WEB = "read-only: hermes-admin web was started without --allow-writes"
 
 RESET_WARNING = (
     "A reset is local: it does not give the provider's quota back. The next request may be "

@@ -1,0 +1,55 @@
+"""One browser session's console: ``python -m tui.web.child``, started by :mod:`tui.web.server`.
+
+The same console as ``hermes-admin`` with no verb (one home, or every profile of a root),
+drawn through Textual's web driver (textual-serve sets ``TEXTUAL_DRIVER``), with every write
+marked ``via: web`` and the browser's address (``--remote``) in the audit log and history.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from store.paths import resolve_home
+from store.profiles.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
+from tui.app import session_end
+from tui.app.console import HermesAdminApp
+from tui.app.keymap import keymap_path
+from tui.app.root_console import RootApp
+from tui.cli.common import add_common
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m tui.web.child", description=__doc__)
+    add_common(p, top=True)
+    p.add_argument("--root", metavar="DIR")
+    p.add_argument("--read-only", action="store_true")
+    p.add_argument("--remote", required=True, help="the browser's address, for the audit log")
+    return p
+
+
+def build_app(args: argparse.Namespace) -> HermesAdminApp:
+    """The console this session shows: the root's when it has profiles, as `hermes-admin` decides."""
+    kw = dict(read_only=args.read_only, lock_timeout=args.lock_timeout, keymap_file=keymap_path(),
+              freeze_heap=True, via="web", remote=args.remote[:100])
+    home = resolve_home(args.home)
+    root = resolve_root(args.root, args.home)
+    if args.root or len(discover(root)) > 1:
+        profile = None if args.root else home_profile(root, home)
+        return RootApp(root, profile=None if profile == DEFAULT_PROFILE else profile, **kw)
+    return HermesAdminApp(home, **kw)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    app = build_app(args)
+    try:
+        app.run()
+    finally:
+        session_end.disarm()
+    return int(app.return_code or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
