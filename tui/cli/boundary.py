@@ -8,7 +8,10 @@ builds one :class:`store.redaction.redact.Redactor` from the home's secrets (sto
 
 The stream also renders text inert: control, bidi and zero-width characters from a
 store written by someone else are shown as ``\\x1b``, never sent raw to the terminal,
-whichever verb printed them. Only newline and tab pass as they are.
+whichever verb printed them. Only newline and tab pass as they are: the stream cannot tell
+a line break hermes-admin composed from one inside a label, so every printer passes each
+outside field through the one funnel, :func:`tui.text.shown.shown`, which escapes it
+(``\\x0a``). :class:`Boundary` installs this process's redactor in that funnel.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from store.ops import textcheck
 from store.paths import resolve_home
 from store.profiles import root
 from store.redaction import crash, redact
+from tui.text import shown
 
 # Options whose value is a key: registered whole, whatever its shape.
 SECRET_OPTIONS = ("--api-key", "--redis", "--secret")
@@ -138,6 +142,7 @@ class Boundary:
 
     def __init__(self, argv: Sequence[str]) -> None:
         self.redactor = redactor_for(argv)
+        shown.use(self.redactor)   # every printer's fields: this redactor, then inert
         self._saved = (sys.stdout, sys.stderr)
         sys.stdout = RedactingStream(sys.stdout, self.redactor)  # type: ignore[assignment]
         sys.stderr = RedactingStream(sys.stderr, self.redactor)  # type: ignore[assignment]

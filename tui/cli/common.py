@@ -20,6 +20,7 @@ from store.pools.policy import DEFAULT_TTLS, Ttls
 from store.redaction.fingerprints import fingerprint
 from tui.services.write_feedback import DESTRUCTIVE, undo_hint
 from tui.text.format import NULL
+from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
@@ -55,7 +56,8 @@ def home_of(args: argparse.Namespace) -> Home:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"hermes-admin: warning: {message}\n")
+    """One line on stderr: a path, pool or value inside *message* cannot break it."""
+    sys.stderr.write(f"hermes-admin: warning: {shown(message)}\n")
 
 
 def load_config(home: Home) -> tuple[Any | None, Ttls]:
@@ -90,9 +92,9 @@ def fingerprint_of(key: str) -> str:
 def print_notes(outcomes: list[Outcome]) -> None:
     for outcome in outcomes:
         for c in outcome.changes:
-            print(f"{outcome.action}: {c.pool} {c.label} (id={c.id})")
+            print(f"{outcome.action}: {shown(c.pool)} {shown(c.label)} (id={shown(c.id)})")
         for note in outcome.notes:
-            print(f"note: {note}")
+            print(f"note: {shown(note)}")
 
 
 def change_store(args: argparse.Namespace, change: Callable[[Doc, float], Outcome], *,
@@ -111,7 +113,7 @@ def edit(args: argparse.Namespace, fn: Callable[[], Any]) -> Any:
     """One edit that takes its own lock (config.yaml, probe) through store.ops.write."""
     written = write.perform(home_of(args), fn, via="cli", redactor=args.redactor)
     for note in getattr(written.value, "notes", ()):
-        print(f"note: {note}")
+        print(f"note: {shown(note)}")
     _warn_audit(written)
     return written.value
 

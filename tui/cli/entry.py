@@ -30,6 +30,7 @@ from tui.cli import (
     store_verbs,
 )
 from tui.cli.common import Parser, add_common
+from tui.text.shown import shown
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -134,4 +135,5 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
 
 
 def _fail(message: str) -> None:
-    sys.stderr.write(f"hermes-admin: error: {message}\n")
+    # One line, whatever a pool name or a provider's text inside the message held.
+    sys.stderr.write(f"hermes-admin: error: {shown(message)}\n")

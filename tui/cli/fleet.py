@@ -29,6 +29,7 @@ from store.paths import Home, resolve_home
 from store.pools.times import on_calendar
 from tui.text.durations import MAX_SECONDS, parse_duration
 from tui.text.format import BAD_TIME, NULL, countdown, local_time
+from tui.text.shown import shown
 
 # Imported in the commands, not here: redis-py and store.fleet add ~125 ms to every
 # hermes-admin start (python -X importtime), and only the fleet verbs need them.
@@ -195,7 +196,7 @@ def _checked_host(given: str | None, option: str, home: Home) -> str:
 def _log(quiet: bool) -> Callable[[str], None]:
     def log(msg: str) -> None:
         if not quiet:
-            sys.stderr.write(f"{datetime.now().strftime('%H:%M:%S')} {msg}\n")
+            sys.stderr.write(f"{datetime.now().strftime('%H:%M:%S')} {shown(msg)}\n")
             sys.stderr.flush()
 
     return log
@@ -239,7 +240,7 @@ def _disconnected(args: argparse.Namespace, exc: BaseException) -> int:
                    "error": reason}, sys.stdout)
         sys.stdout.write("\n")
     else:
-        print(f"{line} ({safe_url(args.redis)}: {reason})")
+        print(shown(f"{line} ({safe_url(args.redis)}: {reason})"))
     return EXIT_FAILURE
 
 
@@ -259,7 +260,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return EXIT_OK
     for line in render(snap, safe_url(args.redis)):
-        print(line)
+        print(shown(line))   # each meant as one line, whatever a host name or a reason holds
     return EXIT_OK
 
 
@@ -331,7 +332,7 @@ def _act(args: argparse.Namespace, act: Callable[[FleetClient, str], Any]) -> in
         result, changed = act(client, fp)
     except RedisError as exc:
         return _disconnected(args, exc)
-    print(f"{short(fp)}: {result}{'' if changed else ' (no change)'}")
+    print(shown(f"{short(fp)}: {result}{'' if changed else ' (no change)'}"))
     return EXIT_OK
 
 
