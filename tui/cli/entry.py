@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
                "Exits 2-4 write nothing; probe exits 5 after lifting what did reopen.",
     )
     add_common(parser, top=True)
+    parser.add_argument("--version", action=_Version, nargs=0, help="print hermes-admin's version and exit")
     parser.add_argument("--root", dest="console_root", metavar="DIR",
                         help="open the console on every profile of this root "
                              "(default: derived from --home/$HERMES_HOME as Hermes does)")
@@ -65,6 +66,20 @@ def build_parser() -> argparse.ArgumentParser:
                            "the console in fleet view on host A")
     demo.set_defaults(func=_run_demo)
     return parser
+
+
+class _Version(argparse.Action):
+    """``hermes-admin --version``: the installed distribution's version (read only when asked)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("hermes-admin")
+        except metadata.PackageNotFoundError:   # run from a source tree that was never installed
+            version = "unknown (not installed)"
+        sys.stdout.write(f"hermes-admin {version}\n")
+        parser.exit(0)
 
 
 def _run_demo(args: argparse.Namespace) -> int:

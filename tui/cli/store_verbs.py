@@ -15,6 +15,8 @@ from store import authfile
 from store.agent import headroom
 from store.errors import BadInput, StoreUnreadable
 from store.lock import locked
+from store.model import pool_rows
+from store.model import pools as model_pools
 from store.ops import actions, audit, bounds
 from store.pools import view
 from store.redaction import redact
@@ -122,7 +124,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.pool and not pools:
         if snap.doc is None:
             raise BadInput("POOL", f"no store at {home.auth}, so no pool {args.pool!r}")
-        raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth}")
+        raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth}"
+                               f"{actions.did_you_mean(args.pool, model_pools(snap.doc))}")
     readings = read_headroom(home, now)
     if args.json:
         doc = view.to_json(str(home.root), pools, now)
@@ -254,8 +257,26 @@ def cmd_reset(args: argparse.Namespace) -> int:
                                          getattr(args, "yes", False)):
         print("cancelled; nothing written")
         return 1
-    change_store(args, lambda doc, now: actions.reset(doc, args.pool, args.target, now))
+    try:
+        change_store(args, lambda doc, now: _reset_something(doc, args.pool, args.target, now))
+    except _NothingToReset as exc:
+        print(f"nothing changed: {shown(exc)} (no audit line written)")
     return 0
+
+
+class _NothingToReset(Exception):
+    """Raised inside the transaction: it writes nothing, keeps no history, audits nothing."""
+
+
+def _reset_something(doc: dict, pool: str, target: str | None, now: float) -> actions.Outcome:
+    """actions.reset, on this transaction's fresh read, unless every row it names is already ok."""
+    rows = ([actions.resolve(doc, pool, target)] if target else
+            [r for r in pool_rows(doc, pool) if isinstance(r, dict)])
+    if not any(actions.needs_reset(r) for r in rows):
+        actions.reset(copy.deepcopy(doc), pool, target, now)   # a missing pool is refused as before
+        what = f"{pool} {rows[0].get('label')!r} is" if target else f"every credential in {pool} is"
+        raise _NothingToReset(f"{what} already ok")
+    return actions.reset(doc, pool, target, now)
 
 
 def cmd_cooldown(args: argparse.Namespace) -> int:
