@@ -10,10 +10,9 @@ from typing import Any, Callable
 
 from store.config import envfile
 from store.config.read import read_config
-from store.errors import EXIT_BAD_INPUT, BadInput, ConfigUnreadable
-from store.lock import DEFAULT_LOCK_TIMEOUT
+from store.errors import ConfigUnreadable
 from store.model import Doc
-from store.ops import bounds, write
+from store.ops import write
 from store.ops.actions import Outcome
 from store.paths import Home, resolve_home
 from store.pools.policy import DEFAULT_TTLS, Ttls
@@ -23,32 +22,6 @@ from tui.text.format import NULL
 from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
-
-
-class Parser(argparse.ArgumentParser):
-    """Usage errors are exit 2; the redaction boundary (boundary.py) fingerprints any key
-    in them, so ordinary words such as ``restore-backup`` print as they are."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-def _lock_timeout(text: str) -> float:
-    try:
-        return bounds.lock_timeout(text)
-    except BadInput as exc:
-        raise argparse.ArgumentTypeError(exc.problem) from None
-
-
-def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
-    """--home and --lock-timeout, accepted before or after the verb."""
-    default = None if top else argparse.SUPPRESS
-    p.add_argument("--home", metavar="DIR", default=default,
-                   help="Hermes home (default: $HERMES_HOME, else ~/.hermes)")
-    p.add_argument("--lock-timeout", metavar="S", type=_lock_timeout,
-                   default=DEFAULT_LOCK_TIMEOUT if top else argparse.SUPPRESS,
-                   help=f"seconds to wait for auth.lock (default {DEFAULT_LOCK_TIMEOUT:g})")
 
 
 def home_of(args: argparse.Namespace) -> Home:

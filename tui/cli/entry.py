@@ -17,23 +17,14 @@ from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import resolve_home
 from store.profiles.root import DEFAULT_PROFILE, discover, home_profile, resolve_root
 from store.redaction import crash
-from tui.cli import (
-    boundary,
-    config_verbs,
-    fleet,
-    guard,
-    history_verbs,
-    monitor,
-    probe,
-    profiles,
-    proxy,
-    store_verbs,
-)
-from tui.cli.common import Parser, add_common
+from tui.cli import boundary, guard, verbs
+from tui.cli.verbs import Parser, add_common
 from tui.text.shown import shown
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with *argv*, only the verb modules its tokens name are imported
+    (``tui.cli.verbs``): the console's start-up imports none of them."""
     parser = Parser(
         prog="hermes-admin",
         description="Operator console for Hermes Agent credential pools. "
@@ -49,16 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "(default: derived from --home/$HERMES_HOME as Hermes does)")
     parser.add_argument("--read-only", action="store_true",
                         help="open the dashboard with every writing action disabled")
-    fleet.add_console_options(parser)
+    verbs.add_console_options(parser)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
-    store_verbs.register(sub, add_common)
-    history_verbs.register(sub, add_common)
-    config_verbs.register(sub, add_common)
-    probe.register(sub, add_common)
-    fleet.register(sub, add_common)
-    proxy.register(sub, add_common)
-    monitor.register(sub, add_common)
-    profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
+    verbs.register(sub, argv)
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)
     demo.add_argument("--fleet", dest="fleet_demo", action="store_true",
@@ -105,9 +89,10 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
                         read_only=args.read_only, lock_timeout=args.lock_timeout)
     from tui.app.console import run
+    from tui.cli.fleet import console_config
 
     return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout,
-               fleet=fleet.console_config(args))
+               fleet=console_config(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -121,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
-    args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), after the boundary
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(tokens).parse_args(tokens)  # usage errors: SystemExit(2), after the boundary
     args.redactor = edge.redactor           # what the boundary knows: writes audit with it, no second read
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
     try:

@@ -125,16 +125,6 @@ def bench_seconds(text: str) -> float:
     return seconds
 
 
-def add_console_options(parser: argparse.ArgumentParser) -> None:
-    """``hermes-admin --fleet URL``: the console with its fleet view."""
-    parser.add_argument("--fleet", metavar="URL", help="open the console's fleet view on this "
-                        "redis:// or rediss:// URL (F toggles to it later)")
-    parser.add_argument("--fleet-secret-file", metavar="PATH", help="fleet secret, mode 0600, to "
-                        "label fleet keys with this host's rows (default $HERMES_ADMIN_FLEET_SECRET)")
-    parser.add_argument("--fleet-name", metavar="HOST", help="this console's host name in the fleet "
-                        "(default: hostname); fleet-wide actions are published under it")
-
-
 def console_config(args: argparse.Namespace) -> Any:
     """A ``tui.services.fleet_feed.FleetConfig`` from ``--fleet`` (None without it). Bad input: exit 2."""
     url = getattr(args, "fleet", None)
@@ -352,4 +342,4 @@ def _home_or_none(args: argparse.Namespace) -> Any:
     return home if home.root.is_dir() else None
 
 
-__all__ = ["add_console_options", "console_config", "register", "render"]
+__all__ = ["console_config", "register", "render"]
