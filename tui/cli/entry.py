@@ -108,8 +108,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     tokens = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(tokens).parse_args(tokens)  # usage errors: SystemExit(2), after the boundary
-    args.redactor = edge.redactor           # what the boundary knows: writes audit with it, no second read
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
+    if func not in (_run_dashboard, _run_demo):
+        args.redactor = edge.redactor       # what the boundary knows: writes audit with it, no second read
     try:
         guard.check(args, creates_home=func in (_run_dashboard, _run_demo))
         if func in (_run_dashboard, _run_demo):
