@@ -1,15 +1,18 @@
 """The idle-CPU baseline for bench_tui.py: a bare Textual app, one static 1,000-row table.
 
 No timers, no watcher, nothing live: what Textual itself costs showing a table of
-the same size in the same terminal. ``python bench/baseline_app.py``.
+the same size in the same terminal. ``python bench/baseline_app.py``; ``python
+bench/baseline_app.py 6`` shows 6 rows (the first-paint baseline of ``bench_tui.py startup``).
 """
 
 from __future__ import annotations
 
+import sys
+
 from textual.app import App, ComposeResult
 from textual.widgets import DataTable
 
-ROWS = 1000
+ROWS = int(sys.argv[1]) if sys.argv[1:] else 1000
 
 
 class Baseline(App):

@@ -2,6 +2,12 @@
 
     .venv/bin/python bench/bench_tui.py        # about 3 minutes; prints, never asserts
     .venv/bin/python bench/bench_tui.py profiles   # only the root-of-profiles case
+    .venv/bin/python bench/bench_tui.py startup    # only the first-paint-against-bare-Textual case
+
+Start-up case (issue 28): the console's first paint of a home of 6 credentials against
+bench/baseline_app.py showing a static 6-row table, both spawned the same way in the same
+tmux (the project's python, modules compiled), interleaved, the median of 9 spawns each;
+goal: console / bare Textual <= 1.5x.
 
 Profiles case (issue 12): a root of 50 profiles x 10 credentials (``--root``) against one
 home of 500 credentials in 50 pools; goals: first paint <= 1.3x, write->screen p95 <= 1.2x,
@@ -215,6 +221,24 @@ def profiles_case(tmp: Path) -> None:
     print(f"idle CPU root/home = {multi['cpu'] / max(single['cpu'], 1e-9):.2f}x (goal <= 1.2)")
 
 
+def startup_case(tmp: Path, runs: int = 9) -> None:
+    """First paint of the console on a small home against a bare Textual app with a static
+    table: spawn -> the first row on screen, interleaved spawns, medians."""
+    home = make_home(tmp / "startup6", 6, pools=2)
+    bare = [sys.executable, str(ROOT / "bench" / "baseline_app.py"), "6"]
+    got: dict[str, list[float]] = {"console": [], "bare": []}
+    for _ in range(runs):
+        got["console"].append(paint_once(home))
+        t0 = time.perf_counter()
+        with tmux.Tmux.start(bare, size=SIZE, env=dict(os.environ)) as term:
+            term.wait_for("key-00000", timeout=60, interval=0.005)
+            got["bare"].append(time.perf_counter() - t0)
+    console, base = statistics.median(got["console"]), statistics.median(got["bare"])
+    print(f"first paint, 6 credentials: console {console:.2f} s, bare Textual + static table {base:.2f} s "
+          f"(medians of {runs} interleaved spawns)")
+    print(f"first paint console/bare = {console / base:.2f}x (goal <= 1.5)")
+
+
 def compile_project() -> None:
     """First paint includes start-up: measure it with the modules compiled, as an installed
     wheel has them (`make bytecode`), not compiled again on every spawn."""
@@ -263,16 +287,17 @@ def main() -> None:
         print(f"idle CPU(1000, every cooldown < 10 min) = {worst['cpu']:.2f}% = "
               f"{worst['cpu'] / max(base, 1e-9):.2f}x baseline (the worst case; no goal of its own)")
         profiles_case(tmp)
+        startup_case(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["profiles"]:      # the profiles case alone (still one run, own baseline)
+    if sys.argv[1:] in (["profiles"], ["startup"]):   # one case alone (still one run, own baseline)
         _tmp = Path(tempfile.mkdtemp(prefix="hermes-admin-bench-"))
         compile_project()
         try:
-            profiles_case(_tmp)
+            (profiles_case if sys.argv[1] == "profiles" else startup_case)(_tmp)
         finally:
             shutil.rmtree(_tmp, ignore_errors=True)
     else:

@@ -86,16 +86,21 @@ class CommandLine(ModalScreen["Parsed | None"]):
         options = candidates(value, self.specs, self.vocab)
         words = split(value)
         spec = find(self.specs, words[0]) if words and (len(words) > 1 or value.endswith(" ")) else None
+        # Each line through the one funnel on its own: the break between the usage and the
+        # choices is ours; one inside a pool or profile name is shown escaped.
+        lines = []
         if spec is not None:
-            head = f"{spec.usage}" + (f"  ({spec.key})" if spec.key else "") + f" — {spec.help}"
-            line = head + ("\n" + "  ".join(options[:SHOWN]) if options else "")
-        else:
+            lines.append(f"{spec.usage}" + (f"  ({spec.key})" if spec.key else "") + f" — {spec.help}")
+            if options:
+                lines.append("  ".join(options[:SHOWN]))
+        elif options:
             by_name = {s.name: s for s in self.specs}
-            line = "  ".join(f"{o}" + (f" ({by_name[o].key})" if by_name[o].key else "")
-                             for o in options[:SHOWN])
-        if len(options) > SHOWN:
-            line += f"  … +{len(options) - SHOWN}"
-        self.query_one("#command-hints", Static).update(Text(shown(line) if line else "no match"))
+            lines.append("  ".join(f"{o}" + (f" ({by_name[o].key})" if by_name[o].key else "")
+                                   for o in options[:SHOWN]))
+        if lines and len(options) > SHOWN:
+            lines[-1] += f"  … +{len(options) - SHOWN}"
+        hint = "\n".join(shown(line) for line in lines)
+        self.query_one("#command-hints", Static).update(Text(hint or "no match"))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()

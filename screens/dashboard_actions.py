@@ -32,7 +32,6 @@ from screens.probe_result import ProbeResultScreen
 from screens.strategy import open_strategy_picker
 from store.model import is_manual_source
 from store.ops import actions, audit
-from store.ops.probe_report import run_probe
 from store.ops.write import StoreChange
 from store.pools.view import CredentialView, PoolView
 from tui.services.host import HasApp, Host, host
@@ -332,6 +331,9 @@ class Operator:
                    if cv.effective.status == "cooling"}
 
         def probe() -> Any:
+            # Imported here: the probe's urllib and http.client are not the first paint's.
+            from store.ops.probe_report import run_probe
+
             kw = {"ttls": ttls} if ttls is not None else {}
             return run_probe(home, pool, now, env=env, lock_timeout=timeout, **kw)
 

@@ -8,6 +8,7 @@ wraps within the width (80 columns included) instead of being cut.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,9 +17,11 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from store.ops.probe_report import ProbeReport
 from tui.text.format import NULL
 from tui.widgets.plain_table import FittedTable, fill_fitted
+
+if TYPE_CHECKING:   # the probe's modules (urllib, http.client) load when a probe runs
+    from store.ops.probe_report import ProbeReport
 
 COLUMNS = ("#", "label", "key", "verdict", "result")
 

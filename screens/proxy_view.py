@@ -34,7 +34,6 @@ from screens.confirm import ConfirmScreen
 from screens.explain import Refusals
 from store.errors import HermesAdminError
 from store.paths import Home
-from store.proxy import control
 from store.redaction.fingerprints import redact
 from tui.services import proxy_feed as feed
 from tui.services.host import host
@@ -146,6 +145,10 @@ class ProxyScreen(Screen[None]):
         self.asking: str | None = None       # the command waiting for the proxy's answer
         self.feedback = ""                   # the last answer, in words
         self.refusals = Refusals(self, self.disabled_reason)
+        # Imported here: the proxy's control module brings its chain and probe (urllib),
+        # which the console's first paint has no use for.
+        from store.proxy import control
+
         self.answer_wait = control.ANSWER_WAIT   # the bound on the proxy's answer (a test shortens it)
 
     def compose(self) -> ComposeResult:
@@ -309,6 +312,8 @@ class ProxyScreen(Screen[None]):
         home, wait = self.home, self.answer_wait
 
         def work() -> None:
+            from store.proxy import control
+
             try:
                 a = control.ask(home, port, command, route, "console", wait=wait)
                 self.post_message(Steered(command, a.ok, f"proxy :{port}: {a.message}"))

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.error import CommentMark
-from ruamel.yaml.error import MarkedYAMLError as RtMarkedError
-from ruamel.yaml.tokens import CommentToken
 
 from store import safeio, yamlguard
 from store.errors import ConfigUnreadable
+
+if TYPE_CHECKING:  # ruamel is imported by the round-trip functions, when an edit runs
+    from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
 
 SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -136,6 +135,8 @@ def guess_indent(text: str) -> tuple[int, int, int]:
 
 def make_yaml(text: str = "") -> YAML:
     """A round-trip YAML configured to reproduce *text*'s style."""
+    from ruamel.yaml import YAML
+
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
     rt.allow_unicode = True
@@ -147,6 +148,11 @@ def make_yaml(text: str = "") -> YAML:
 
 def load_tree(raw: bytes | None, path: Path) -> tuple[CommentedMap, YAML]:
     """Round-trip parse for editing; ConfigUnreadable when it does not parse or is not a mapping."""
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.error import MarkedYAMLError as RtMarkedError
+    from ruamel.yaml.tokens import CommentToken
+
     if raw is None:
         return CommentedMap(), make_yaml()
     try:
@@ -178,12 +184,16 @@ def load_tree(raw: bytes | None, path: Path) -> tuple[CommentedMap, YAML]:
 
 def is_block(node: Any) -> bool:
     """A non-empty block-style mapping or sequence (its last line can carry comments)."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     return isinstance(node, (CommentedMap, CommentedSeq)) and len(node) > 0 \
         and not node.fa.flow_style()
 
 
 def tail_slot(node: Any) -> tuple[dict, Any, int] | None:
     """The comment slot printed right after *node*'s last line (deepest last element)."""
+    from ruamel.yaml.comments import CommentedMap
+
     if not is_block(node):
         return None
     if isinstance(node, CommentedMap):
@@ -215,6 +225,9 @@ def take_trailing(node: Any) -> str:
 
 def put_trailing(node: Any, text: str) -> bool:
     """Print *text* (whole lines) after *node*'s last line; False if it has no place for it."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
     if not text:
         return True
     slot = tail_slot(node)

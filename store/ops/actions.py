@@ -179,6 +179,16 @@ def remove(doc: Doc, pool: str, target: str) -> Outcome:
     return out
 
 
+def needs_reset(row: Row) -> bool:
+    """True when a reset would clear something on *row*: a status, an error, a failure
+    reason or a per-model bench. A row that is plainly ok has nothing to clear (a reset of
+    it changes nothing an agent reads, and is not an operator action worth auditing)."""
+    return (any(row.get(f) is not None for f in ("last_status", "last_status_at", "last_error_code",
+                                                 "last_error_reason", "last_error_message",
+                                                 "last_error_reset_at", "failure_reason"))
+            or bool(row.get("model_cooldowns")))
+
+
 def reset(doc: Doc, pool: str, target: str | None, now: float) -> Outcome:
     """Clear status of one row (or the whole pool) and stamp status_cleared_at."""
     rows = [resolve(doc, pool, target)] if target else [r for r in _existing_rows(doc, pool) if isinstance(r, dict)]

@@ -195,3 +195,36 @@ async def test_the_palette_shows_each_commands_key(tmp_home: Home, tmp_path) -> 
         unkeyed = [n for n, c in cmds.items() if not c.key]
         assert unkeyed == ["Dashboard"]
         assert all(isinstance(b, Binding) for b in class_bindings(DashboardScreen))
+
+
+async def _hint_lines(monkeypatch: pytest.MonkeyPatch, funnel: Any = None) -> list[str]:
+    """The ``:`` line's hint for ``reset `` on a vocabulary with a pool name that holds a line break."""
+    from textual.app import App
+
+    if funnel is not None:
+        monkeypatch.setattr("screens.command_line.shown", funnel)
+    vocab = Vocabulary(targets=[Target("default/anthropic", "default/anthropic", "pool-a"),
+                                Target("evil\nFORGED", "evil\nFORGED", "pool-e")],
+                       sorts=("priority",), tabs=(), undo_ids=())
+    app = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        app.push_screen(CommandLine(specs(), vocab))
+        await pilot.pause()
+        await pilot.press(*"reset ")
+        await pilot.pause()
+        return str(app.screen.query_one("#command-hints", Static).render()).splitlines()
+
+
+async def test_the_hint_is_readable_and_a_name_cannot_start_a_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: the hint read ``Reset cooldown\\x0adefault/anthropic``. The usage and the choices
+    are two lines of ours; a line break inside a pool name is shown escaped, on its line."""
+    lines = await _hint_lines(monkeypatch)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("reset POOL [ROW]") and "\\x0a" not in lines[0]
+    assert lines[1].startswith("default/anthropic") and "evil\\x0aFORGED" in lines[1]
+
+
+async def test_negative_control_a_funnel_that_lets_a_break_pass_gives_a_forged_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = await _hint_lines(monkeypatch, funnel=lambda text: str(text))
+    assert any(line.startswith("FORGED") for line in lines), lines

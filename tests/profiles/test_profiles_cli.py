@@ -93,7 +93,7 @@ def test_without_all_profiles_only_the_home_changes(root: Root) -> None:
     assert status(Home(root.path), "aaaaaa") == "exhausted"
     assert root.profile("team").home.auth.read_bytes() == team_bytes
     # Every audit line names its profile, the single-home verbs' too.
-    assert run(root.profile("solo").home.root, "reset", "openrouter", "1").returncode == 0
+    assert run(root.profile("solo").home.root, "cooldown", "openrouter", "1", "--for", "1h").returncode == 0
     assert [x["profile"] for x in audit_lines(Home(root.path))] == ["default"]
     assert [x["profile"] for x in audit_lines(root.profile("solo").home)] == ["solo"]
 

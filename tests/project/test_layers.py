@@ -24,7 +24,10 @@ ROOT = Path(__file__).resolve().parents[2]
 # One more stays for another reason: store/proxy/loop.py imports uvloop, an optional extra, only
 # when HERMES_ADMIN_PROXY_LOOP=uvloop asks for it (and falls back to asyncio without it).
 ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tui/cli/monitor.py", "tui/cli/web.py",
-                 "tui/services/fleet_feed.py", "store/proxy/loop.py"}
+                 "tui/services/fleet_feed.py", "store/proxy/loop.py",
+                 # The console's first paint (issue 28): the proxy panel's control module and the
+                 # probe (urllib, http.client) load when used; ruamel only for a round-trip edit.
+                 "screens/dashboard_actions.py", "screens/proxy_view.py", "store/config/yamlread.py"}
 
 
 def _copy_tree(dest: Path) -> Path:

@@ -231,7 +231,8 @@ def test_cli_write_gives_up_on_a_stopped_holder(home: Home) -> None:
         wait_ready(holder)
         os.kill(holder.pid, signal.SIGSTOP)
         started = time.monotonic()
-        proc = run_cli("reset", "openrouter", "--yes", "--lock-timeout", "1", home=home, timeout=20)
+        # A write that changes something (a reset of keys already ok writes nothing at all).
+        proc = run_cli("cooldown", "openrouter", "1", "--for", "15m", "--lock-timeout", "1", home=home, timeout=20)
         elapsed = time.monotonic() - started
     finally:
         stop(holder)
@@ -240,6 +241,6 @@ def test_cli_write_gives_up_on_a_stopped_holder(home: Home) -> None:
     assert 0.9 <= elapsed < 5, f"CLI gave up after {elapsed:.2f}s, bound was 1s"
     assert home.auth.read_bytes() == before
     # Control: with the holder gone the very same command goes through.
-    ok = run_cli("reset", "openrouter", "--yes", "--lock-timeout", "1", home=home, timeout=20)
+    ok = run_cli("cooldown", "openrouter", "1", "--for", "15m", "--lock-timeout", "1", home=home, timeout=20)
     assert ok.returncode == 0, ok.stderr
     assert home.auth.read_bytes() != before

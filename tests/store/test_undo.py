@@ -100,7 +100,8 @@ def test_undo_of_a_config_edit_puts_the_key_back_with_its_comments(tmp_home: Hom
 
 def test_history_lists_ids_and_the_toast_line_names_undo(tmp_home: Home) -> None:
     _home(tmp_home)
-    run_cli(tmp_home, "reset", "openrouter", "k2")
+    run_cli(tmp_home, "cooldown", "openrouter", "k2", "--for", "15m")
+    run_cli(tmp_home, "reset", "openrouter", "k2")   # a reset with something to clear
     got = json.loads(run_cli(tmp_home, "history", "--json").stdout)
     assert got[0]["action"] == "reset" and history.valid_id(got[0]["id"])
     entry = [json.loads(line) for line in tmp_home.audit.read_text().splitlines()][-1]
@@ -120,7 +121,8 @@ def test_history_keeps_no_key_outside_the_copy_and_every_file_is_private(tmp_hom
 
 def test_the_history_is_pruned_by_count(tmp_home: Home) -> None:
     _home(tmp_home)
-    for _ in range(4):
+    for _ in range(2):   # four writes (a reset of a key already ok writes nothing)
+        run_cli(tmp_home, "cooldown", "openrouter", "k0", "--for", "15m")
         run_cli(tmp_home, "reset", "openrouter", "k0")
     assert history.prune(tmp_home, 2e9, keep=2, days=10_000) == 2
     assert len([p for p in history.folder(tmp_home).iterdir() if p.name.endswith(".json")]) == 2
@@ -133,18 +135,18 @@ def test_a_symlinked_history_folder_is_refused_and_nothing_is_written(tmp_home: 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     history.folder(tmp_home).symlink_to(elsewhere)
-    proc = run_cli(tmp_home, "reset", "openrouter", "k0", ok=False)
+    proc = run_cli(tmp_home, "cooldown", "openrouter", "k0", "--for", "15m", ok=False)
     assert proc.returncode == 3 and "symlink" in proc.stderr
     assert tmp_home.auth.read_bytes() == before and list(elsewhere.iterdir()) == []
     # Control: the same write with a real folder lands.
     history.folder(tmp_home).unlink()
-    run_cli(tmp_home, "reset", "openrouter", "k0")
+    run_cli(tmp_home, "cooldown", "openrouter", "k0", "--for", "15m")
     assert tmp_home.auth.read_bytes() != before
 
 
 def test_no_proxy_count_flush_or_agent_write_adds_a_copy(tmp_home: Home) -> None:
     _home(tmp_home)
-    run_cli(tmp_home, "reset", "openrouter", "k0")
+    run_cli(tmp_home, "cooldown", "openrouter", "k0", "--for", "15m")
     names = sorted(p.name for p in history.folder(tmp_home).iterdir())
     for _ in range(3):
         _bump(tmp_home, "r0")
@@ -168,7 +170,7 @@ def test_the_history_record_holds_no_value_only_digests(tmp_home: Home) -> None:
     with transaction(tmp_home) as doc:
         doc["credential_pool"]["openrouter"][0].update(label=label, base_url="http://u:pw-undo-CANARY1@h/v1")
     tmp_home.config.write_text("fallback_providers:\n- provider: nous\n  api_key: sk-nous-undo-CANARY-000000000001\n")
-    run_cli(tmp_home, "reset", "openrouter", "r0")
+    run_cli(tmp_home, "cooldown", "openrouter", "r0", "--for", "15m")
     run_cli(tmp_home, "fallback", "clear")
     for p in history.folder(tmp_home).glob("*.json"):
         text = p.read_text()

@@ -116,7 +116,8 @@ def test_cli_write_that_landed_exits_0_when_only_the_audit_fails(tmp_home: Home,
     err = capsys.readouterr().err
     assert code == 0 and "was written" in err and "audit log" in err
     assert read_doc(home)["credential_pool"]["openrouter"][0].get("status_cleared_at")
-    # Control: with a usable audit log there is no warning, and the line is there.
+    # Control: with a usable audit log there is no warning, and the line is there (a write
+    # that changes something: a second reset of keys now ok writes nothing).
     Path(home.audit).rmdir()
-    assert main(["reset", "openrouter", "--yes", "--home", str(home.root)]) == 0
+    assert main(["cooldown", "openrouter", "1", "--for", "15m", "--home", str(home.root)]) == 0
     assert "audit log" not in capsys.readouterr().err and audit.tail(home, 5)

@@ -8,7 +8,10 @@ builds one :class:`store.redaction.redact.Redactor` from the home's secrets (sto
 
 The stream also renders text inert: control, bidi and zero-width characters from a
 store written by someone else are shown as ``\\x1b``, never sent raw to the terminal,
-whichever verb printed them. Only newline and tab pass as they are.
+whichever verb printed them. Only newline and tab pass as they are: the stream cannot tell
+a line break hermes-admin composed from one inside a label, so every printer passes each
+outside field through the one funnel, :func:`tui.text.shown.shown`, which escapes it
+(``\\x0a``). :class:`Boundary` installs this process's redactor in that funnel.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from store.ops import textcheck
 from store.paths import resolve_home
 from store.profiles import root
 from store.redaction import crash, redact
+from tui.text import shown
 
 # Options whose value is a key: registered whole, whatever its shape.
 SECRET_OPTIONS = ("--api-key", "--redis", "--secret")
@@ -97,11 +101,17 @@ class RedactingStream(io.TextIOBase):
     seen whole by the redactor.
     """
 
-    def __init__(self, inner: TextIO, redactor: redact.Redactor) -> None:
+    def __init__(self, inner: TextIO, redactor: redact.Redactor | Callable[[], redact.Redactor]) -> None:
         super().__init__()
         self.inner = inner
-        self.redactor = redactor
+        self._redactor = redactor
         self._held = ""
+
+    @property
+    def redactor(self) -> redact.Redactor:
+        """The redactor (a callable given is asked when the first byte passes)."""
+        r = self._redactor
+        return r if isinstance(r, redact.Redactor) else r()
 
     def write(self, s: str) -> int:  # type: ignore[override]
         self._held += s
@@ -134,13 +144,27 @@ class RedactingStream(io.TextIOBase):
 
 
 class Boundary:
-    """Installed streams, restored on exit (tests call main() many times in one process)."""
+    """Installed streams, restored on exit (tests call main() many times in one process).
+
+    The home's secrets are read when they are first needed: the first byte either stream
+    passes, or a verb asking for :attr:`redactor`. The console, which redacts in its own
+    funnel, never asks, so its start-up does not read the home twice.
+    """
 
     def __init__(self, argv: Sequence[str]) -> None:
-        self.redactor = redactor_for(argv)
+        self._argv = list(argv)
+        self._redactor: redact.Redactor | None = None
         self._saved = (sys.stdout, sys.stderr)
-        sys.stdout = RedactingStream(sys.stdout, self.redactor)  # type: ignore[assignment]
-        sys.stderr = RedactingStream(sys.stderr, self.redactor)  # type: ignore[assignment]
+        sys.stdout = RedactingStream(sys.stdout, lambda: self.redactor)  # type: ignore[assignment]
+        sys.stderr = RedactingStream(sys.stderr, lambda: self.redactor)  # type: ignore[assignment]
+
+    @property
+    def redactor(self) -> redact.Redactor:
+        """The one redactor of this process, built on first use from the home and *argv*."""
+        if self._redactor is None:
+            self._redactor = redactor_for(self._argv)
+            shown.use(self._redactor)   # every printer's fields: this redactor, then inert
+        return self._redactor
 
     def release(self) -> None:
         """Flush what is held and put the original streams back (before the dashboard,

@@ -10,44 +10,18 @@ from typing import Any, Callable
 
 from store import envfile
 from store.config.read import read_config
-from store.errors import EXIT_BAD_INPUT, BadInput, ConfigUnreadable
-from store.lock import DEFAULT_LOCK_TIMEOUT
+from store.errors import ConfigUnreadable
 from store.model import Doc
-from store.ops import bounds, write
+from store.ops import write
 from store.ops.actions import Outcome
 from store.paths import Home, resolve_home
 from store.pools.policy import DEFAULT_TTLS, Ttls
 from store.redaction.fingerprints import fingerprint
 from tui.services.write_feedback import DESTRUCTIVE, undo_hint
 from tui.text.format import NULL
+from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
-
-
-class Parser(argparse.ArgumentParser):
-    """Usage errors are exit 2; the redaction boundary (boundary.py) fingerprints any key
-    in them, so ordinary words such as ``restore-backup`` print as they are."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
-
-
-def _lock_timeout(text: str) -> float:
-    try:
-        return bounds.lock_timeout(text)
-    except BadInput as exc:
-        raise argparse.ArgumentTypeError(exc.problem) from None
-
-
-def add_common(p: argparse.ArgumentParser, *, top: bool = False) -> None:
-    """--home and --lock-timeout, accepted before or after the verb."""
-    default = None if top else argparse.SUPPRESS
-    p.add_argument("--home", metavar="DIR", default=default,
-                   help="Hermes home (default: $HERMES_HOME, else ~/.hermes)")
-    p.add_argument("--lock-timeout", metavar="S", type=_lock_timeout,
-                   default=DEFAULT_LOCK_TIMEOUT if top else argparse.SUPPRESS,
-                   help=f"seconds to wait for auth.lock (default {DEFAULT_LOCK_TIMEOUT:g})")
 
 
 def home_of(args: argparse.Namespace) -> Home:
@@ -55,7 +29,8 @@ def home_of(args: argparse.Namespace) -> Home:
 
 
 def warn(message: str) -> None:
-    sys.stderr.write(f"hermes-admin: warning: {message}\n")
+    """One line on stderr: a path, pool or value inside *message* cannot break it."""
+    sys.stderr.write(f"hermes-admin: warning: {shown(message)}\n")
 
 
 def load_config(home: Home) -> tuple[Any | None, Ttls]:
@@ -90,9 +65,9 @@ def fingerprint_of(key: str) -> str:
 def print_notes(outcomes: list[Outcome]) -> None:
     for outcome in outcomes:
         for c in outcome.changes:
-            print(f"{outcome.action}: {c.pool} {c.label} (id={c.id})")
+            print(f"{outcome.action}: {shown(c.pool)} {shown(c.label)} (id={shown(c.id)})")
         for note in outcome.notes:
-            print(f"note: {note}")
+            print(f"note: {shown(note)}")
 
 
 def change_store(args: argparse.Namespace, change: Callable[[Doc, float], Outcome], *,
@@ -111,7 +86,7 @@ def edit(args: argparse.Namespace, fn: Callable[[], Any]) -> Any:
     """One edit that takes its own lock (config.yaml, probe) through store.ops.write."""
     written = write.perform(home_of(args), fn, via="cli", redactor=args.redactor)
     for note in getattr(written.value, "notes", ()):
-        print(f"note: {note}")
+        print(f"note: {shown(note)}")
     _warn_audit(written)
     return written.value
 

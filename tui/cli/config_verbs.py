@@ -20,6 +20,7 @@ from store.pools.policy import known_strategy
 from tui.cli.common import AddCommon, edit, home_of, warn
 from tui.text.format import NULL
 from tui.text.sentences import STRATEGY_HELP as STRATEGY_HELP
+from tui.text.shown import shown
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -98,11 +99,11 @@ def cmd_strategy(args: argparse.Namespace) -> int:
         for name in names:
             configured = cfg.strategies.get(name)
             if configured is None:
-                print(f"{name}: fill_first (default)")
+                print(f"{shown(name)}: fill_first (default)")
             elif known_strategy(configured) == configured.strip().lower():
-                print(f"{name}: {configured}")
+                print(f"{shown(name)}: {shown(configured)}")
             else:
-                print(f"{name}: {configured} (unknown to Hermes, which uses fill_first)")
+                print(f"{shown(name)}: {shown(configured)} (unknown to Hermes, which uses fill_first)")
         if not names:
             print("no pools and no configured strategies")
         return 0
@@ -111,7 +112,7 @@ def cmd_strategy(args: argparse.Namespace) -> int:
     if strategy is not None and strategy not in STRATEGIES:
         raise BadInput("STRATEGY", f"{args.strategy!r} is not one of {', '.join(STRATEGIES)} (or 'default')")
     edit(args, lambda: config_edit.set_strategy(home, args.pool, strategy, lock_timeout=args.lock_timeout))
-    print(f"{args.pool}: {strategy or 'fill_first (default)'} — {STRATEGY_HELP[strategy or 'fill_first']}")
+    print(f"{shown(args.pool)}: {strategy or 'fill_first (default)'} — {STRATEGY_HELP[strategy or 'fill_first']}")
     return 0
 
 
@@ -134,21 +135,21 @@ def cmd_fallback_list(args: argparse.Namespace) -> int:
     for i, e in enumerate(chain, start=1):
         extras = []
         if e.base_url:
-            extras.append(f"base_url={e.base_url}")
+            extras.append(f"base_url={shown(e.base_url)}")
         if e.key_env:
-            extras.append(f"key_env={e.key_env}")
+            extras.append(f"key_env={shown(e.key_env)}")
         if e.has_api_key:
             extras.append("api_key=(set)")
         if e.origin != "fallback_providers":
-            extras.append(f"[{e.origin}]")
-        print(f"{i}. {e.provider} / {e.model} {' '.join(extras)}".rstrip())
+            extras.append(f"[{shown(e.origin)}]")
+        print(f"{i}. {shown(e.provider)} / {shown(e.model)} {' '.join(extras)}".rstrip())
     return 0
 
 
 def cmd_fallback_add(args: argparse.Namespace) -> int:
     edit(args, lambda: config_edit.fallback_add(home_of(args), args.provider, args.model, base_url=args.base_url,
                                                 key_env=args.key_env, lock_timeout=args.lock_timeout))
-    print(f"added fallback {args.provider} / {args.model}")
+    print(f"added fallback {shown(args.provider)} / {shown(args.model)}")
     return 0
 
 
@@ -181,16 +182,16 @@ def cmd_routing_show(args: argparse.Namespace) -> int:
         print("no provider_routing: OpenRouter's defaults apply")
         return 0
     for key, value in cfg.routing.items():
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else value
-        print(f"{key}: {NULL if shown in (None, '') else shown}")
+        said = ", ".join(map(str, value)) if isinstance(value, list) else value
+        print(f"{shown(key)}: {NULL if said in (None, '') else shown(said)}")
     return 0
 
 
 def cmd_routing_set(args: argparse.Namespace) -> int:
     return _edit(args, lambda home, t: config_edit.routing_set(home, args.key, args.value, lock_timeout=t),
-                 f"provider_routing.{args.key} set")
+                 f"provider_routing.{shown(args.key)} set")
 
 
 def cmd_routing_unset(args: argparse.Namespace) -> int:
     return _edit(args, lambda home, t: config_edit.routing_unset(home, args.key, lock_timeout=t),
-                 f"provider_routing.{args.key} removed")
+                 f"provider_routing.{shown(args.key)} removed")

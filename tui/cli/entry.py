@@ -17,23 +17,14 @@ from store.errors import EXIT_BAD_INPUT, EXIT_FAILURE, HermesAdminError
 from store.paths import DEFAULT_PROFILE, resolve_home
 from store.profiles.root import discover, home_profile, resolve_root
 from store.redaction import crash
-from tui.cli import (
-    boundary,
-    config_verbs,
-    fleet,
-    guard,
-    history_verbs,
-    monitor,
-    probe,
-    profiles,
-    proxy,
-    store_verbs,
-    web,
-)
-from tui.cli.common import Parser, add_common
+from tui.cli import boundary, guard, verbs
+from tui.cli.verbs import Parser, add_common
+from tui.text.shown import shown
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with *argv*, only the verb modules its tokens name are imported
+    (``tui.cli.verbs``): the console's start-up imports none of them."""
     parser = Parser(
         prog="hermes-admin",
         description="Operator console for Hermes Agent credential pools. "
@@ -43,22 +34,15 @@ def build_parser() -> argparse.ArgumentParser:
                "Exits 2-4 write nothing; probe exits 5 after lifting what did reopen.",
     )
     add_common(parser, top=True)
+    parser.add_argument("--version", action=_Version, nargs=0, help="print hermes-admin's version and exit")
     parser.add_argument("--root", dest="console_root", metavar="DIR",
                         help="open the console on every profile of this root "
                              "(default: derived from --home/$HERMES_HOME as Hermes does)")
     parser.add_argument("--read-only", action="store_true",
                         help="open the dashboard with every writing action disabled")
-    fleet.add_console_options(parser)
+    verbs.add_console_options(parser)
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=Parser)
-    store_verbs.register(sub, add_common)
-    history_verbs.register(sub, add_common)
-    config_verbs.register(sub, add_common)
-    probe.register(sub, add_common)
-    fleet.register(sub, add_common)
-    proxy.register(sub, add_common)
-    monitor.register(sub, add_common)
-    web.register(sub, add_common)
-    profiles.register(sub, add_common)  # after store_verbs: extends cooldown and reset
+    verbs.register(sub, argv)
     demo = sub.add_parser("demo", help="run the console on a generated demo home with a simulated agent")
     add_common(demo)
     demo.add_argument("--fleet", dest="fleet_demo", action="store_true",
@@ -66,6 +50,20 @@ def build_parser() -> argparse.ArgumentParser:
                            "the console in fleet view on host A")
     demo.set_defaults(func=_run_demo)
     return parser
+
+
+class _Version(argparse.Action):
+    """``hermes-admin --version``: the installed distribution's version (read only when asked)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib import metadata
+
+        try:
+            version = metadata.version("hermes-admin")
+        except metadata.PackageNotFoundError:   # run from a source tree that was never installed
+            version = "unknown (not installed)"
+        sys.stdout.write(f"hermes-admin {version}\n")
+        parser.exit(0)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
@@ -91,9 +89,10 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
                         read_only=args.read_only, lock_timeout=args.lock_timeout)
     from tui.app.console import run
+    from tui.cli.fleet import console_config
 
     return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout,
-               fleet=fleet.console_config(args))
+               fleet=console_config(args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -107,9 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
-    args = build_parser().parse_args(argv)  # usage errors: SystemExit(2), after the boundary
-    args.redactor = edge.redactor           # what the boundary knows: writes audit with it, no second read
+    tokens = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(tokens).parse_args(tokens)  # usage errors: SystemExit(2), after the boundary
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
+    if func not in (_run_dashboard, _run_demo):
+        args.redactor = edge.redactor       # what the boundary knows: writes audit with it, no second read
     try:
         guard.check(args, creates_home=func in (_run_dashboard, _run_demo))
         if func in (_run_dashboard, _run_demo):
@@ -136,4 +137,5 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
 
 
 def _fail(message: str) -> None:
-    sys.stderr.write(f"hermes-admin: error: {message}\n")
+    # One line, whatever a pool name or a provider's text inside the message held.
+    sys.stderr.write(f"hermes-admin: error: {shown(message)}\n")

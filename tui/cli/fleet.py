@@ -29,6 +29,7 @@ from store.paths import Home, resolve_home
 from store.pools.times import on_calendar
 from tui.text.durations import MAX_SECONDS, parse_duration
 from tui.text.format import BAD_TIME, NULL, countdown, local_time
+from tui.text.shown import shown
 
 # Imported in the commands, not here: redis-py and store.fleet add ~125 ms to every
 # hermes-admin start (python -X importtime), and only the fleet verbs need them.
@@ -124,16 +125,6 @@ def bench_seconds(text: str) -> float:
     return seconds
 
 
-def add_console_options(parser: argparse.ArgumentParser) -> None:
-    """``hermes-admin --fleet URL``: the console with its fleet view."""
-    parser.add_argument("--fleet", metavar="URL", help="open the console's fleet view on this "
-                        "redis:// or rediss:// URL (F toggles to it later)")
-    parser.add_argument("--fleet-secret-file", metavar="PATH", help="fleet secret, mode 0600, to "
-                        "label fleet keys with this host's rows (default $HERMES_ADMIN_FLEET_SECRET)")
-    parser.add_argument("--fleet-name", metavar="HOST", help="this console's host name in the fleet "
-                        "(default: hostname); fleet-wide actions are published under it")
-
-
 def console_config(args: argparse.Namespace) -> Any:
     """A ``tui.services.fleet_feed.FleetConfig`` from ``--fleet`` (None without it). Bad input: exit 2."""
     url = getattr(args, "fleet", None)
@@ -195,7 +186,7 @@ def _checked_host(given: str | None, option: str, home: Home) -> str:
 def _log(quiet: bool) -> Callable[[str], None]:
     def log(msg: str) -> None:
         if not quiet:
-            sys.stderr.write(f"{datetime.now().strftime('%H:%M:%S')} {msg}\n")
+            sys.stderr.write(f"{datetime.now().strftime('%H:%M:%S')} {shown(msg)}\n")
             sys.stderr.flush()
 
     return log
@@ -239,7 +230,7 @@ def _disconnected(args: argparse.Namespace, exc: BaseException) -> int:
                    "error": reason}, sys.stdout)
         sys.stdout.write("\n")
     else:
-        print(f"{line} ({safe_url(args.redis)}: {reason})")
+        print(shown(f"{line} ({safe_url(args.redis)}: {reason})"))
     return EXIT_FAILURE
 
 
@@ -259,7 +250,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return EXIT_OK
     for line in render(snap, safe_url(args.redis)):
-        print(line)
+        print(shown(line))   # each meant as one line, whatever a host name or a reason holds
     return EXIT_OK
 
 
@@ -331,7 +322,7 @@ def _act(args: argparse.Namespace, act: Callable[[FleetClient, str], Any]) -> in
         result, changed = act(client, fp)
     except RedisError as exc:
         return _disconnected(args, exc)
-    print(f"{short(fp)}: {result}{'' if changed else ' (no change)'}")
+    print(shown(f"{short(fp)}: {result}{'' if changed else ' (no change)'}"))
     return EXIT_OK
 
 
@@ -351,4 +342,4 @@ def _home_or_none(args: argparse.Namespace) -> Any:
     return home if home.root.is_dir() else None
 
 
-__all__ = ["add_console_options", "console_config", "register", "render"]
+__all__ = ["console_config", "register", "render"]

@@ -18,6 +18,7 @@ from store.ops import audit, undo
 from store.ops.write import StoreChange, perform
 from tui.cli.common import confirm, home_of, print_notes
 from tui.text.format import NULL, full_time
+from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 
@@ -64,8 +65,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     for e in got:
         when = full_time(e["time"]) if e["time"] else NULL
         rows = ", ".join(e["rows"][:3]) + (f" +{len(e['rows']) - 3}" if len(e["rows"]) > 3 else "")
-        print(f"{e['n']:>3}  {e['id']}  {when}  {e['user'] or NULL} {e['via'] or NULL}: "
-              f"{e['action'] or NULL} {rows or NULL}")
+        print(f"{e['n']:>3}  {shown(e['id'])}  {when}  {shown(e['user'] or NULL)} {shown(e['via'] or NULL)}: "
+              f"{shown(e['action'] or NULL)} {shown(rows or NULL)}")
     return 0
 
 
@@ -79,7 +80,7 @@ def cmd_undo(args: argparse.Namespace) -> int:
     what = plan.describe() or ["nothing left to put back"]
     print(f"undo {action_id}:")
     for line in what:
-        print(f"  {line}")
+        print(f"  {shown(line)}")
     if not args.yes:
         if not sys.stdin.isatty():
                 raise BadInput("--yes", "refusing to undo without --yes when not on a terminal")

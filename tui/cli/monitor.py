@@ -36,6 +36,7 @@ from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.inbound import gate_for
 from tui.cli import boundary
 from tui.text.format import clock_time
+from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 NOTIFY_ENV = "HERMES_ADMIN_MONITOR_NOTIFY"
@@ -107,7 +108,7 @@ def _rules(args: argparse.Namespace, base: Home) -> monitor_rules.Rules:
 def _log(quiet: bool) -> Callable[[str], None]:
     def log(msg: str) -> None:
         if not quiet:
-            sys.stderr.write(f"{datetime.now().strftime('%H:%M:%S')} hermes-admin monitor: {msg}\n")
+            sys.stderr.write(f"{datetime.now().strftime('%H:%M:%S')} hermes-admin monitor: {shown(msg)}\n")
             sys.stderr.flush()
 
     return log
@@ -134,7 +135,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         print(f"monitor: {what}; rules from {rules.source} "
               f"({', '.join(n for n, r in rules.rules.items() if r.enabled) or 'none on'}); "
               f"quiet period {rules.quiet_period:g}s; {len(targets)} notify target(s)"
-              + "".join(f"\n  {t.shown}" for t in targets))
+              + "".join(f"\n  {shown(t.shown)}" for t in targets))
         return EXIT_OK
     log = _log(args.quiet)
     monitor = Monitor(rules=rules, gate=gate, home=home, root=root, metrics=metrics, targets=targets, log=log)
@@ -173,17 +174,18 @@ def _status(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return EXIT_OK if running else EXIT_FAILURE
     if st is None:
-        print(f"no monitor has run on {base.root}")
+        print(shown(f"no monitor has run on {base.root}"))
         return EXIT_FAILURE
     if not running:
-        print(f"no monitor running on {base.root} (last {st.get('state', '—')} at {_hhmm(st.get('updated_at'))})")
+        print(shown(f"no monitor running on {base.root} "
+                    f"(last {st.get('state', '—')} at {_hhmm(st.get('updated_at'))})"))
         return EXIT_FAILURE
     alerts = st.get("open_alerts") or []
-    print(f"monitor pid {st.get('pid')} since {_hhmm(st.get('started_at'))} on {st.get('path')}; metrics "
-          f"{st.get('metrics') or 'off'}; {len(alerts)} open alert(s)")
+    print(shown(f"monitor pid {st.get('pid')} since {_hhmm(st.get('started_at'))} on {st.get('path')}; metrics "
+                f"{st.get('metrics') or 'off'}; {len(alerts)} open alert(s)"))
     for a in alerts:
-        print(f"  [{a.get('severity')}] {a.get('title')} (since {_hhmm(a.get('since'))})")
+        print(shown(f"  [{a.get('severity')}] {a.get('title')} (since {_hhmm(a.get('since'))})"))
     for d in (st.get("last_deliveries") or [])[-10:]:
-        print(f"  {_hhmm(d.get('time'))} {d.get('kind')} {d.get('result')} to {d.get('target')} "
-              f"({d.get('attempts')} attempt(s)){' ' + str(d.get('error')) if d.get('error') else ''}")
+        print(shown(f"  {_hhmm(d.get('time'))} {d.get('kind')} {d.get('result')} to {d.get('target')} "
+                    f"({d.get('attempts')} attempt(s)){' ' + str(d.get('error')) if d.get('error') else ''}"))
     return EXIT_OK

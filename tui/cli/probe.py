@@ -24,6 +24,7 @@ from store.agent import probe
 from store.errors import EXIT_OK, EXIT_PROBE
 from store.ops.probe_report import run_probe
 from tui.cli.common import AddCommon, edit, home_of, load_config, load_env
+from tui.text.shown import shown
 
 
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
@@ -55,7 +56,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
         json.dump(report.to_json(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        for row in report.rows:
-            print(row.line(args.pool))
-        print(report.summary())
+        for row in report.rows:   # one line each, whatever a label or a provider's text holds
+            print(shown(row.line(args.pool)))
+        print(shown(report.summary()))
     return EXIT_PROBE if report.undecided else EXIT_OK

@@ -28,6 +28,7 @@ from store.profiles.root import Profile, Root, home_profile, resolve_root
 from tui.cli.common import home_of, warn
 from tui.text.durations import parse_duration, parse_when
 from tui.text.format import NULL, countdown
+from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 _ROOT_HELP = "root of profiles (default: derived from --home/$HERMES_HOME as Hermes does)"
@@ -81,12 +82,12 @@ def cmd_inventory(args: argparse.Namespace) -> int:
         json.dump(inventory.to_json(root, profiles, found, now), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
-    print(f"root {root.path}: {len(profiles)} profile{'s' if len(profiles) != 1 else ''}")
+    print(f"root {shown(root.path)}: {len(profiles)} profile{'s' if len(profiles) != 1 else ''}")
     for prof in profiles:
         print(format_profile(prof))
     print(f"findings: {len(found) or 'none'}")
     for f in found:
-        print(f"  [{f.severity}] {f.kind}: {f.message}")
+        print(shown(f"  [{f.severity}] {f.kind}: {f.message}"))
     return 0
 
 
@@ -97,9 +98,10 @@ def _primary(prof: inventory.ProfileInventory) -> str:
 
 
 def format_profile(prof: inventory.ProfileInventory) -> str:
-    """A profile header (primary, fallback chain, health) and its credentials."""
+    """A profile header (primary, fallback chain, health) and its credentials, each line
+    through the one funnel (a line break inside a name or a label is shown escaped)."""
     if prof.error is not None:
-        return f"{prof.name}: ERROR {prof.error.path}: {prof.error.reason} (left alone, never written)"
+        return shown(f"{prof.name}: ERROR {prof.error.path}: {prof.error.reason} (left alone, never written)")
     h = prof.health()
     chain = " > ".join(f"{f.provider}/{f.model}" for f in prof.fallbacks) or NULL
     lines = [f"{prof.name}: primary {_primary(prof)}; fallback {chain}; "
@@ -121,7 +123,7 @@ def format_profile(prof: inventory.ProfileInventory) -> str:
         lines.append(f"  cron: ERROR {prof.cron_error}")
     if prof.config_error is not None:
         lines.append(f"  config: ERROR {prof.config_error}")
-    return "\n".join(lines)
+    return "\n".join(shown(line) for line in lines)
 
 
 # --- --all-profiles ------------------------------------------------------------------------
@@ -174,15 +176,15 @@ def report(verb: str, result: AllProfilesResult) -> None:
     for r in result.results:
         if r.error is None and r.outcomes:
             rows = ", ".join(f"{c.pool} {c.label} (id={c.id})" for o in r.outcomes for c in o.changes)
-            print(f"{verb}: {r.profile}: {rows}")
+            print(shown(f"{verb}: {r.profile}: {rows}"))
         elif r.error is None:
-            print(f"{verb}: {r.profile}: nothing to change")
+            print(shown(f"{verb}: {r.profile}: nothing to change"))
         for note in r.skipped:
-            print(f"{verb}: {r.profile}: skipped {note}")
+            print(shown(f"{verb}: {r.profile}: skipped {note}"))
         for w in r.warnings:
             warn(w)
     for r in result.failed:
-        sys.stderr.write(f"hermes-admin: error: {r.profile}: NOT changed: {r.error}\n")
+        sys.stderr.write(f"hermes-admin: error: {shown(f'{r.profile}: NOT changed: {r.error}')}\n")
     for name, why in result.unreadable:
         warn(f"{name}: not searched: {why}")
     changed = result.changed
@@ -190,4 +192,4 @@ def report(verb: str, result: AllProfilesResult) -> None:
     summary: dict[str, Any] = {"key": result.fingerprint, "changed": changed or [NULL]}
     if not_changed:
         summary["not changed"] = not_changed
-    print("; ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in summary.items()))
+    print(shown("; ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in summary.items())))

@@ -45,6 +45,7 @@ from store.proxy.stats import is_live, read_statuses
 from store.proxy.upstreams import route_name
 from tui.services.proxy_feed import breaker_text
 from tui.text.format import clock_time
+from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
 MAX_SECONDS = 86400.0         # a drain, body or restore wait longer than a day is a typo
@@ -167,8 +168,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     def ready(s: ProxyServer) -> None:
         chain_text = " -> ".join(route_name(r.name) for r in chain.routes)
         auth = "client keys required" if not gate.open else "any bearer (loopback)"
-        shown = f"[{s.host}]" if ":" in s.host else s.host
-        print(f"hermes-admin proxy on http://{shown}:{s.port}/v1 serving {chain_text}; {auth}", flush=True)
+        host = f"[{s.host}]" if ":" in s.host else s.host
+        print(f"hermes-admin proxy on http://{host}:{s.port}/v1 serving {shown(chain_text)}; {auth}", flush=True)
 
     try:
         run(serve(server, on_ready=ready))     # asyncio's loop; uvloop if asked for
@@ -196,7 +197,7 @@ def _steer(args: argparse.Namespace) -> int:
         json.dump({"port": port, **answer.as_dict()}, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     elif answer.ok:
-        print(f"proxy :{port}: {answer.message}")
+        print(shown(f"proxy :{port}: {answer.message}"))
     if not answer.ok:
         raise BadInput("ROUTE" if args.action == "pin" else "proxy", f"proxy :{port}: {answer.message}")
     return EXIT_OK
@@ -213,12 +214,12 @@ def _status(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
         return EXIT_OK if live else EXIT_FAILURE
     if not statuses:
-        print(f"no proxy has run on {home.root}")
+        print(shown(f"no proxy has run on {home.root}"))
         return EXIT_FAILURE
     if not live:
         st = statuses[0]
-        print(f"no proxy running on {home.root} (last status {st.get('state', '—')} at "
-              f"{clock_time(st.get('updated_at'))})")
+        print(shown(f"no proxy running on {home.root} (last status {st.get('state', '—')} at "
+              f"{clock_time(st.get('updated_at'))})"))
         return EXIT_FAILURE
     for st in live:
         _print_status(st)
@@ -226,29 +227,34 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _print_status(st: dict[str, Any]) -> None:
-    print(f"proxy {st.get('url')} pid {st.get('pid')}, {st.get('state')} since {clock_time(st.get('started_at'))}; "
-          f"in flight {st.get('in_flight', 0)}, requests {st.get('requests_total', 0)}, "
-          f"client keys {'required' if st.get('inbound_auth') else 'not required (loopback)'}")
+    """One proxy's status file, each line whole through the one funnel: a route, model,
+    label or pool name holding a line break cannot start a line of its own."""
+    def say(line: str) -> None:
+        print(shown(line))
+
+    say(f"proxy {st.get('url')} pid {st.get('pid')}, {st.get('state')} since {clock_time(st.get('started_at'))}; "
+        f"in flight {st.get('in_flight', 0)}, requests {st.get('requests_total', 0)}, "
+        f"client keys {'required' if st.get('inbound_auth') else 'not required (loopback)'}")
     if st.get("active") == st.get("primary"):
-        print(f"chain: on primary {st.get('primary')}")
+        say(f"chain: on primary {st.get('primary')}")
     else:
-        print(f"chain: on fallback {st.get('active')} since {clock_time(st.get('on_fallback_since'))}, "
-              f"next restore check {clock_time(st.get('next_restore_check'))}")
+        say(f"chain: on fallback {st.get('active')} since {clock_time(st.get('on_fallback_since'))}, "
+            f"next restore check {clock_time(st.get('next_restore_check'))}")
     if isinstance(st.get("pinned"), str):
-        print(f"pinned to {st['pinned']} by an operator (hermes-admin proxy unpin to follow the chain again)")
+        say(f"pinned to {st['pinned']} by an operator (hermes-admin proxy unpin to follow the chain again)")
     for r in st.get("chain") or []:
         mark = "▶" if r.get("active") else " "
         down = f"  upstream down {r.get('down')}" if r.get("down") else ""
-        print(f"  {mark} {r.get('name')}  model {r.get('model') or '(client)'}  usable {r.get('usable')}/"
-              f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
+        say(f"  {mark} {r.get('name')}  model {r.get('model') or '(client)'}  usable {r.get('usable')}/"
+            f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
         if r.get("paths"):
-            print(f"      serves {' '.join(r['paths'])}")
+            say(f"      serves {' '.join(map(str, r['paths']))}")
     for u in st.get("upstreams") or []:
-        print(f"upstream {u.get('upstream')}: {breaker_text(u, st.get('updated_at'))}")
-    print("credentials:")
+        say(f"upstream {u.get('upstream')}: {breaker_text(u, st.get('updated_at'))}")
+    say("credentials:")
     for c in st.get("credentials") or []:
-        print(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "
-              f"{c.get('requests_per_minute')}/min")
+        say(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "
+            f"{c.get('requests_per_minute')}/min")
     for name, p in (st.get("pools") or {}).items():
-        print(f"pool {name}: last 10 min {sum(p.get('requests') or [])} requests, "
-              f"{sum(p.get('rate_limited') or [])} answered 429")
+        say(f"pool {name}: last 10 min {sum(p.get('requests') or [])} requests, "
+            f"{sum(p.get('rate_limited') or [])} answered 429")

@@ -7,7 +7,7 @@ import copy
 import json
 import sys
 import time
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from rich.cells import cell_len
 
@@ -15,10 +15,12 @@ from store import authfile
 from store.agent import headroom
 from store.errors import BadInput, StoreUnreadable
 from store.lock import locked
+from store.model import pool_rows
+from store.model import pools as model_pools
 from store.ops import actions, audit, bounds
 from store.pools import view
 from store.redaction import redact
-from tui.cli import boundary, guard
+from tui.cli import guard
 from tui.cli.common import (
     AddCommon,
     change_store,
@@ -33,6 +35,7 @@ from tui.cli.common import (
 from tui.text import headroom as headroom_words
 from tui.text.durations import parse_duration, parse_when
 from tui.text.format import NULL, countdown, countdown_to, full_time, remaining
+from tui.text.shown import shown
 
 
 def _priority(text: str) -> int:
@@ -95,7 +98,7 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     add_common(p)
     p.set_defaults(func=cmd_priority)
 
-    p = sub.add_parser("audit", help="show the latest operator actions")
+    p = sub.add_parser("audit", help="show the latest operator actions, newest first (as `history`)")
     p.add_argument("-n", type=int, default=20, metavar="N")
     p.add_argument("--json", action="store_true")
     add_common(p)
@@ -121,7 +124,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.pool and not pools:
         if snap.doc is None:
             raise BadInput("POOL", f"no store at {home.auth}, so no pool {args.pool!r}")
-        raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth}")
+        raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth}"
+                               f"{actions.did_you_mean(args.pool, model_pools(snap.doc))}")
     readings = read_headroom(home, now)
     if args.json:
         doc = view.to_json(str(home.root), pools, now)
@@ -140,8 +144,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{home.auth}: no credential pools yet.")
         return 0
     for pv in pools:
-        print(format_pool(pv, now, shown=lambda text: boundary.inert(args.redactor.redact(text)),
-                          readings=readings))
+        print(format_pool(pv, now, readings=readings))
     return 0
 
 
@@ -155,17 +158,18 @@ def read_headroom(home: Any, now: float) -> Mapping[Any, Any]:
         return {}
 
 
-def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lambda text: text,
-                readings: Mapping[Any, Any] | None = None) -> str:
+def format_pool(pv: view.PoolView, now: float, readings: Mapping[Any, Any] | None = None) -> str:
     """The `hermes auth list` shape, plus dead rows, honest countdowns and fingerprints.
 
-    Labels are padded as they will print (*shown*: redacted and made inert, as the CLI's
-    boundary would), so a key-shaped label shown as its fingerprint does not pad to the
-    length of the key.
+    Every field from the store, the config or the headroom sidecar passes the one funnel
+    (:func:`tui.text.shown.shown`: redacted, inert, a line break escaped), so each line
+    starts as this function means it to: the pool's header, or ``  #N`` for a row. Labels
+    are padded as they print, so a key-shaped label shown as its fingerprint does not pad
+    to the length of the key.
     """
     n = len(pv.credentials)
-    strategy = pv.strategy if pv.strategy_known else f"{pv.strategy} (unknown: fill_first)"
-    lines = [f"{pv.key} ({n} credential{'s' if n != 1 else ''}, {strategy}):"]
+    strategy = shown(pv.strategy) if pv.strategy_known else f"{shown(pv.strategy)} (unknown: fill_first)"
+    lines = [f"{shown(pv.key)} ({n} credential{'s' if n != 1 else ''}, {strategy}):"]
     labels = {cv.id: shown(cv.label) for cv in pv.credentials}
     width = max((cell_len(t) for t in labels.values()), default=0)
     for cv in pv.credentials:
@@ -174,14 +178,14 @@ def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lam
         if source.startswith("manual:"):
             source = source[len("manual:"):]
         label = labels[cv.id]
-        parts = [f"  #{cv.index:<2} {label}{' ' * (width - cell_len(label))}", str(r.get("auth_type") or NULL),
-                 f"id={cv.id}", f"priority={r.get('priority')}", source]
+        parts = [f"  #{cv.index:<2} {label}{' ' * (width - cell_len(label))}", shown(r.get("auth_type") or NULL),
+                 f"id={shown(cv.id)}", f"priority={shown(r.get('priority'))}", shown(source)]
         eff = cv.effective
         if eff.status != "ok":
             code = r.get("last_error_code")
             why = " ".join(x for x in (str(r.get("last_error_reason") or ""), f"({code})" if code else "") if x)
             state = {"cooling": "exhausted", "ready": "exhausted", "dead": "dead"}[eff.status]
-            parts.append(f"{state} {why}".rstrip())
+            parts.append(f"{state} {shown(why)}".rstrip())
             if eff.status == "cooling":
                 parts.append(f"({remaining(eff.seconds_left)})")
             elif eff.status == "ready":
@@ -190,15 +194,15 @@ def format_pool(pv: view.PoolView, now: float, shown: Callable[[str], str] = lam
                 parts.append("(never expires: reset or re-add)")
         if eff.model_benches:
             parts.append("models benched: " + ", ".join(
-                f"{m} {countdown_to(t, now)}" for m, t in sorted(eff.model_benches.items())))
+                f"{shown(m)} {countdown_to(t, now)}" for m, t in sorted(eff.model_benches.items())))
         if eff.data_error:
-            parts.append(f"[data error: {eff.data_error}]")
+            parts.append(f"[data error: {shown(eff.data_error)}]")
         if cv.backed is False:
             parts.append("[env var not set]")
         said = headroom_words.list_text(headroom_words.lookup(readings or {}, pv.key, cv.id, cv.fingerprint), now)
         if said:
-            parts.append(said)
-        parts.append(f"key={cv.fingerprint or NULL}")
+            parts.append(shown(said))
+        parts.append(f"key={shown(cv.fingerprint or NULL)}")
         if cv.next:
             parts.append("←")
         lines.append(" ".join(parts))
@@ -215,7 +219,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
     out = change_store(args, change, create=True)
     for c in out.changes:
-        print(f"key {fingerprint_of(key)} added to {c.pool} as {c.label!r}")
+        print(f"key {fingerprint_of(key)} added to {shown(c.pool)} as {shown(repr(c.label))}")
     return 0
 
 
@@ -225,7 +229,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
     if snap.doc is None:
         raise BadInput("POOL", f"no store at {home.auth}")
     row = actions.resolve(snap.doc, args.pool, args.target)  # validate before asking
-    if not confirm(f"Remove {args.pool} {row.get('label')!r} (id={row.get('id')})?", args.yes):
+    if not confirm(f"Remove {shown(args.pool)} {shown(repr(row.get('label')))} (id={shown(row.get('id'))})?",
+                   args.yes):
         print("cancelled; nothing written")
         return 1
     # Re-resolve by id inside the transaction: the file may have changed since we asked.
@@ -248,12 +253,30 @@ def cmd_reset(args: argparse.Namespace) -> int:
         # Refuse a missing pool or a bad store before asking whether the whole pool is meant.
         snap = authfile.read_store(home_of(args))
         actions.reset(copy.deepcopy(snap.doc or {}), args.pool, None, time.time())
-    if args.target is None and not whole("reset the whole pool", f"Reset every credential in {args.pool}?",
+    if args.target is None and not whole("reset the whole pool", f"Reset every credential in {shown(args.pool)}?",
                                          getattr(args, "yes", False)):
         print("cancelled; nothing written")
         return 1
-    change_store(args, lambda doc, now: actions.reset(doc, args.pool, args.target, now))
+    try:
+        change_store(args, lambda doc, now: _reset_something(doc, args.pool, args.target, now))
+    except _NothingToReset as exc:
+        print(f"nothing changed: {shown(exc)} (no audit line written)")
     return 0
+
+
+class _NothingToReset(Exception):
+    """Raised inside the transaction: it writes nothing, keeps no history, audits nothing."""
+
+
+def _reset_something(doc: dict, pool: str, target: str | None, now: float) -> actions.Outcome:
+    """actions.reset, on this transaction's fresh read, unless every row it names is already ok."""
+    rows = ([actions.resolve(doc, pool, target)] if target else
+            [r for r in pool_rows(doc, pool) if isinstance(r, dict)])
+    if not any(actions.needs_reset(r) for r in rows):
+        actions.reset(copy.deepcopy(doc), pool, target, now)   # a missing pool is refused as before
+        what = f"{pool} {rows[0].get('label')!r} is" if target else f"every credential in {pool} is"
+        raise _NothingToReset(f"{what} already ok")
+    return actions.reset(doc, pool, target, now)
 
 
 def cmd_cooldown(args: argparse.Namespace) -> int:
@@ -276,15 +299,16 @@ def cmd_priority(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    entries = audit.tail(home_of(args), max(1, args.n))
+    entries = audit.tail(home_of(args), max(1, args.n))[::-1]   # newest first, as `history` lists
     if args.json:
         json.dump(entries, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     for e in entries:
         when = full_time(e.get("time") or 0)   # a time another tool wrote: checked, never raised on
-        rows = ", ".join(f"{c.get('label')}({c.get('id')})" for c in e.get("changes") or []) or NULL
-        print(f"{when} {e.get('user')}@{e.get('host')} {e.get('via')}: {e.get('action')} {e.get('pool')} {rows}")
+        rows = ", ".join(f"{shown(c.get('label'))}({shown(c.get('id'))})" for c in e.get("changes") or []) or NULL
+        print(f"{when} {shown(e.get('user'))}@{shown(e.get('host'))} {shown(e.get('via'))}: "
+              f"{shown(e.get('action'))} {shown(e.get('pool'))} {rows}")
     return 0
 
 

@@ -1,19 +1,27 @@
-"""The console's text funnel: store, config and audit text is shown only through :func:`shown`.
+"""The one text funnel: store, config, client and provider text is shown only through :func:`shown`.
 
 It passes the one redactor (the home's secrets, the keys this process was given, and
-key shapes) and then renders control, bidi and zero-width characters inert (``\\x1b``),
-before any cell, line or modal cuts or folds the text, so a key never shows even in
-part and a hostile label never reaches the terminal raw. The app installs the
-redactor for its home with :func:`use` (and again on every reload, as keys come and go).
+key shapes) and then renders control, bidi and zero-width characters inert (``\\x1b``,
+``\\x0d``, and a line break as ``\\x0a``), before any cell, line or modal cuts or folds
+the text, so a key never shows even in part, a hostile label never reaches the terminal
+raw, and no text from outside can start a line an operator would read as ours.
+
+Both faces use it: the console installs the redactor for its home with :func:`use` (and
+again on every reload, as keys come and go); the CLI installs the one its boundary built
+(``tui.cli.boundary``) and every printer passes each outside field through :func:`shown`
+before composing its lines. :func:`shown_lines` is only for text of several lines that
+hermes-admin composed itself.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.redaction import redact
 from store.redaction.redact import Redactor, escape_controls
-from store.watch.home import HomeState
+
+if TYPE_CHECKING:  # the CLI's start-up does not pay for the watcher's modules
+    from store.watch.home import HomeState
 
 _state: dict[str, Any] = {"redactor": Redactor(), "cache": {}}
 # Cell texts repeat (statuses, sources, auth types); a bounded cache keeps a 10,000-row
@@ -34,7 +42,8 @@ def redactor() -> Redactor:
 
 
 def shown(value: Any) -> str:
-    """*value* as text that is safe to put on screen: redacted, then escaped."""
+    """*value* as text that is safe to put on one terminal line: redacted, then every control
+    character escaped (a line break too: ``a\\x0ab``)."""
     text = value if isinstance(value, str) else str(value)
     cache: dict[str, str] = _state["cache"]
     out = cache.get(text)
