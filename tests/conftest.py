@@ -33,9 +33,16 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import settings
 
 from store.paths import Home
 from tests.hermes_real import HermesPartner, HermesUnavailable, hermes_dir
+
+# No per-example deadline anywhere: `make test` must pass on a busy machine, where one
+# example of a correct test can take longer than hypothesis's 200 ms default. Each test still
+# has its pytest-timeout bound.
+settings.register_profile("hermes-admin", deadline=None)
+settings.load_profile("hermes-admin")
 
 # pytest-xdist workers (`make test` runs -n 2) export COLUMNS=80 LINES=24; the CLI and
 # console children of a serial run see neither, and must see the same under xdist

@@ -17,7 +17,7 @@ from tui.app import session_end
 from tui.app.console import HermesAdminApp
 from tui.app.keymap import keymap_path
 from tui.app.root_console import RootApp
-from tui.cli.common import add_common
+from tui.cli.verbs import add_common
 
 
 def parser() -> argparse.ArgumentParser:
