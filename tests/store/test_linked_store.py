@@ -21,11 +21,15 @@ from typing import Any
 
 import pytest
 
+from screens.dashboard_chrome import problems
 from store import authfile
 from store.errors import EXIT_UNREADABLE, LinkedStore
+from store.monitor import conditions, rules
+from store.monitor.sample import ProfileSample, Sample
 from store.paths import Home
 from store.redaction import redact
 from store.transaction import transaction
+from store.watch.home import HomeLoader
 from tests.conftest import make_row, make_store, run_cli
 from tui.cli import entry
 
@@ -181,3 +185,36 @@ def test_negative_control_without_the_check_the_transaction_writes_through(
     with transaction(home) as doc:
         doc["credential_pool"]["openrouter"][0]["request_count"] = 99
     assert json.loads(target.read_text())["credential_pool"]["openrouter"][0]["request_count"] == 99
+
+
+# --- the console, the proxy and the monitor say the same ------------------------------------
+
+def test_console_banner_and_monitor_report_the_link(linked: tuple[Home, Path]) -> None:
+
+    home, target = linked
+    state = HomeLoader(home).load()
+    assert state.store_error is None and state.pools       # it reads
+    expected = str(authfile.linked_store(home))
+    assert ("error", expected + ".") in problems(state)
+    sample = Sample([ProfileSample("default", home, state.pools, None, state.read_at,
+                                   store_linked=state.store_linked)])
+    raised = [c for c in conditions.evaluate(sample, rules.defaults(), 0.0).conditions.values()
+              if c.rule == rules.STORE_UNREADABLE]
+    assert [c.text for c in raised] == [expected + "."]
+    assert "is a symlink to" in expected and str(target) in expected
+
+
+def test_a_plain_home_raises_no_link_condition(tmp_home: Home) -> None:
+
+    tmp_home.auth.write_text(json.dumps(make_store({"openrouter": [make_row("aaaaaa", token=TOKEN)]})))
+    state = HomeLoader(tmp_home).load()
+    assert state.store_linked is None and not [p for p in problems(state) if "symlink" in p[1]]
+
+
+def test_the_proxy_refuses_to_start_with_the_same_error(linked: tuple[Home, Path]) -> None:
+    home, target = linked
+    before = tree(home.root, target.parent)
+    proc = run_cli(home, "proxy", "--pool", "openrouter", "--port", "0", ok=False, timeout=30)
+    assert proc.returncode == EXIT_UNREADABLE, proc.stderr
+    assert str(authfile.linked_store(home)) in proc.stderr
+    assert tree(home.root, target.parent) == before
