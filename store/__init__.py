@@ -2,7 +2,8 @@
 
 The auth.json core is flat here: ``errors``, ``paths``, ``model`` (row and document shapes),
 ``shape`` (what we refuse to write over), ``safeio`` (opening files without trusting their
-names), ``authfile`` (strict reads, atomic writes), ``store_index`` (re-reading only the
+names), ``envelope`` (Hermes's encrypted store, recognised and refused), ``authfile`` (strict
+reads, atomic writes; a symlinked auth.json is read, never written), ``store_index`` (re-reading only the
 values whose bytes moved), ``lock`` (the Hermes flock) and ``transaction`` (lock, fresh read,
 apply, atomic write, release). The rest is grouped by role: ``ops``, ``pools``,
 ``redaction``, ``config``, ``watch``, ``profiles``, ``agent``, ``proxy``, ``fleet`` and ``monitor``.

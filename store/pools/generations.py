@@ -17,17 +17,14 @@ each rule):
 
 The generation is told by ``hermes_admin.hermes_generation`` in config.yaml (the
 operator's word), else by the Hermes checkout the installer leaves in the home
-(``<home>/hermes-agent``, or the root's for a profile): its pool code names what it has.
+(:mod:`store.config.hermes_code` reads it). Pure: no IO here.
 When it cannot be told, the five admin-era rules stay off (the older and safer rule: a
 bench is never shortened on a guess) and the newer rules hold as before.
 """
 
 from __future__ import annotations
 
-import os
-import stat
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping
 
 from store.model import STATUS_FIELDS
@@ -39,12 +36,6 @@ ADMIN = "admin"
 GENERATIONS = (OLDEST, NEWER, ADMIN)
 ENTITLEMENT = "entitlement"          # the failure_reason of a subscription/entitlement failure
 ENTITLEMENT_TTL = 2 * 86400.0
-CHECKOUT = "hermes-agent"
-POOL_CODE = ("agent", "credential_pool.py")
-ADMIN_CODE = ("agent", "credential_pool_admin.py")
-_CODE_CAP = 4 * 1024 * 1024
-# What the pool code of each generation names (the newest first).
-_MARKERS = ((ADMIN, (b"clear_billing_benches", b"any_model")), (NEWER, (b"status_cleared_at", b"model_cooldowns")))
 
 
 @dataclass(frozen=True)
@@ -80,47 +71,6 @@ def check_name(value: object) -> str:
     if text in GENERATIONS:
         return text
     raise ValueError(f"unknown Hermes generation {value!r} (known: {', '.join(GENERATIONS)})")
-
-
-def checkouts(root: Path) -> list[Path]:
-    """Where Hermes's installer leaves its code for a home: the home's ``hermes-agent``,
-    then the root's (a profile ``<root>/profiles/<name>`` runs the root's Hermes)."""
-    out = [root / CHECKOUT]
-    if root.parent.name == "profiles":
-        out.append(root.parent.parent / CHECKOUT)
-    return out
-
-
-def _read_code(path: Path) -> bytes | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _CODE_CAP:
-            return None
-        return os.read(fd, _CODE_CAP)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def detect(root: Path) -> Told:
-    """The generation the Hermes checkout for *root* writes, read from its pool code
-    (UNTOLD when there is none). Reads two small files; writes nothing."""
-    for checkout in checkouts(root):
-        code = _read_code(checkout.joinpath(*POOL_CODE))
-        if code is None:
-            continue
-        admin = _read_code(checkout.joinpath(*ADMIN_CODE)) or b""
-        where = f"the Hermes code in {checkout}"
-        for generation, markers in _MARKERS:
-            if any(m in code or m in admin for m in markers):
-                return Told(generation, where)
-        return Told(OLDEST, where)
-    return UNTOLD
 
 
 def configured(value: object) -> Told:

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from store.config import hermes_code
 from store.config.read import read_config
 from store.config.sections import read_ttls
 from store.paths import Home
@@ -213,7 +214,7 @@ def test_a_profile_is_told_by_the_root_checkout(tmp_path: Path) -> None:
     profile = Home(root / "profiles" / "work")
     profile.root.mkdir(parents=True)
     _checkout(root, "clear_billing_benches")
-    assert generations.detect(profile.root).generation == "admin"
+    assert hermes_code.detect(profile.root).generation == "admin"
 
 
 def test_config_tells_it_first_and_a_bad_name_is_a_warning(tmp_home: Home) -> None:
@@ -231,7 +232,7 @@ def test_nothing_to_tell_it_by_leaves_it_untold(tmp_home: Home) -> None:
     tmp_home.config.write_text("model: {provider: openrouter}\n")
     assert read_config(tmp_home).ttls.told is generations.UNTOLD
     os.mkfifo(tmp_home.root / "hermes-agent-fifo")   # nothing but the checkout's name counts
-    assert generations.detect(tmp_home.root) is generations.UNTOLD
+    assert hermes_code.detect(tmp_home.root) is generations.UNTOLD
 
 
 @given(st.one_of(st.text(max_size=40), st.integers(), st.floats(), st.booleans(), st.none(),
