@@ -13,7 +13,7 @@ import pytest
 from screens.confirm import ConfirmScreen
 from store import authfile
 from store.paths import Home
-from tests.store.test_linked_store import tree
+from tests.home_tree import tree
 from tests.tui_sample import app_for, notes, on_row, rows_by_id, settle, write_sample
 from tui.widgets.status import Banner
 

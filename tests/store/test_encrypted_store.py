@@ -29,7 +29,7 @@ from store.monitor.sample import ProfileSample, Sample
 from store.paths import Home
 from store.watch.home import HomeLoader
 from tests.conftest import make_row, make_store, run_cli, write_store
-from tests.store.test_linked_store import tree
+from tests.home_tree import tree
 
 
 def sealed(version: int = 1, body: bytes | None = None) -> bytes:

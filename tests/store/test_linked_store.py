@@ -17,7 +17,6 @@ import io
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -31,26 +30,10 @@ from store.redaction import redact
 from store.transaction import transaction
 from store.watch.home import HomeLoader
 from tests.conftest import make_row, make_store, run_cli
+from tests.home_tree import tree
 from tui.cli import entry
 
 TOKEN = "sk-or-v1-" + "a" * 32
-
-
-def tree(*roots: Path) -> dict[str, Any]:
-    """Every entry under *roots*: kind and bytes (a link: its target), never following links."""
-    out: dict[str, Any] = {}
-    for root in roots:
-        for dirpath, dirnames, filenames in os.walk(root):
-            for name in sorted(dirnames + filenames):
-                p = Path(dirpath) / name
-                st = os.lstat(p)
-                if os.path.islink(p):
-                    out[str(p)] = ("link", os.readlink(p))
-                elif p.is_dir():
-                    out[str(p)] = ("dir", oct(st.st_mode))
-                else:
-                    out[str(p)] = ("file", oct(st.st_mode), st.st_size, p.read_bytes())
-    return out
 
 
 @pytest.fixture
