@@ -144,8 +144,8 @@ def read_config(home: Home) -> Config:
     1-based line and column) or its top level is not a mapping.
     """
     raw = yamlread.read_bytes(home.config)
-    if raw is None:
-        return Config(path=home.config)
+    if raw is None:    # no config.yaml: the Hermes checkout may still tell the generation
+        return Config(path=home.config, ttls=read_ttls(None, [], home.root))
     return parse_config(raw, home.config)
 
 

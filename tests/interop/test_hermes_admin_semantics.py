@@ -15,11 +15,14 @@ differently.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import time
 
 import pytest
 
+from store.config import hermes_code
 from store.model import STATUS_FIELDS
 from store.ops import actions
 from store.paths import Home
@@ -131,3 +134,27 @@ def test_list_shows_id_and_priority_as_hermes_has_them(tmp_home, hermes):
     theirs = [(i, e["id"], e["priority"]) for i, e in enumerate(hermes.entries(POOL), start=1)]
     assert ours == theirs
     assert out[1].rstrip().endswith("←") and ours[0][1] == hermes.select(POOL)["id"]
+
+
+def test_the_real_0_19_checkout_is_told_as_0_19(tmp_home, hermes_path):
+    """Hermes's installer leaves its code in <home>/hermes-agent: the real 0.19.0 pool code is
+    told as the 0.19 generation, so its rules (no only-row cap) give the countdown."""
+    (tmp_home.root / "hermes-agent").symlink_to(hermes_path, target_is_directory=True)
+    told = hermes_code.detect(tmp_home.root)
+    assert told.generation == "0.19" and "hermes-agent" in told.how
+    ttls = dataclasses.replace(policy.DEFAULT_TTLS, told=told)
+    row = make_row("aaaaaa", token=KEY_A, last_status="exhausted", last_status_at=1000.0, last_error_code=429)
+    assert policy.until(row, [row], 2000.0, ttls) == 1000.0 + 3600.0      # 0.19: the full TTL
+    assert policy.until(row, [row], 2000.0) == 1000.0 + 60.0              # untold: the newer cap
+
+
+def test_0_19_agrees_with_the_countdown_it_is_told_by(tmp_home, hermes, hermes_path):
+    """The sole key Hermes 0.19.0 benches: hermes-admin, told the generation by the checkout,
+    shows exactly Hermes's own _exhausted_until."""
+    write_store(tmp_home, make_store({POOL: [make_row("aaaaaa", label="only", token=KEY_A)]}))
+    hermes.mark(POOL, 429, reason="rate_limit_exceeded", api_key_hint=KEY_A)
+    theirs = hermes.exhausted_until(POOL)["aaaaaa"]
+    (tmp_home.root / "hermes-agent").symlink_to(hermes_path, target_is_directory=True)
+    listed = {c["id"]: c for c in json.loads(run_cli(tmp_home, "list", POOL, "--json").stdout)
+              ["pools"][POOL]["credentials"]}
+    assert listed["aaaaaa"]["available_at"] == pytest.approx(theirs, abs=1e-6)
