@@ -8,7 +8,7 @@ out (None for a row that is not benched).
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Sequence
 
 from store.model import STATUS_DEAD, STATUS_EXHAUSTED, Row, as_int, parse_epoch
 from store.pools import generations
@@ -35,14 +35,14 @@ def _ttl_name(row: Row, only: bool, ttls: Ttls) -> str:
     return f"{base}, {ttl:g} s" + (" (0.19 has no only-row cap)" if only and not ttls.told.only_row_rule else "")
 
 
-def explain(row: Row, pool_rows: Iterable[Row], ttls: Ttls = DEFAULT_TTLS) -> str | None:
-    """The rule behind :func:`store.pools.policy.until` for *row*, or None when not benched."""
+def explain(row: Row, rows: Sequence[Row], ttls: Ttls = DEFAULT_TTLS) -> str | None:
+    """The rule behind :func:`store.pools.policy.until` for *row* in the pool *rows*, or None
+    when not benched. No copy of *rows* is made: a view asks this for every benched row."""
     status = row.get("last_status")
     if status == STATUS_DEAD:
         return "dead: never expires (a reset or a new token clears it)"
     if status != STATUS_EXHAUSTED:
         return None
-    rows = list(pool_rows)
     at = parse_epoch(row.get("last_status_at"))
     reset = parse_epoch(row.get("last_error_reset_at"))
     cleared = parse_epoch(row.get("status_cleared_at"))
