@@ -56,7 +56,9 @@ class CredentialView:
     next: bool
     backed: bool | None             # env:VAR rows: is VAR set in .env/environment?
     env: Mapping[str, str] | None = field(default=None, repr=False)
-    rule: str | None = None         # which rule gave the countdown (rule_words.explain)
+    # The pool's rows and the TTLs it was judged with, for :attr:`rule` (asked on demand).
+    pool_rows: list[Row] | None = field(default=None, repr=False, compare=False)
+    ttls: policy.Ttls = field(default=policy.DEFAULT_TTLS, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -65,6 +67,17 @@ class CredentialView:
     @property
     def label(self) -> str:
         return str(self.row.get("label") or "")
+
+    @property
+    def rule(self) -> str | None:
+        """Which rule gave the countdown, naming the Hermes generation (None: not benched).
+        Computed when asked (the detail view), not for every row of every build."""
+        row, ttls = self.row, self.ttls
+        if self.effective.status == policy.OK and row.get("last_status") is None:
+            return None
+        if ttls.told.admin and generations.renewed(row, self.env):
+            return RENEWED
+        return rule_words.explain(row, self.pool_rows or [row], ttls)
 
     @property
     def error_message(self) -> str | None:
@@ -250,11 +263,8 @@ def _view(key: str, index: int, row: Row, eff: policy.Effective, nxt: bool,
     backed = None
     if source.startswith("env:") and not is_owned(key, row):
         backed = bool(env and env.get(source[4:]))
-    rule = None
-    if eff.status != policy.OK or row.get("last_status") is not None:
-        rule = RENEWED if ttls.told.admin and generations.renewed(row, env) else rule_words.explain(row, rows, ttls)
-    return CredentialView(pool=key, index=index, row=row, effective=eff,
-                          fingerprint=row_fingerprint(key, row, env), next=nxt, backed=backed, env=env, rule=rule)
+    return CredentialView(pool=key, index=index, row=row, effective=eff, fingerprint=row_fingerprint(key, row, env),
+                          next=nxt, backed=backed, env=env, pool_rows=rows, ttls=ttls)
 
 
 def _live(creds: list[CredentialView]) -> int:
