@@ -57,7 +57,8 @@ def _says_encrypted(text: str, path: Path) -> None:
 VERBS = [("list",), ("list", "--json"), ("reset", "openrouter", "--yes"), ("remove", "openrouter", "1", "--yes"),
          ("add", "openrouter", "--api-key", "sk-or-v1-" + "c" * 32), ("priority", "openrouter", "1", "0"),
          ("cooldown", "openrouter", "1", "--for", "5m"), ("strategy", "openrouter", "round_robin"),
-         ("history",), ("audit",)]
+         ("history",), ("audit",), ("undo", "--yes"), ("restore-backup", "--yes"),
+         ("proxy", "--pool", "openrouter", "--port", "0")]
 
 
 @pytest.mark.parametrize("which", ["auth.json", ".env"])
