@@ -52,6 +52,8 @@ def problems(state: HomeState | None) -> list[tuple[str, str]]:
         if err.hint:
             msg += f" {err.hint}."
         out.append(("error", msg))
+    if state.store_linked is not None:   # it reads; every write is refused, and why
+        out.append(("error", f"{state.store_linked}."))
     cerr = state.config_error
     if cerr is not None:
         keep = ("keeping the last good config" if state.config is not None

@@ -110,6 +110,8 @@ def detail_lines(cv: CredentialView, now: float, readings: list[Reading] | None 
     lines.append(("effective status", status_word(eff.status), status_meaning.get(eff.status, "")))
     if eff.available_at is not None and math.isfinite(eff.available_at):
         lines.append(("available at", *when(eff.available_at, now)))
+    if cv.rule:
+        lines.append(("countdown rule", cv.rule, "which Hermes rule gave the status above"))
     lines.append(("next pick", "yes ←" if cv.next else "no", "what the pool's strategy picks next"))
     if eff.data_error:
         lines.append(("data error", eff.data_error, "the raw value, shown as stored; fix or reset the row"))

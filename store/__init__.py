@@ -2,8 +2,9 @@
 
 The auth.json core is flat here: ``errors``, ``paths`` (a home's files, a profile's place
 in its root), ``model`` (row and document shapes), ``shape`` (what we refuse to write over),
-``safeio`` (opening files without trusting their names), ``authfile`` (strict reads, atomic
-writes), ``store_index`` (re-reading only the values whose bytes moved), ``lock`` (the Hermes
+``safeio`` (opening files without trusting their names), ``envelope`` (Hermes's encrypted
+store, recognised and refused), ``authfile`` (strict reads, atomic writes; a symlinked auth.json
+is read, never written), ``store_index`` (re-reading only the values whose bytes moved), ``lock`` (the Hermes
 flock), ``transaction`` (lock, fresh read, apply, atomic write, release), ``outside`` (values
 from outside, checked once), ``envfile`` (a home's ``.env``, read strictly), ``yamlguard``
 (YAML alias and depth bombs, refused before a parser builds a node), ``durations`` (the one

@@ -16,8 +16,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
-from store import safeio, shape
-from store.errors import StoreUnreadable, WriteFailed
+from store import envelope, safeio, shape
+from store.errors import LinkedStore, StoreUnreadable, WriteFailed
 from store.model import Doc
 from store.paths import TEMP_PREFIX, Home
 from store.pids import process_exists
@@ -52,6 +52,7 @@ def parse_store(raw: bytes, path: Path, backup: Path | None = None, *,
     hint = RECOVERY_HINT.format(backup=backup) if backup is not None and backup.exists() else None
     if not raw.strip():
         raise StoreUnreadable(path, "file is empty", hint)
+    envelope.check(raw, path)
     if raw.startswith(_BOM):
         raw = raw[len(_BOM):]
     try:
@@ -97,6 +98,41 @@ def _fsync_dir(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+LINKED_REASON = ("is a symlink to {target}; hermes-admin reads through it but will not write: Hermes "
+                 "locks {lock} beside the link and replaces the link with a plain file on its next "
+                 "write, so the homes sharing this file would silently stop sharing")
+LINKED_HINT = ("nothing was written; to write here, replace the link with a copy of its target in each "
+               "home (each home then keeps its own pool), or keep one home and point every agent's "
+               "HERMES_HOME at it")
+
+
+def linked_store(home: Home) -> LinkedStore | None:
+    """The error every write to a symlinked auth.json gives (naming the link, its target, why
+    and what to do), or None when auth.json is not a symlink. Reads follow the link."""
+    try:
+        if not stat.S_ISLNK(os.lstat(home.auth).st_mode):
+            return None
+        target = os.readlink(home.auth)
+    except OSError:
+        return None
+    shown = target if os.path.isabs(target) else f"{target} ({os.path.realpath(home.auth)})"
+    return LinkedStore(home.auth, LINKED_REASON.format(target=shown, lock=home.lock), LINKED_HINT)
+
+
+def refuse_linked(home: Home) -> None:
+    """Raise :func:`linked_store`'s error when auth.json is a symlink. Called once at the entry
+    of the one write path (:func:`store.transaction.transaction`) and by the few writers
+    that replace auth.json whole, before any lock file, backup or history copy is made."""
+    problem = linked_store(home)
+    if problem is None:
+        return
+    try:   # a link to a FIFO or a device: say what it points at, as a read would
+        safeio.check_regular(os.stat(home.auth), home.auth, None)
+    except OSError:
+        pass   # a dangling link: the link is the problem
+    raise problem
 
 
 def _target(path: Path) -> Path:

@@ -15,7 +15,7 @@ import codecs
 import re
 from pathlib import Path
 
-from store import safeio
+from store import envelope, safeio
 from store.errors import StoreUnreadable
 from store.paths import Home
 
@@ -42,6 +42,9 @@ def read_env_report(home: Home) -> tuple[dict[str, str], str | None]:
     if got is None:
         return {}, None
     raw = got[0]
+    version = envelope.version_of(raw)
+    if version is not None:   # Hermes encrypted it: no value can be read, and none is guessed
+        return {}, str(envelope.error(path, version))
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

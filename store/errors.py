@@ -53,6 +53,17 @@ class StoreUnreadable(HermesAdminError):
         super().__init__(msg)
 
 
+class EncryptedStore(StoreUnreadable):
+    """auth.json or .env is Hermes's encrypted envelope (``hermes encrypt``): hermes-admin
+    holds no key for it, so it is neither read nor written (exit 3)."""
+
+
+class LinkedStore(StoreUnreadable):
+    """auth.json is a symlink: reads follow it, every write is refused before anything is
+    written (no backup, history copy or lock file), exit 3. Hermes replaces the link with a
+    file on its next write, so writing through it here would only hide that split."""
+
+
 class WriteFailed(StoreUnreadable):
     """Writing a store file failed (disk full, read-only, quota): nothing was replaced."""
 

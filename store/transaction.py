@@ -5,7 +5,8 @@
 
 takes the lock, reads the file afresh inside it, lets the caller change the
 document, writes it atomically and releases the lock. Raising inside the block
-writes nothing. A store that cannot be read is never written.
+writes nothing. A store that cannot be read is never written, and neither is a symlinked
+auth.json (:func:`store.authfile.refuse_linked`: refused before anything is created).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def transaction(home: Home, *, lock_timeout: float = DEFAULT_LOCK_TIMEOUT, creat
     *before_replace* (an operator write keeping its history copy) is called with
     auth.json's path under the lock, after the change and before the file is replaced.
     """
+    authfile.refuse_linked(home)   # before the lock file, the backup or a history copy
     if create:
         authfile.ensure_home(home)
     elif not home.root.is_dir():

@@ -352,7 +352,7 @@ def lift_reopened_cooldowns(
                 continue
             policy.reset(row, now)
             cleared_reopened.append(rid)
-        available = any(policy.effective(r, fresh, now, ttls).usable for r in fresh)
+        available = policy.has_available(fresh, now, ttls)
         if not cleared_elapsed and not cleared_reopened:
             skip_write()
         wrote = True

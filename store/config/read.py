@@ -144,8 +144,8 @@ def read_config(home: Home) -> Config:
     1-based line and column) or its top level is not a mapping.
     """
     raw = yamlread.read_bytes(home.config)
-    if raw is None:
-        return Config(path=home.config)
+    if raw is None:    # no config.yaml: the Hermes checkout may still tell the generation
+        return Config(path=home.config, ttls=read_ttls(None, [], home.root))
     return parse_config(raw, home.config)
 
 
@@ -175,7 +175,7 @@ def config_from_data(data: dict[str, Any], path: Path, raw: bytes | None = None,
         routing=read_routing(data.get(ROUTING_KEY), w),
         custom_providers=read_custom_providers(data.get("custom_providers"), w),
         auxiliary_chains=read_auxiliary(data.get("auxiliary"), w),
-        ttls=read_ttls(data.get("hermes_admin"), w),
+        ttls=read_ttls(data.get("hermes_admin"), w, path.parent),
         primary=primary_of(data),
         warnings=w,
         data=data,

@@ -7,10 +7,14 @@ Values that may be credentials are kept only as fingerprints.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from pathlib import Path
 from typing import Any
 
+from store.config import hermes_code
 from store.model import custom_pool_key
+from store.pools import generations
 from store.pools.policy import DEFAULT_TTLS, Ttls
 from store.redaction.fingerprints import fingerprint
 
@@ -133,8 +137,24 @@ def read_auxiliary(node: Any, w: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def read_ttls(node: Any, w: list[str]) -> Ttls:
-    """``hermes_admin.cooldown_ttls`` (hermes-admin's own key); the default TTLs when unusable."""
+def read_ttls(node: Any, w: list[str], root: Path | None = None) -> Ttls:
+    """``hermes_admin.cooldown_ttls`` (hermes-admin's own key; the default TTLs when unusable)
+    and the generation of Hermes whose rules hold: ``hermes_admin.hermes_generation``, else
+    told by the Hermes checkout of the home at *root* (:mod:`store.config.hermes_code`)."""
+    ttls = _read_ttls(node, w)
+    told = generations.UNTOLD
+    value = node.get("hermes_generation") if isinstance(node, dict) else None
+    if value is not None:
+        try:
+            told = generations.configured(value)
+        except ValueError as exc:
+            w.append(f"hermes_admin.hermes_generation: {exc} (telling it from the home instead)")
+    if told is generations.UNTOLD and root is not None:
+        told = hermes_code.detect(root)
+    return ttls if told is generations.UNTOLD else dataclasses.replace(ttls, told=told)
+
+
+def _read_ttls(node: Any, w: list[str]) -> Ttls:
     if node is None:
         return DEFAULT_TTLS
     if not isinstance(node, dict):

@@ -233,6 +233,11 @@ def evaluate(sample: Sample, rules: R.Rules, now: float) -> Evaluation:
                              title=f"{p.name}: auth.json cannot be read",
                              text=f"{p.store_error}. Every write is refused until it is fixed; the monitor "
                                   f"shows the last good read."))
+        if p.store_linked is not None and unreadable.applies(p.name):
+            ev.add(Condition(key=f"{R.STORE_UNREADABLE}/{p.name}/linked", rule=unreadable.name,
+                             severity=unreadable.severity, profile=p.name,
+                             title=f"{p.name}: auth.json is a symlink; every write is refused",
+                             text=f"{p.store_linked}."))
         for pv in p.pools:
             _pool(ev, rules, p, pv, now)
         if rules[R.LOW_HEADROOM].enabled:

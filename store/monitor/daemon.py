@@ -236,7 +236,8 @@ class Monitor:
             st = p.state
             profiles.append(ProfileSample(p.name, st.home, st.pools, st.store_error, st.read_at,
                                           self.side.headroom(st.home, now, notes),
-                                          self.side.proxies(st.home, now, notes), tuple(notes), p.redactor))
+                                          self.side.proxies(st.home, now, notes), tuple(notes), p.redactor,
+                                          store_linked=st.store_linked))
         return Sample(profiles, self._findings, self.generation, root=self.root is not None)
 
     def _latest(self) -> tuple[Sample, float, MonitorStats]:

@@ -102,6 +102,7 @@ class ProfileSample:
     proxies: tuple[ProxyView, ...] = ()
     notes: tuple[str, ...] = ()
     redactor: Redactor | None = field(default=None, repr=False)   # knows this home's secrets
+    store_linked: StoreUnreadable | None = None    # auth.json is a symlink: every write refused
 
 
 @dataclass(frozen=True)

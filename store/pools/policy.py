@@ -25,7 +25,7 @@ from store.model import (
     priority_of,
     sorted_rows,
 )
-from store.pools import times
+from store.pools import generations, times
 from store.pools.least_used import Weigh, least_used_key
 
 # Effective statuses (what an operator sees), distinct from the stored last_status.
@@ -54,6 +54,8 @@ class Ttls:
     default: float = 3600.0
     only_row_cap: float = 60.0
     billing_unverified: float = 60.0
+    entitlement: float = generations.ENTITLEMENT_TTL       # the admin-era entitlement bench
+    told: generations.Told = generations.UNTOLD            # which Hermes's rules hold
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> Ttls:
@@ -61,7 +63,8 @@ class Ttls:
         if not data:
             return cls()
         names = {"401": "auth_401", "429": "rate_limit_429", "default": "default",
-                 "only_row": "only_row_cap", "billing_unverified": "billing_unverified"}
+                 "only_row": "only_row_cap", "billing_unverified": "billing_unverified",
+                 "entitlement": "entitlement"}
         kwargs: dict[str, float] = {}
         for key, value in data.items():
             attr = names.get(str(key))
@@ -117,22 +120,21 @@ def terminal_auth_failure(code: int | None, reason: str | None) -> bool:
 def ttl_for(row: Row, only_row: bool, ttls: Ttls = DEFAULT_TTLS) -> float:
     """Cooldown length for *row* when no provider reset time is known (spec section 4)."""
     code = as_int(row.get("last_error_code"), -1) if row.get("last_error_code") is not None else None
+    if ttls.told.admin and row.get("failure_reason") == generations.ENTITLEMENT:
+        return ttls.entitlement
     if code == 401:
         return ttls.auth_401
     base = ttls.rate_limit_429 if code == 429 else ttls.default
     if row.get("failure_reason") == "billing_unverified" and code != 402:
         return min(base, ttls.billing_unverified)
-    if only_row and not is_billing(row):
+    if only_row and not is_billing(row) and ttls.told.only_row_rule:
         return min(base, ttls.only_row_cap)
     return base
 
 
 def is_only_live_row(row: Row, pool_rows: Iterable[Row]) -> bool:
-    """True when *row* is the pool's only non-dead row.
-
-    Stops at the first other live row: views ask this for every benched row, and a
-    full scan each time made a 10,000-row pool quadratic.
-    """
+    """True when *row* is the pool's only non-dead row. Stops at the first other live row
+    (views ask this for every benched row: a full scan made 10,000 rows quadratic)."""
     if is_dead(row):
         return False
     seen = False
@@ -145,30 +147,29 @@ def is_only_live_row(row: Row, pool_rows: Iterable[Row]) -> bool:
 
 
 def until(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) -> float | None:
-    """Epoch second an exhausted row becomes usable; None if usable with no timestamp.
-
-    Dead rows return +inf: they never expire. Rows not exhausted return None.
-    """
+    """Epoch second an exhausted row becomes usable; None if usable with no timestamp (or
+    not exhausted); +inf for a dead row. The admin-era rules hold when ``ttls.told`` says so."""
     status = row.get("last_status")
     if status == STATUS_DEAD:
         return math.inf
     if status != STATUS_EXHAUSTED:
         return None
     reset = parse_epoch(row.get("last_error_reset_at"))
-    if reset is not None:
-        return reset
     at = parse_epoch(row.get("last_status_at"))
+    if ttls.told.admin and at is not None and is_billing(row) and (parse_epoch(row.get("status_cleared_at")) or 0) > at:
+        return None        # clear_billing_benches stamped status_cleared_at after this bench
+    if reset is not None:
+        if ttls.told.admin and at is not None and not is_billing(row) and is_only_live_row(row, pool_rows):
+            return min(reset, at + ttl_for(row, True, ttls))      # #119163
+        return reset
     if at is None:
         return None
     return at + ttl_for(row, is_only_live_row(row, pool_rows), ttls)
 
 
 def model_benches(row: Row, now: float) -> dict[str, float]:
-    """Per-model cooldowns (newer Hermes) still in the future.
-
-    Like newer Hermes, a bench observed at or before the row's ``status_cleared_at``
-    (an operator reset) is ignored: the reset came after it.
-    """
+    """Per-model cooldowns (newer Hermes) still in the future. Like newer Hermes, a bench
+    observed at or before the row's ``status_cleared_at`` (an operator reset) is ignored."""
     mc = row.get("model_cooldowns")
     if not isinstance(mc, dict):
         return {}
@@ -201,6 +202,14 @@ def effective(row: Row, pool_rows: Iterable[Row], now: float, ttls: Ttls = DEFAU
     if t is not None and t > now:
         return Effective(COOLING, t, t - now, benches, problem)
     return Effective(READY, t, None, benches, problem)
+
+
+def has_available(rows: Iterable[Row], now: float, ttls: Ttls = DEFAULT_TTLS) -> bool:
+    """Hermes's ``has_available(any_model=True)``: the admin era ignores per-model benches;
+    before it (and when the generation is not told) a row with one does not count."""
+    rows = list(rows)
+    effs = (effective(r, rows, now, ttls) for r in rows)
+    return any(e.usable if ttls.told.admin else e.usable_for(None) for e in effs)
 
 
 def known_strategy(name: Any) -> str:

@@ -20,7 +20,7 @@ from store.model import (
     row_secrets,
     sorted_rows,
 )
-from store.pools import policy
+from store.pools import generations, policy, rule_words
 from store.redaction.fingerprints import fingerprint, redact
 
 # How every surface (CLI, console, probe report) shows a missing value.
@@ -56,6 +56,9 @@ class CredentialView:
     next: bool
     backed: bool | None             # env:VAR rows: is VAR set in .env/environment?
     env: Mapping[str, str] | None = field(default=None, repr=False)
+    # The pool's rows and the TTLs it was judged with, for :attr:`rule` (asked on demand).
+    pool_rows: list[Row] | None = field(default=None, repr=False, compare=False)
+    ttls: policy.Ttls = field(default=policy.DEFAULT_TTLS, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -64,6 +67,17 @@ class CredentialView:
     @property
     def label(self) -> str:
         return str(self.row.get("label") or "")
+
+    @property
+    def rule(self) -> str | None:
+        """Which rule gave the countdown, naming the Hermes generation (None: not benched).
+        Computed when asked (the detail view), not for every row of every build."""
+        row, ttls = self.row, self.ttls
+        if self.effective.status == policy.OK and row.get("last_status") is None:
+            return None
+        if ttls.told.admin and generations.renewed(row, self.env):
+            return RENEWED
+        return rule_words.explain(row, self.pool_rows or [row], ttls)
 
     @property
     def error_message(self) -> str | None:
@@ -173,7 +187,7 @@ def build_pool(
         reuse = {id(cv.row): cv for cv in previous.credentials}
     # Each row's status once: the strategy's pick and the row's view share it.
     effs = {id(row): old.effective if (old := reuse.get(id(row))) is not None and old.row is row
-            else policy.effective(row, rows, now, ttls) for row in rows}
+            else judge(row, rows, now, ttls, env) for row in rows}
     nxt = policy.pick(rows, strategy, now, ttls, known=effs, ordered=True)
     creds = []
     for i, row in enumerate(rows, start=1):
@@ -181,7 +195,7 @@ def build_pool(
         if old is not None and old.row is row and old.index == i and old.next == (row is nxt):
             creds.append(old)
             continue
-        creds.append(_view(key, i, row, effs[id(row)], row is nxt, env))
+        creds.append(_view(key, i, row, effs[id(row)], row is nxt, env, rows, ttls))
     return PoolView(key, strategy, creds, raw_rows)
 
 
@@ -221,24 +235,36 @@ def _patch(key: str, raw_rows: list[Any], previous: PoolView, strategy: str, now
             rows[i] = b
             at.append(i)
         for i in at:
-            effs[i] = policy.effective(rows[i], rows, now, ttls)
+            effs[i] = judge(rows[i], rows, now, ttls, env)
     nxt = policy.pick(rows, strategy, now, ttls, known={id(r): e for r, e in zip(rows, effs, strict=True)},
                       ordered=True)
     creds = list(old)
     for i, (row, cv) in enumerate(zip(rows, old, strict=True)):
         if cv.row is not row or cv.next != (row is nxt):
-            creds[i] = _view(key, i + 1, row, effs[i], row is nxt, env)
+            creds[i] = _view(key, i + 1, row, effs[i], row is nxt, env, rows, ttls)
     return PoolView(key, strategy, creds, raw_rows)
 
 
+RENEWED = ("a new credential: its .env value no longer matches the stored secret_fingerprint, so the "
+           "stored bench was the old key's (admin-era rule)")
+
+
+def judge(row: Row, rows: list[Row], now: float, ttls: policy.Ttls,
+          env: Mapping[str, str] | None) -> policy.Effective:
+    """The row's effective status, a renewed secret-less row (admin era) judged afresh."""
+    if ttls.told.admin and generations.renewed(row, env):
+        return policy.effective(generations.fresh(row), rows, now, ttls)
+    return policy.effective(row, rows, now, ttls)
+
+
 def _view(key: str, index: int, row: Row, eff: policy.Effective, nxt: bool,
-          env: Mapping[str, str] | None) -> CredentialView:
+          env: Mapping[str, str] | None, rows: list[Row], ttls: policy.Ttls) -> CredentialView:
     source = str(row.get("source") or "")
     backed = None
     if source.startswith("env:") and not is_owned(key, row):
         backed = bool(env and env.get(source[4:]))
-    return CredentialView(pool=key, index=index, row=row, effective=eff,
-                          fingerprint=row_fingerprint(key, row, env), next=nxt, backed=backed, env=env)
+    return CredentialView(pool=key, index=index, row=row, effective=eff, fingerprint=row_fingerprint(key, row, env),
+                          next=nxt, backed=backed, env=env, pool_rows=rows, ttls=ttls)
 
 
 def _live(creds: list[CredentialView]) -> int:

@@ -128,6 +128,8 @@ class HomeState:
     # Each row's rate-limit readings, from the headroom sidecar (checked; the last good
     # ones while it cannot be read). Bound to a secret: compare ``fp`` with the view's.
     headroom: Mapping[RowKey, RowReadings] = field(default_factory=dict)
+    # auth.json is a symlink: it reads, but every write is refused (this is that error).
+    store_linked: StoreUnreadable | None = None
 
     @property
     def stale(self) -> bool:
@@ -161,6 +163,7 @@ class HomeLoader:
         self.generation = 0
         self._store: authfile.Snapshot | None = None
         self._store_error: StoreUnreadable | None = None
+        self._linked: StoreUnreadable | None = None
         self._store_read_at = 0.0
         self._config: Config | None = None
         self._config_error: StoreUnreadable | None = None
@@ -192,6 +195,7 @@ class HomeLoader:
             self._env, self._env_problem = _read_env(home)
         now = self.clock()
         if AUTH_FILE in todo:
+            self._linked = authfile.linked_store(home)
             try:
                 snap = self._reader.read()
             except StoreUnreadable as exc:
@@ -229,7 +233,7 @@ class HomeLoader:
             store=store, store_read_at=self._store_read_at, store_error=self._store_error,
             config=config,
             config_error=self._config_error, env=dict(self._env), pools=pools, events=evs,
-            warnings=warnings, headroom=self._headroom,
+            warnings=warnings, headroom=self._headroom, store_linked=self._linked,
         )
 
 

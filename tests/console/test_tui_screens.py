@@ -57,6 +57,8 @@ def test_detail_lines_list_every_field_and_explain_the_reset_time() -> None:
     assert "2026-01-01 00:01:35 local" in meaning and "in 1m 35s" in meaning
     assert lines["model_cooldowns.openai/gpt-5"][1].endswith("in 10m")
     assert lines["effective status"][0] == "◐ cooling"
+    rule, meaning = lines["countdown rule"]         # which rule gave it, and which Hermes
+    assert rule.startswith("the provider's reset time") and "not told" in rule and "Hermes rule" in meaning
     assert CANARY not in repr(detail_lines(
         next(cv for cv in pv.credentials if cv.id == "d4e5f6"), NOW))
 

@@ -36,7 +36,7 @@ def test_zero_is_allowed() -> None:
 def test_unknown_key_names_it_and_the_known_ones() -> None:
     with pytest.raises(ValueError) as err:
         Ttls.from_mapping({"418": 5})
-    assert str(err.value) == "unknown TTL '418' (known: 401, 429, default, only_row, billing_unverified)"
+    assert str(err.value) == "unknown TTL '418' (known: 401, 429, default, only_row, billing_unverified, entitlement)"
 
 
 @pytest.mark.parametrize("value", [True, False, "60", None, -1, -0.5, [1]])

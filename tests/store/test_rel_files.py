@@ -13,7 +13,7 @@ from typing import Any, Callable
 import pytest
 
 from store import authfile
-from store.errors import StoreUnreadable
+from store.errors import LinkedStore, StoreUnreadable
 from store.ops import actions
 from store.paths import TEMP_PREFIX, Home
 from store.transaction import apply, transaction
@@ -164,7 +164,9 @@ def test_symlink_at_predictable_backup_temp_name(home: Home, tmp_path: Path,
 
 
 @pytest.mark.parametrize("where", ["same-dir", "other-dir"])
-def test_symlinked_store_has_its_target_replaced(tmp_path: Path, where: str) -> None:
+def test_symlinked_store_is_read_but_never_written(tmp_path: Path, where: str) -> None:
+    """Hermes replaces a linked auth.json with a file on its next write (the homes stop
+    sharing), so every write is refused before anything is created (tests/store/test_linked_store.py)."""
     home = Home(tmp_path / "hermes")
     home.root.mkdir(mode=0o700)
     real_dir = home.root if where == "same-dir" else tmp_path / "elsewhere"
@@ -172,12 +174,14 @@ def test_symlinked_store_has_its_target_replaced(tmp_path: Path, where: str) -> 
     real = real_dir / "auth-real.json"
     real.write_bytes(json.dumps(counter_doc()).encode())
     home.auth.symlink_to(real)
+    raw = real.read_bytes()
 
-    _bump(home)
+    assert authfile.read_store(home).doc["credential_pool"]["openrouter"][0]["request_count"] == 0
+    with pytest.raises(LinkedStore):
+        _bump(home)
     assert home.auth.is_symlink() and os.readlink(home.auth) == str(real)
-    assert json.loads(real.read_bytes())["credential_pool"]["openrouter"][0]["request_count"] == 1
-    assert _mode(real) == 0o600
-    # Temp files went next to the target, and none was left behind.
+    assert real.read_bytes() == raw
+    assert not home.lock.exists() and not home.backup.exists()
     assert not [p for p in real_dir.iterdir() if p.name.endswith(".tmp")]
 
 

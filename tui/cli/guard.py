@@ -9,6 +9,7 @@
   ``add --new-pool`` says a name outside the registry is meant.
 - An empty or blank TARGET is refused; ``reset POOL ""`` never means the whole pool.
 - Only ``add`` (and the dashboard/demo) may start from a missing home.
+- A home whose auth.json or .env Hermes encrypted (``hermes encrypt``) is refused, exit 3.
 - A key is one line of printable ASCII (:func:`read_key`).
 """
 
@@ -18,7 +19,7 @@ import argparse
 import sys
 from typing import Any
 
-from store import authfile
+from store import authfile, envelope, safeio
 from store.config import providers
 from store.errors import BadInput, StoreUnreadable
 from store.ops import textcheck
@@ -83,6 +84,11 @@ def check(args: argparse.Namespace, *, creates_home: bool = False) -> None:
         if not home.root.is_dir():
             raise StoreUnreadable(home.root, "no Hermes home here (only `add` creates one; "
                                   "check --home or $HERMES_HOME)")
+    if not (creates_home or verb in ("demo", "fleet", "monitor", "") or rooted
+            or getattr(args, "all_profiles", False)):
+        # Hermes's encrypted envelope in auth.json or .env: every verb says so, exit 3.
+        home = resolve_home(getattr(args, "home", None))
+        envelope.refuse_encrypted([(home.auth, safeio.AUTH_CAP), (home.env, safeio.ENV_CAP)])
 
 
 def check_key(key: str, field: str) -> str:

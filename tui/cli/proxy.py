@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from store.agent import refresh
 from store.agent.runtime import RESTORE_INTERVAL
-from store.authfile import read_store
+from store.authfile import read_store, refuse_linked
 from store.config.read import read_config
 from store.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNREADABLE, BadInput, HermesAdminError
 from store.model import pools
@@ -147,6 +147,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     primary = args.pool or (cfg.primary.provider if cfg is not None and cfg.primary else None)
     if not primary:
         raise BadInput("--pool", f"none given, and {home.config} sets no model.provider; pass --pool POOL")
+    # A symlinked auth.json reads, but the proxy's counts and benches could not be written:
+    # it refuses to start with the error every writing verb gives (exit 3, nothing written).
+    refuse_linked(home)
     doc = read_store(home).doc or {}
     if primary not in pools(doc):
         known = ", ".join(sorted(pools(doc))) or "none"

@@ -314,6 +314,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_restore_backup(args: argparse.Namespace) -> int:
     home = home_of(args)
+    authfile.refuse_linked(home)
     try:
         raw = home.backup.read_bytes()
     except OSError as exc:
