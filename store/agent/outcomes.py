@@ -25,14 +25,13 @@ and auth:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from store import outside
+from store.dialects.registry import header_reset, is_aggregator
 from store.redaction.fingerprints import fingerprint
 from store.redaction.redact import Redactor
 
@@ -62,8 +61,6 @@ _RETRY_IN_MESSAGE = re.compile(r"retry\s+(?:after\s+|in\s+)?(\d{1,12}(?:\.\d{1,6
                                re.IGNORECASE)
 _RESETS_IN = re.compile(r"resets?\s+in\s+(?:(\d{1,6})\s*h(?:ou)?rs?\s*)?(?:(\d{1,6})\s*min(?:ute)?s?)?",
                         re.IGNORECASE)
-_DURATION = re.compile(r"^(?:(\d{1,9}(?:\.\d{1,6})?)h)?(?:(\d{1,9}(?:\.\d{1,6})?)m(?!s))?"
-                       r"(?:(\d{1,9}(?:\.\d{1,6})?)s)?(?:(\d{1,12}(?:\.\d{1,6})?)ms)?$")
 
 
 def _any(*phrases: str) -> re.Pattern[str]:
@@ -200,7 +197,7 @@ def _wrapped_upstream(result: Result, pool: str | None) -> bool:
     if (result.message or "").strip().lower() != _WRAPPED:
         return False
     meta = result.metadata
-    return pool == "openrouter" or (isinstance(meta, Mapping) and ("raw" in meta or "provider_name" in meta))
+    return is_aggregator(pool) or (isinstance(meta, Mapping) and ("raw" in meta or "provider_name" in meta))
 
 
 @dataclass(frozen=True)
@@ -249,14 +246,6 @@ def failure_reason(code: int) -> str | None:
     return verdict.failure_reason if verdict.fault == KEY else None
 
 
-def _duration_seconds(text: str) -> float | None:
-    m = _DURATION.match(text.strip().lower())
-    if not m or not any(m.groups()):
-        return None
-    h, mi, s, ms = (float(g) if g else 0.0 for g in m.groups())
-    return h * 3600 + mi * 60 + s + ms / 1000
-
-
 def reset_time(result: Result, now: float, notice: outside.Notice | None = None) -> float | None:
     """The provider's reset time as epoch seconds, from the body, the headers or the message.
 
@@ -270,18 +259,9 @@ def reset_time(result: Result, now: float, notice: outside.Notice | None = None)
         explicit = outside.epoch(result.reset_at, "the reset time in the answer", now=now, notice=notice)
         if explicit is not None:
             return explicit
-    headers = {str(k).lower(): str(v) for k, v in (result.headers or {}).items()}
-    ra = headers.get("retry-after")
-    if ra:
-        after = _retry_after(ra, now, notice)
-        if after is not None:
-            return after
-    for name in ("x-ratelimit-reset", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"):
-        raw = headers.get(name)
-        if raw:
-            t = _ratelimit_reset(name, raw, now, notice)
-            if t is not None:
-                return t
+    after = header_reset(result.headers or {}, now, notice)
+    if after is not None:
+        return after
     msg = (result.message or "")[:4096]
     m = _RETRY_IN_MESSAGE.search(msg)
     if m:
@@ -295,30 +275,3 @@ def reset_time(result: Result, now: float, notice: outside.Notice | None = None)
         if s is not None:
             return now + s
     return None
-
-
-def _retry_after(raw: str, now: float, notice: outside.Notice | None) -> float | None:
-    """``Retry-After``: delay-seconds or an HTTP date."""
-    s = outside.seconds(raw, "Retry-After")
-    if s is not None:
-        return now + s
-    try:
-        when = parsedate_to_datetime(raw[:64]).timestamp()
-    except (TypeError, ValueError, OverflowError, IndexError):
-        outside.seconds(raw, "Retry-After", notice=notice)   # says why it is ignored
-        return None
-    return outside.epoch(when, "Retry-After", now=now, notice=notice)
-
-
-def _ratelimit_reset(name: str, raw: str, now: float, notice: outside.Notice | None) -> float | None:
-    value = outside.number(raw, name, lo=-math.inf, hi=math.inf)
-    if value is None:
-        seconds = _duration_seconds(raw[:64])
-        if seconds is not None:
-            s = outside.seconds(seconds, name, notice=notice)
-            return None if s is None else now + s
-        return outside.epoch(raw, name, now=now, notice=notice)
-    if value > 1e9:     # large: epoch s or ms; small: seconds from now
-        return outside.epoch(value, name, now=now, notice=notice)
-    s = outside.seconds(value, name, notice=notice)
-    return None if s is None or s <= 0 else now + s

@@ -40,10 +40,10 @@ from store.agent.outcomes import (
     reset_time,
     stored_message,
 )
-from store.agent.ratelimits import read_headers
 from store.authfile import read_store
 from store.config import settings as settings_file
 from store.config.agent_view import ConfigView
+from store.dialects.registry import read_headers
 from store.errors import HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import AUTH_OAUTH, STATUS_EXHAUSTED, Row, ensure_pool, parse_epoch, pool_rows, pools

@@ -42,15 +42,16 @@ from store.agent.outcomes import (
     Verdict,
     classify,
 )
+from store.dialects.dialect import Credential
+from store.dialects.registry import dialect_for
 from store.proxy import anthropic
 from store.proxy import requests as trace
 from store.proxy.answers import Answers
 from store.proxy.attempt import Attempt
 from store.proxy.chain import Chain
 from store.proxy.offloop import run_blocking
-from store.proxy.protocols import ANTHROPIC, OPENAI, Want, upstream_tail
+from store.proxy.protocols import ANTHROPIC, OPENAI, Want
 from store.proxy.redacting import ProxySecrets
-from store.proxy.responses import attach_codex, is_codex
 from store.proxy.stats import Stats
 from store.proxy.upstreams import base_for, display, route_name
 from store.proxy.wire import (
@@ -113,8 +114,7 @@ class Forwarder:
         attempt = chain.select(want=want)
         headers = kept(request.headers, DROP_REQUEST)
         query = raw_query(request)
-        tail = path[3:] + query
-        client_beta = request.headers.get("anthropic-beta")
+        client_beta, user_agent = request.headers.get("anthropic-beta"), request.headers.get("User-Agent")
         tries, limit = 0, MAX_TRIES + 2 * chain.row_count()
         last: Failure | None = None
         while attempt is not None and tries < limit:
@@ -132,17 +132,11 @@ class Forwarder:
             if not base:       # a configuration gap, not the key's fault: bench nothing
                 return self._error(502, f"{sel.pool}: row {sel.row_id} has no base_url and the pool no "
                                         f"default; set base_url on the row", "no_upstream", rid)
-            sending = headers
-            if protocol == ANTHROPIC:
-                sending = headers.copy()
-                tail = upstream_tail(protocol, base, path, query)
-                anthropic.attach(sending, sel.pool, chain.auth_type(sel), sel.token, base, client_beta)
-            elif sel.pool == "openai-codex" or ("chatgpt.com" in base and is_codex(sel.pool, base)):
-                sending = headers.copy()
-                sending["Authorization"] = "Bearer " + sel.token
-                attach_codex(sending, sel.token, request.headers.get("User-Agent"))
-            else:
-                headers["Authorization"] = "Bearer " + sel.token
+            dialect = dialect_for(sel.pool, base, chain.speaks(attempt.index, ANTHROPIC))
+            sending = dialect.attach(headers, Credential(sel.token, sel.pool, base, path, protocol,
+                                                         chain.auth_type(sel) if dialect.by_auth_type else None,
+                                                         client_beta, user_agent))
+            tail = dialect.tail(protocol, base, path, query)
             sent = await self._send(request, attempt, base, tail, payload, sending, rid)
             if isinstance(sent, web.StreamResponse):
                 return sent

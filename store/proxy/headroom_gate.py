@@ -30,8 +30,9 @@ from typing import Any
 
 from store.agent.headroom import Headroom, Hold, held_back
 from store.agent.outcomes import Selection
-from store.agent.ratelimits import Reading, read_headers
 from store.config import settings as settings_file
+from store.dialects.readings import Reading
+from store.dialects.registry import read_headers
 from store.errors import HermesAdminError
 from store.model import Row
 from store.pools.view import row_fingerprint

@@ -17,7 +17,7 @@ import anthropic
 import httpx
 import pytest
 
-from store.proxy import anthropic as proxy_anthropic
+from store.dialects import anthropic as proxy_anthropic
 from store.proxy import request_client
 from store.proxy.chain import Chain
 from store.proxy.inbound import Gate
