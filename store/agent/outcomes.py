@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store import outside
+from store.dialects.readings import Reading, Usage
 from store.dialects.registry import header_reset, is_aggregator
 from store.redaction.fingerprints import fingerprint
 from store.redaction.redact import Redactor
@@ -131,13 +132,42 @@ def stored_message(message: str | None, *secrets: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Whose fault a result is and what kind of failure (Hermes's ``FailoverReason`` names)."""
+    """One answer, judged once (:func:`store.agent.judge.judge`): whose fault it is and
+    what kind of failure (Hermes's ``FailoverReason`` names), and everything every consumer
+    needs of the answer, so none re-reads it: the rate-limit readings, the ONE reset time
+    (floored, or None: the TTL applies from *read_at*), the model and endpoint scope, and
+    the usage the answer reports. :func:`classify` alone fills the first five fields."""
 
     fault: str | None               # KEY, ROUTE, REQUEST; None for a success
     kind: str                       # rate_limit, billing, auth, upstream_rate_limit, overloaded, ...
     failure_reason: str | None = None  # what a bench records (key faults only)
     answered: bool = True           # the upstream sent an HTTP answer (route faults)
     other_key_may_help: bool = True  # a route fault another key of the pool might not hit
+    read_at: float | None = None    # when the answer was read: every bench of it is stamped then
+    readings: tuple[Reading, ...] = ()
+    reset_at: float | None = None   # when a bench for it ends (None: the TTL from read_at)
+    exhausted_until: float | None = None   # a 2xx whose readings say nothing is left until then
+    model: str | None = None        # the model asked for
+    endpoint: str | None = None     # the endpoint scope: COUNT_TOKENS, or None (the model's own)
+    model_scoped: bool = False      # a key's fault on one model (and endpoint) only, not the key
+    usage: Usage | None = None      # what the answer says it spent (non-stream JSON answers)
+
+    @property
+    def scope(self) -> str | None:
+        """The name a per-model bench of this verdict goes under in ``model_cooldowns``:
+        the model, or for token counting ``count_tokens:<model>`` (Anthropic limits it
+        apart: a 429 there never benches the model for Messages)."""
+        return scoped(self.model, self.endpoint) if self.model_scoped else None
+
+
+COUNT_TOKENS = "count_tokens"
+
+
+def scoped(model: str | None, endpoint: str | None) -> str | None:
+    """The name a per-model bench of *model* on *endpoint* goes under (see ``Verdict.scope``)."""
+    if not model:
+        return None
+    return model if endpoint is None else f"{endpoint}:{model}"
 
 
 SUCCESS = Verdict(None, "ok")

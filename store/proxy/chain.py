@@ -33,7 +33,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from store.agent import probe
-from store.agent.outcomes import Decision, Result, Selection, Verdict, reset_time
+from store.agent.judge import judge
+from store.agent.outcomes import Decision, Result, Selection, Verdict, scoped
+from store.agent.pool_headroom import PoolHeadroom
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
 from store.config.agent_view import Route
@@ -250,7 +252,8 @@ class Chain:
             usable = self._usable[pool] = usable_rows(
                 rows, self._strategies.get(pool, policy.DEFAULT_STRATEGY), now, self._ttls, self.env,
                 self._generation)
-        asked = (model or (want.model if want is not None else None)) if usable.benches else None
+        asked = scoped(model or (want.model if want is not None else None),
+                       want.endpoint if want is not None else None) if usable.benches else None
         weigh = self.headroom.weigh(pool, self.env, now) if usable.strategy == "least_used" else None
         hold = (lambda allowed: self.headroom.held(pool, allowed, now, self.env)) \
             if self.headroom.holding(pool) else None
@@ -279,17 +282,21 @@ class Chain:
                 return False
         if not eff.usable or not eff.model_benches:
             return eff.usable
-        return (sel.model or (want.model if want is not None else None)) not in eff.model_benches
+        return scoped(sel.model or (want.model if want is not None else None),
+                      want.endpoint if want is not None else None) not in eff.model_benches
 
     # -- outcomes (blocking: run in a worker thread) --
 
     def outcome(self, attempt: Attempt, result: Result, verdict: Verdict | None = None) -> Decision:
         """Record a request that failed by the key's fault the agent's way; the Decision
-        says what to do next (never a row *attempt* already failed on). A 429 scoped to the
-        model asked for (the route's, or the request's) benches that model only."""
+        says what to do next (never a row *attempt* already failed on). *verdict*: the
+        answer judged once (:meth:`judge`; judged here when not given). A 429 it scopes to
+        the model asked for (and endpoint) benches that scope only."""
         sel = attempt.selection
+        if verdict is None or verdict.read_at is None:
+            verdict = self.judge(attempt, result)
         if sel.pool not in self._rows:
-            return self._direct.outcome(attempt, result, self.clock())
+            return self._direct.outcome(attempt, result, verdict)
         if attempt.client is None or attempt.client.pool != sel.pool:
             rt = self.runtime
             attempt.client = RequestClient(self, self.home, sel.pool, clock=self.clock, config=rt.config,
@@ -299,10 +306,7 @@ class Chain:
                                            use_headroom=self.headroom.enabled)
         client = attempt.client
         client.current = sel
-        want = attempt.want
-        client.model = sel.model or (want.model if want is not None else None)
-        client.anthropic = ANTHROPIC in self.protocols(attempt.index)
-        client.benched_model = None
+        client.model = verdict.model
         client.avoid.update(rid for pool, rid in (attempt.tried or ()) if pool == sel.pool)
         decision = client.report(result, verdict)
         attempt.model_benched = client.benched_model is not None
@@ -313,32 +317,51 @@ class Chain:
             self.runtime._check_vouched(sel, result)   # a probe that lied is distrusted
         return decision
 
-    def bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
-        """Bench *sel*'s row (and its twins) in the view at once, before the store write."""
+    def judge(self, attempt: Attempt, result: Result, readings: Any = None) -> Verdict:
+        """The one verdict on *attempt*'s failed answer (:func:`store.agent.judge.judge`):
+        its model scope is the route's model, else the request's; its endpoint the request's."""
+        want = attempt.want
+        return judge(result, self.clock(), pool=attempt.selection.pool, readings=readings,
+                     model=attempt.selection.model or (want.model if want is not None else None),
+                     endpoint=want.endpoint if want is not None else None,
+                     per_model_429=ANTHROPIC in self.protocols(attempt.index), notice=log.warning)
+
+    def bench_in_view(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str) -> None:
+        """Bench *sel*'s row (and its twins) in the view at once, before the store write:
+        the verdict's reset time, stamped when the answer was read (as the store's bench)."""
+        now = verdict.read_at if verdict.read_at is not None else self.clock()
         with self._lock:
             rows = self._rows.get(sel.pool)
             row = find_row(rows, sel.row_id)
             if row is None:
                 return
-            reset_at = policy.bench_reset(reset_time(result, now), now)
             changed = policy.mark_exhausted(rows, row, now, code=result.status, reason=result.reason,
-                                            message=result.message, reset_at=reset_at,
+                                            message=result.message, reset_at=verdict.reset_at,
                                             failure_reason=failure_reason)
             self._generation += 1
             self.overlay.status(sel.pool, changed, now)
 
-    def bench_model_in_view(self, sel: Selection, model: str, reset_at: float | None, now: float) -> float:
-        """Bench *sel*'s row (and its twins) for *model* in the view at once; when it ends."""
+    def bench_model_in_view(self, sel: Selection, model: str, verdict: Verdict) -> float:
+        """Bench *sel*'s row (and its twins) for *model* (a scope) in the view at once; when it ends."""
+        now = verdict.read_at if verdict.read_at is not None else self.clock()
         with self._lock:
             rows = self._rows.get(sel.pool) or []
             row = find_row(rows, sel.row_id)
             if row is None:
-                return policy.bench_reset(reset_at, now) or now + self._ttls.rate_limit_429
-            until_at = model_cooldowns.bench_until(rows, row, now, reset_at, self._ttls)
+                return verdict.reset_at or now + self._ttls.rate_limit_429
+            until_at = model_cooldowns.bench_until(rows, row, now, verdict.reset_at, self._ttls)
             changed = model_cooldowns.bench_model(rows, row, model, now, until_at)
             self.overlay.model(sel.pool, changed, model, now, until_at)
             self._generation += 1
         return until_at
+
+    def bench_exhausted(self, attempt: Attempt) -> str | None:
+        """A 2xx whose readings said nothing is left until T: the row benched until T in
+        auth.json, through the runtime's own transaction (blocking: off the loop)."""
+        sel = attempt.selection
+        room = PoolHeadroom(self.home, sel.pool, self.headroom.room, self.env, lambda: self.headroom.settings,
+                            enabled=self.headroom.enabled, lock_timeout=self.lock_timeout, notice=log.warning)
+        return room.bench_exhausted(sel, self.clock())
 
     def success(self, attempt: Attempt) -> None:
         if attempt.index == 0:

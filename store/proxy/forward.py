@@ -28,6 +28,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from store.agent.judge import endpoint_of, judge_success
 from store.agent.outcomes import (
     FAILED,
     MALFORMED,
@@ -40,7 +41,6 @@ from store.agent.outcomes import (
     Decision,
     Result,
     Verdict,
-    classify,
 )
 from store.dialects.dialect import Credential
 from store.dialects.registry import dialect_for
@@ -98,6 +98,7 @@ class Forwarder:
         self._waiting: dict[asyncio.Task, float] = {}   # requests waiting for an answer's headers, by deadline
         self._overdue: set[asyncio.Task] = set()
         self._own: dict[str, OwnToken] = {}
+        self._benching: set[asyncio.Task] = set()   # headroom benches on their way to the store
         self.urls = UpstreamUrls()
         self.answers = Answers(chain, stats, secrets)
         self._error = self.answers.error
@@ -110,7 +111,7 @@ class Forwarder:
         only routes that speak it, never a row benched for the model it asks for."""
         chain = self.chain
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
-        want = Want(protocol, body, encoded)
+        want = Want(protocol, body, encoded, endpoint_of(path))
         attempt = chain.select(want=want)
         headers = kept(request.headers, DROP_REQUEST)
         query = raw_query(request)
@@ -141,7 +142,7 @@ class Forwarder:
             if isinstance(sent, web.StreamResponse):
                 return sent
             result, answer = sent
-            verdict = classify(result, sel.pool)
+            verdict = chain.judge(attempt, result, attempt.readings)    # the one judgement of this answer
             if verdict.fault == REQUEST:
                 log.info("request %s: %s/%s answered HTTP %d (%s): the request's fault, passed on", rid,
                          sel.pool, sel.row_id, result.status, verdict.kind)
@@ -180,6 +181,7 @@ class Forwarder:
         sel = attempt.selection
         self.stats.begin(sel.pool, sel.row_id, sel.label)
         ticket = self.chain.headroom.sent(sel)     # in flight until its answer's readings are in
+        attempt.readings = ()
         try:
             assert self.session is not None
             task = asyncio.current_task()
@@ -208,7 +210,8 @@ class Forwarder:
                 if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
                     return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
                                                               f"instead of an answer"), None
-                self.chain.headroom.observe(sel, up.headers, ticket)   # every answer's readings, 2xx too
+                attempt.readings = self.chain.headroom.read(up.headers, self.chain.clock())   # read once
+                self.chain.headroom.observe(sel, attempt.readings, ticket)   # every answer's readings, 2xx too
                 if up.status < 400:
                     return await self._relay(request, up, attempt, base, rid)
                 try:
@@ -252,7 +255,7 @@ class Forwarder:
                 kind = transport_kind(exc)
                 return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
                                                      f"before the body ended"), None
-            self._served(attempt, base)
+            self._served(attempt, base, data)
             resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
             self._mark(resp.headers, attempt)
             return resp
@@ -298,9 +301,22 @@ class Forwarder:
         else:
             await in_band_error(resp, message, kind, code, rid)
 
-    def _served(self, attempt: Attempt, base: str) -> None:
+    def _served(self, attempt: Attempt, base: str, body: bytes | None = None) -> None:
+        """A 2xx: its verdict (the readings already read, the usage of a JSON *body*); the
+        breaker closes, and a key its provider said has nothing left is benched in the
+        store off the loop (the view holds it already, by its readings)."""
+        sel = attempt.selection
+        want = attempt.want
+        verdict = judge_success(self.chain.clock(), attempt.readings, body=body,
+                                dialect=dialect_for(sel.pool, base) if body else None,
+                                model=want.model if want is not None and body else None,
+                                endpoint=want.endpoint if want is not None else None)
         self.chain.breakers.succeeded(base)
         self.chain.success(attempt)
+        if verdict.exhausted_until is not None and sel.pool in self.chain.pools:
+            task = asyncio.get_running_loop().create_task(run_blocking(self.chain.bench_exhausted, attempt))
+            self._benching.add(task)
+            task.add_done_callback(self._benching.discard)
 
     # -- what next --
 

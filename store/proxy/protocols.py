@@ -108,13 +108,15 @@ def served_paths(protocols: Iterable[str]) -> list[str]:
 
 
 class Want:
-    """What one request asks of the chain: its protocol, and its model when a pool must
-    know it (parsed from the body once, on first use)."""
+    """What one request asks of the chain: its protocol, its endpoint scope
+    (:func:`store.agent.judge.endpoint_of`), and its model when a pool must know it (parsed
+    from the body once, on first use)."""
 
-    __slots__ = ("protocol", "_body", "_model", "_parsed")
+    __slots__ = ("protocol", "endpoint", "_body", "_model", "_parsed")
 
-    def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False) -> None:
+    def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False, endpoint: str | None = None) -> None:
         self.protocol = protocol
+        self.endpoint = endpoint      # COUNT_TOKENS, or None: limited with the model's own requests
         self._body = b"" if encoded else body
         self._model: str | None = None
         self._parsed = False
