@@ -46,13 +46,14 @@ from store.pools import model_cooldowns, policy
 from store.proxy.attempt import Attempt
 from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
+from store.proxy.eligibility import Ask, Check, Eligibility
 from store.proxy.headroom_gate import HeadroomGate
 from store.proxy.overlay import Overlay, find_row
 from store.proxy.picks import Usable, choose, usable_rows
 from store.proxy.protocols import ANTHROPIC, OPENAI, Want, route_protocols
 from store.proxy.request_client import RequestClient
 from store.proxy.steering import Steering, lifted_rows
-from store.proxy.upstreams import Breakers, base_for, route_name
+from store.proxy.upstreams import Breakers, route_name
 
 log = logging.getLogger("hermes_admin.proxy")
 
@@ -94,6 +95,7 @@ class Chain:
         self.breakers = Breakers()       # upstreams failing now (route faults), in memory only
         self.last_doc: dict[str, Any] = {}   # the store as last applied (for the redactor)
         self.steer = Steering()          # the operator's hand: a pin, a reset seen in the store
+        self.eligibility = Eligibility(self.breakers, self.headroom, self.env, lambda: self._ttls)
         self.refresh_config()
 
     # -- the view --
@@ -255,19 +257,18 @@ class Chain:
         asked = scoped(model or (want.model if want is not None else None),
                        want.endpoint if want is not None else None) if usable.benches else None
         weigh = self.headroom.weigh(pool, self.env, now) if usable.strategy == "least_used" else None
-        hold = (lambda allowed: self.headroom.held(pool, allowed, now, self.env)) \
-            if self.headroom.holding(pool) else None
-        keep = None if not avoid and not self.breakers else (
-            lambda r: (pool, str(r.get("id"))) not in (avoid or ()) and not self.breakers.blocked(
-                base_for(pool, r.get("inference_base_url") or r.get("base_url") or route_base), now))
-        chosen, held, reordered = choose(usable, rows, self.rng, asked, keep, weigh=weigh, hold=hold)
+        el = self.eligibility       # the breaker, tried and headroom filters (cooling and model: in usable)
+        chosen, held, reordered = choose(usable, rows, self.rng, asked, el.keep(pool, route_base, now, avoid),
+                                         weigh=weigh, hold=el.hold(pool, now))
         if reordered:
             del self._usable[pool]          # the kept order no longer follows the priorities
         return chosen, held
 
     def usable(self, sel: Selection, want: Want | None = None) -> bool:
-        """Whether *sel*'s row may be sent to now (never a cooling row, nor one benched for
-        the model asked for)."""
+        """Whether *sel*'s row may be sent to now: the eligibility filters
+        (:mod:`store.proxy.eligibility`) for the model (and endpoint) asked for."""
+        scope = scoped(sel.model or (want.model if want is not None else None),
+                       want.endpoint if want is not None else None)
         with self._lock:
             # A key taken from the environment: its bench (if any) is in memory.
             rows = self._rows[sel.pool] if sel.pool in self._rows else self._direct.rows(sel.pool)
@@ -276,14 +277,7 @@ class Chain:
             row = find_row(rows, sel.row_id)
             if row is None:
                 return False
-            now = self.clock()
-            eff = policy.effective(row, rows, now, self._ttls)
-            if eff.usable and self.headroom.exhausted_until(sel.pool, row, now, self.env) is not None:
-                return False
-        if not eff.usable or not eff.model_benches:
-            return eff.usable
-        return scoped(sel.model or (want.model if want is not None else None),
-                      want.endpoint if want is not None else None) not in eff.model_benches
+            return self.eligibility.check(Ask(sel.pool, rows, self.clock(), sel.base_url, scope), row) is None
 
     # -- outcomes (blocking: run in a worker thread) --
 
@@ -395,29 +389,20 @@ class Chain:
 
     # -- what the chain holds, for the status file and a 503 --
 
-    def states(self) -> list[tuple[int, Route, list[tuple[policy.Effective, float | None]]]]:
-        """Per route: each row's effective status and, for a usable row on an upstream
-        whose breaker is open or one its provider said has nothing left, when it may serve
-        again (read by :mod:`store.proxy.report`). A key from the environment counts as one
-        row, benched in memory or never."""
+    def states(self, want: Want | None = None) -> list[tuple[int, Route, list[Check]]]:
+        """Per route: each row's effective status and the first eligibility filter that
+        refuses it now (:mod:`store.proxy.eligibility`; read by :mod:`store.proxy.report`
+        for the status file, ``proxy status``, the panel and a 503). A key from the
+        environment counts as one row, benched in memory or never. *want*: for that request
+        (a row benched for its model is refused), else for none."""
         now = self.clock()
         out = []
         with self._lock:
             for i, route in enumerate(self.routes):
                 rows = self._rows.get(route.pool or "") or []
+                pool = route.pool or route.name
                 if not rows and route.key_env and self.env.get(route.key_env):
                     rows = self._direct.rows(route_name(route.name)) or [{"id": route.key_env}]
-                states = []
-                for r in rows:
-                    eff = policy.effective(r, rows, now, self._ttls)
-                    down = None
-                    if eff.usable and self.breakers:
-                        base = base_for(route.pool or route.name,
-                                        r.get("inference_base_url") or r.get("base_url") or route.base_url)
-                        down = self.breakers.reopens_at(base) if self.breakers.blocked(base, now) else None
-                    if eff.usable and route.pool in self._rows:
-                        down = self.headroom.later(route.pool, r, now, self.env, down)
-                    states.append((eff, down))
-                out.append((i, route, states))
+                scope = None if want is None else scoped((route.model if i else None) or want.model, want.endpoint)
+                out.append((i, route, self.eligibility.checks(Ask(pool, rows, now, route.base_url, scope))))
         return out
-

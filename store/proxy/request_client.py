@@ -1,14 +1,15 @@
 """The agent's outcome rules for one proxied request (:class:`RequestClient`).
 
 A :class:`~store.agent.pool_client.PoolClient` (composed, not subclassed) given two things
-by its owner, the chain (seen through :class:`ViewHost`): a filter (never a row behind an
-open circuit breaker) and a hook before each key bench, which benches the row in the
-proxy's in-memory view first (so no other request picks it while the store write is on its
-way), or takes the bench over when the verdict scopes the 429 to one model (and endpoint):
-then the (row, scope) pair is benched instead of the key (:mod:`store.proxy.model_benches`).
-Every bench takes the answer's one :class:`~store.agent.outcomes.Verdict`: the same reset
-time and stamp in the view and in auth.json. Blocking (the store's transactions): it runs in
-a worker thread.
+by its owner, the chain (seen through :class:`ViewHost`): the eligibility filter the
+agent's rules lack (never a row behind an open circuit breaker,
+:mod:`store.proxy.eligibility`), and a hook before each key bench, which benches the row in
+the proxy's in-memory view first (so no other request picks it while the store write is on
+its way), or takes the bench over when the verdict scopes the 429 to one model (and
+endpoint): then the (row, scope) pair is benched instead of the key
+(:mod:`store.proxy.model_benches`). Every bench takes the answer's one
+:class:`~store.agent.outcomes.Verdict`: the same reset time and stamp in the view and in
+auth.json. Blocking (the store's transactions): it runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from typing import Any, Protocol
 
 from store.agent.outcomes import OUT, ROTATED, Decision, Result, Selection, Verdict
 from store.agent.pool_client import PoolClient
-from store.model import Row
+from store.proxy.eligibility import Eligibility
 from store.proxy.model_benches import describe_bench, record
-from store.proxy.upstreams import Breakers, base_for
 
 log = logging.getLogger("hermes_admin.proxy")
 
@@ -28,7 +28,7 @@ log = logging.getLogger("hermes_admin.proxy")
 class ViewHost(Protocol):
     """What a request client needs of the proxy's view (the chain)."""
 
-    breakers: Breakers
+    eligibility: Eligibility
 
     def bench_in_view(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str) -> None: ...
 
@@ -43,7 +43,9 @@ class RequestClient:
     def __init__(self, host: ViewHost, home: Any, pool: str, **kw: Any) -> None:
         self.host = host
         self.pool = pool
-        self.pool_client = PoolClient(home, pool, also_eligible=self._upstream_open, on_bench=self._bench, **kw)
+        self.pool_client = PoolClient(home, pool, on_bench=self._bench, **kw)
+        # The eligibility filter the agent's rules lack: never a row behind an open breaker.
+        self.pool_client.also_eligible = host.eligibility.upstream_open(pool, self.pool_client.clock)
         self.benched_model: str | None = None
 
     # what the chain sets and reads, kept on the pool client
@@ -72,12 +74,6 @@ class RequestClient:
         by the proxy as the answer came in)."""
         self.benched_model = None
         return self.pool_client.report(result, verdict, recorded=True)
-
-    def _upstream_open(self, row: Row) -> bool:
-        """Never a row whose upstream's breaker is open."""
-        pc = self.pool_client
-        return not self.host.breakers.blocked(
-            base_for(self.pool, row.get("inference_base_url") or row.get("base_url")), pc.clock())
 
     def _bench(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str) -> Decision | None:
         if failure_reason == "rate_limit" and verdict.scope is not None:
