@@ -11,10 +11,9 @@ What the proxy changes reaches the store two ways:
   :class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one
   transaction. Until the store shows that write, an overlay keeps the bench in the view.
 
-Failures are judged once (:func:`store.agent.outcomes.classify`): only a key's fault reaches
-:meth:`Chain.outcome` and the store; a route's fault is held in memory by the chain's
-:class:`~store.proxy.upstreams.Breakers`, whose open upstreams selection skips without
-moving the chain off its route (a blip is not a fallback).
+Each answer is judged once (:mod:`store.proxy.verdict`): only a key's fault reaches
+:meth:`Chain.outcome` and the store; a route's fault opens the chain's
+:class:`~store.proxy.upstreams.Breakers`. Which row may serve is :mod:`store.proxy.eligibility`'s.
 
 The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
 (turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the
@@ -33,9 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from store.agent import probe
-from store.agent.judge import judge
 from store.agent.outcomes import Decision, Result, Selection, Verdict, scoped
-from store.agent.pool_headroom import PoolHeadroom
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
 from store.config.agent_view import Route
@@ -50,10 +47,11 @@ from store.proxy.eligibility import Ask, Check, Eligibility
 from store.proxy.headroom_gate import HeadroomGate
 from store.proxy.overlay import Overlay, find_row
 from store.proxy.picks import Usable, choose, usable_rows
-from store.proxy.protocols import ANTHROPIC, OPENAI, Want, route_protocols
+from store.proxy.protocols import OPENAI, Want, route_protocols
 from store.proxy.request_client import RequestClient
 from store.proxy.steering import Steering, lifted_rows
 from store.proxy.upstreams import Breakers, route_name
+from store.proxy.verdict import judge_attempt
 
 log = logging.getLogger("hermes_admin.proxy")
 
@@ -218,6 +216,17 @@ class Chain:
                     self.fallback_since = self.clock()
                 return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
             held = held or skipped
+        return self.look_again(avoid, want) if start is None and first > 0 else None
+
+    def look_again(self, avoid: set[tuple[str, str]] | None = None, want: Want | None = None) -> Attempt | None:
+        """Before any "no key" answer: any route whose benches have ended serves now, in chain
+        order, not only once the restore timer comes round (the chain stays: the gate restores)."""
+        protocol = want.protocol if want is not None else OPENAI
+        for i in range(len(self.routes)):
+            if protocol == OPENAI or self.speaks(i, protocol):
+                sel, _skipped = self._select_in(i, avoid, want)
+                if sel is not None:
+                    return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
         return None
 
     def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None, want: Want | None = None
@@ -284,11 +293,11 @@ class Chain:
     def outcome(self, attempt: Attempt, result: Result, verdict: Verdict | None = None) -> Decision:
         """Record a request that failed by the key's fault the agent's way; the Decision
         says what to do next (never a row *attempt* already failed on). *verdict*: the
-        answer judged once (:meth:`judge`; judged here when not given). A 429 it scopes to
+        answer judged once (:func:`store.proxy.verdict.judge_attempt`; judged here when not given). A 429 it scopes to
         the model asked for (and endpoint) benches that scope only."""
         sel = attempt.selection
         if verdict is None or verdict.read_at is None:
-            verdict = self.judge(attempt, result)
+            verdict = judge_attempt(self, attempt, result)
         if sel.pool not in self._rows:
             return self._direct.outcome(attempt, result, verdict)
         if attempt.client is None or attempt.client.pool != sel.pool:
@@ -310,15 +319,6 @@ class Chain:
         if attempt.index == 0:
             self.runtime._check_vouched(sel, result)   # a probe that lied is distrusted
         return decision
-
-    def judge(self, attempt: Attempt, result: Result, readings: Any = None) -> Verdict:
-        """The one verdict on *attempt*'s failed answer (:func:`store.agent.judge.judge`):
-        its model scope is the route's model, else the request's; its endpoint the request's."""
-        want = attempt.want
-        return judge(result, self.clock(), pool=attempt.selection.pool, readings=readings,
-                     model=attempt.selection.model or (want.model if want is not None else None),
-                     endpoint=want.endpoint if want is not None else None,
-                     per_model_429=ANTHROPIC in self.protocols(attempt.index), notice=log.warning)
 
     def bench_in_view(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str) -> None:
         """Bench *sel*'s row (and its twins) in the view at once, before the store write:
@@ -348,14 +348,6 @@ class Chain:
             self.overlay.model(sel.pool, changed, model, now, until_at)
             self._generation += 1
         return until_at
-
-    def bench_exhausted(self, attempt: Attempt) -> str | None:
-        """A 2xx whose readings said nothing is left until T: the row benched until T in
-        auth.json, through the runtime's own transaction (blocking: off the loop)."""
-        sel = attempt.selection
-        room = PoolHeadroom(self.home, sel.pool, self.headroom.room, self.env, lambda: self.headroom.settings,
-                            enabled=self.headroom.enabled, lock_timeout=self.lock_timeout, notice=log.warning)
-        return room.bench_exhausted(sel, self.clock())
 
     def success(self, attempt: Attempt) -> None:
         if attempt.index == 0:

@@ -54,6 +54,7 @@ from store.proxy.protocols import ANTHROPIC, OPENAI, Want
 from store.proxy.redacting import ProxySecrets
 from store.proxy.stats import Stats
 from store.proxy.upstreams import base_for, display, route_name
+from store.proxy.verdict import bench_exhausted, judge_attempt
 from store.proxy.wire import (
     DROP_REQUEST,
     DROP_RESPONSE,
@@ -118,7 +119,16 @@ class Forwarder:
         client_beta, user_agent = request.headers.get("anthropic-beta"), request.headers.get("User-Agent")
         tries, limit = 0, MAX_TRIES + 2 * chain.row_count()
         last: Failure | None = None
-        while attempt is not None and tries < limit:
+        walk, looked = attempt, False
+        while tries < limit:
+            if attempt is None:       # before any "no key" answer, look again (benches may have ended)
+                if looked or walk is None:
+                    break
+                looked = True
+                attempt = self._carry(walk, chain.look_again(walk.tried, want))
+                if attempt is None:
+                    break
+            walk = attempt
             tries += 1
             sel = attempt.selection
             if not attempt.fresh and not chain.usable(sel, want):   # benched since chosen: never send to it
@@ -142,7 +152,7 @@ class Forwarder:
             if isinstance(sent, web.StreamResponse):
                 return sent
             result, answer = sent
-            verdict = chain.judge(attempt, result, attempt.readings)    # the one judgement of this answer
+            verdict = judge_attempt(chain, attempt, result, attempt.readings)    # the one judgement of this answer
             if verdict.fault == REQUEST:
                 log.info("request %s: %s/%s answered HTTP %d (%s): the request's fault, passed on", rid,
                          sel.pool, sel.row_id, result.status, verdict.kind)
@@ -314,7 +324,7 @@ class Forwarder:
         self.chain.breakers.succeeded(base)
         self.chain.success(attempt)
         if verdict.exhausted_until is not None and sel.pool in self.chain.pools:
-            task = asyncio.get_running_loop().create_task(run_blocking(self.chain.bench_exhausted, attempt))
+            task = asyncio.get_running_loop().create_task(run_blocking(bench_exhausted, self.chain, attempt))
             self._benching.add(task)
             task.add_done_callback(self._benching.discard)
 
