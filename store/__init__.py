@@ -5,7 +5,8 @@ The auth.json core is flat here: ``errors``, ``paths``, ``model`` (row and docum
 names), ``authfile`` (strict reads, atomic writes), ``store_index`` (re-reading only the
 values whose bytes moved), ``lock`` (the Hermes flock) and ``transaction`` (lock, fresh read,
 apply, atomic write, release). The rest is grouped by role: ``ops``, ``pools``,
-``redaction``, ``config``, ``watch``, ``profiles``, ``agent``, ``proxy``, ``fleet`` and ``monitor``.
+``redaction``, ``config``, ``watch``, ``profiles``, ``dialects``, ``agent``, ``proxy``, ``fleet``
+and ``monitor``.
 
 Shared by the CLI, the console, the proxy, the fleet daemon and the agents' runtime. May
 import the standard library, filelock, PyYAML, ruamel.yaml, watchfiles, aiohttp (proxy),
