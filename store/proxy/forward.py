@@ -318,9 +318,9 @@ class Forwarder:
         sel = attempt.selection
         want = attempt.want
         verdict = judge_success(self.chain.clock(), attempt.readings, body=body,
-                                dialect=dialect_for(sel.pool, base) if body else None,
-                                model=want.model if want is not None and body else None,
-                                endpoint=want.endpoint if want is not None else None)
+                                dialect=dialect_for(sel.pool, base, self.chain.speaks(attempt.index, ANTHROPIC))
+                                if body else None,
+                                model=sel.model, endpoint=want.endpoint if want is not None else None)
         self.chain.breakers.succeeded(base)
         self.chain.success(attempt)
         if verdict.exhausted_until is not None and sel.pool in self.chain.pools:

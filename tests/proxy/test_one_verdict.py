@@ -149,3 +149,16 @@ def test_the_pool_client_takes_the_verdict_it_is_handed(tmp_home, monkeypatch) -
     c.report(Result(402, message="credit balance too low"), verdict)
     row = read_doc(tmp_home)["credential_pool"]["anthropic"][0]
     assert calls == [] and row["last_status"] == "exhausted" and row["last_status_at"] == NOW
+
+
+def test_a_success_verdict_keeps_its_usage_and_says_when_nothing_is_left() -> None:
+    from store.dialects import anthropic as anthropic_dialect
+    from store.dialects.readings import Usage
+    from store.dialects.registry import read_headers
+
+    body = b'{"id": "msg_01", "usage": {"input_tokens": 3, "output_tokens": 2, "cache_read_input_tokens": 7}}'
+    readings = read_headers({"anthropic-ratelimit-requests-limit": "5", "anthropic-ratelimit-requests-remaining": "0",
+                             "anthropic-ratelimit-requests-reset": "2027-01-15T08:01:30Z"}, NOW)
+    v = judge_mod.judge_success(NOW, readings, dialect=anthropic_dialect.DIALECT, body=body)
+    assert v.fault is None and v.usage == Usage(3, 2, 7) and v.exhausted_until == NOW + 90
+    assert judge_mod.judge_success(NOW, (), dialect=anthropic_dialect.DIALECT, body=b"not json").usage is None
