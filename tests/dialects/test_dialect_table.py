@@ -3,9 +3,14 @@ resets, usage), and the table of Hermes's provider ids."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from multidict import CIMultiDict
 
+from store import outside
 from store.config.providers import KNOWN_PROVIDERS
 from store.dialects import anthropic, codex, ietf, openai, registry
 from store.dialects.dialect import ANTHROPIC, OPENAI, RESPONSES, Credential
@@ -123,3 +128,44 @@ def test_openai_api_has_a_default_endpoint_and_speaks_responses() -> None:
 def test_only_an_aggregator_wraps_its_upstreams_429() -> None:
     assert registry.is_aggregator("openrouter")
     assert not registry.is_aggregator("openai-api") and not registry.is_aggregator("custom:x")
+
+
+# --- hostile answers: every dialect reads anything without raising, and only bounded numbers --------
+
+_NAMES = st.sampled_from(["retry-after", "ratelimit", "ratelimit-policy", "x-ratelimit-reset",
+                          "x-ratelimit-remaining-requests", "x-ratelimit-limit-requests", "x-ratelimit-reset-requests",
+                          "x-ratelimit-remaining", "anthropic-ratelimit-requests-remaining",
+                          "anthropic-ratelimit-requests-reset", "anthropic-ratelimit-unified-5h-utilization",
+                          "anthropic-ratelimit-unified-status", "anthropic-ratelimit-unified-reset"])
+_VALUES = st.one_of(st.text(max_size=80), st.sampled_from(["1e309", "nan", "-1", "0", "1e12", "9" * 40, "6m0s",
+                                                            "2027-01-15T08:01:30Z", '"a";r=-5;t=1e99', "rejected"]))
+_JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=20)),
+                     lambda inner: st.one_of(st.lists(inner, max_size=4),
+                                             st.dictionaries(st.sampled_from(["usage", "input_tokens",
+                                                                              "prompt_tokens", "output_tokens"]),
+                                                             inner, max_size=4)), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(_NAMES, _VALUES, max_size=6))
+def test_hostile_headers_never_raise_and_every_time_is_bounded(headers) -> None:
+    h = lowered(headers)
+    for reading in registry.read_headers(headers, NOW):
+        for v in (reading.limit, reading.remaining):
+            assert v is None or (math.isfinite(v) and 0 <= v <= outside.MAX_COUNT)
+        for v in (reading.reset_at, reading.length):
+            assert v is None or (math.isfinite(v) and 0 <= v <= NOW + outside.MAX_AHEAD)
+    for dialect in registry.DIALECTS.values():
+        t = dialect.reset(h, NOW, None)
+        assert t is None or (math.isfinite(t) and t <= NOW + outside.MAX_AHEAD)
+    t = registry.header_reset(headers, NOW)
+    assert t is None or (math.isfinite(t) and t <= NOW + outside.MAX_AHEAD)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_hostile_bodies_never_raise_and_usage_is_counts(data) -> None:
+    for dialect in registry.DIALECTS.values():
+        u = dialect.usage(data)
+        assert u is None or all(v is None or (isinstance(v, int) and 0 <= v <= outside.MAX_COUNT)
+                                for v in (u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens))
