@@ -162,3 +162,47 @@ def test_a_success_verdict_keeps_its_usage_and_says_when_nothing_is_left() -> No
     v = judge_mod.judge_success(NOW, readings, dialect=anthropic_dialect.DIALECT, body=body)
     assert v.fault is None and v.usage == Usage(3, 2, 7) and v.exhausted_until == NOW + 90
     assert judge_mod.judge_success(NOW, (), dialect=anthropic_dialect.DIALECT, body=b"not json").usage is None
+
+
+def _count_records(monkeypatch) -> list:
+    from store.agent.headroom import Headroom
+
+    calls: list = []
+    real = Headroom.record
+
+    def record(self, *a, **k):
+        calls.append(a[:2])
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(Headroom, "record", record)
+    return calls
+
+
+LIMITED_WITH_READINGS = http(429, {"retry-after": "30", "anthropic-ratelimit-requests-limit": "50",
+                                   "anthropic-ratelimit-requests-remaining": "0",
+                                   "anthropic-ratelimit-requests-reset": "2099-01-01T00:00:00Z"},
+                             {"type": "error", "error": {"type": "rate_limit_error", "message": "usage limit reached"}})
+
+
+def test_each_answers_readings_are_recorded_once(tmp_home, up, monkeypatch) -> None:
+    calls = _count_records(monkeypatch)
+    seed(tmp_home, up.url)
+    up.script(KEYS[0], LIMITED_WITH_READINGS)
+    up.script(KEYS[1], http(200, {}, MESSAGE))
+    with running_chain_proxy(tmp_home, primary="anthropic") as p:
+        create(p)
+    assert up.hits(KEYS[0]) == 1 and calls == [("anthropic", "an0key")]     # one answer, one record
+
+
+def test_control_a_pool_client_that_records_again_is_caught(tmp_home, up, monkeypatch) -> None:
+    from store.proxy.request_client import RequestClient
+
+    calls = _count_records(monkeypatch)
+    monkeypatch.setattr(RequestClient, "report", lambda self, result, verdict:
+                        self.pool_client.report(result, verdict, recorded=False))
+    seed(tmp_home, up.url)
+    up.script(KEYS[0], LIMITED_WITH_READINGS)
+    up.script(KEYS[1], http(200, {}, MESSAGE))
+    with running_chain_proxy(tmp_home, primary="anthropic") as p:
+        create(p)
+    assert calls == [("anthropic", "an0key")] * 2          # caught: the same answer recorded twice
