@@ -222,7 +222,8 @@ class Chain:
         """Before any "no key" answer: any route whose benches have ended serves now, in chain
         order, not only once the restore timer comes round (the chain stays: the gate restores)."""
         protocol = want.protocol if want is not None else OPENAI
-        for i in range(len(self.routes)):
+        pin = self.steer.pin_index(self.routes, route_name) if self.steer.pin is not None else None
+        for i in range(pin or 0, len(self.routes)):       # a pinned route: never one before it
             if protocol == OPENAI or self.speaks(i, protocol):
                 sel, _skipped = self._select_in(i, avoid, want)
                 if sel is not None:
@@ -382,11 +383,10 @@ class Chain:
     # -- what the chain holds, for the status file and a 503 --
 
     def states(self, want: Want | None = None) -> list[tuple[int, Route, list[Check]]]:
-        """Per route: each row's effective status and the first eligibility filter that
-        refuses it now (:mod:`store.proxy.eligibility`; read by :mod:`store.proxy.report`
-        for the status file, ``proxy status``, the panel and a 503). A key from the
-        environment counts as one row, benched in memory or never. *want*: for that request
-        (a row benched for its model is refused), else for none."""
+        """Per route: each row's effective status and its first refusing eligibility filter
+        (read by :mod:`store.proxy.report` for the status file, ``proxy status``, the panel
+        and a 503); *want*: for that request (its model's benches refuse). A key from the
+        environment counts as one row, benched in memory or never."""
         now = self.clock()
         out = []
         with self._lock:
