@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from store import outside
-from store.agent.outcomes import COUNT_TOKENS, Result, Verdict, classify, is_usage_limit, reset_time
+from store.agent.outcomes import COUNT_TOKENS, SUCCESS, Result, Verdict, classify, is_usage_limit, reset_time
 from store.agent.ratelimits import blocked_until
 from store.dialects.dialect import Dialect
 from store.dialects.readings import Reading, Usage
@@ -36,6 +36,8 @@ from store.dialects.registry import read_headers
 from store.pools import policy
 
 USAGE_CAP = 1 << 20      # a JSON answer larger than this is not parsed for its usage
+USAGE_SLICE = 4096       # bytes after ``"usage":`` decoded first
+_DECODER = json.JSONDecoder()
 
 
 def endpoint_of(path: str | None) -> str | None:
@@ -68,14 +70,28 @@ def judge_success(now: float, readings: Sequence[Reading] = (), *, dialect: Dial
     usage of a JSON *body* (parsed only when *dialect* and *body* are given)."""
     got = tuple(readings)
     usage = usage_in(dialect, body) if dialect is not None and body else None
+    if not got and usage is None and model is None and endpoint is None:
+        return SUCCESS          # nothing in this answer for any consumer: the shared plain success
     return Verdict(None, "ok", read_at=now, readings=got, exhausted_until=blocked_until(got, now) if got else None,
                    model=model, endpoint=endpoint, usage=usage)
 
 
 def usage_in(dialect: Dialect, body: bytes) -> Usage | None:
-    """The usage a JSON answer reports, in *dialect*'s fields (None: not JSON, too large, or none)."""
-    if len(body) > USAGE_CAP or b'"usage"' not in body:
+    """The usage a JSON answer reports, in *dialect*'s fields (None: not JSON, too large, or
+    none). Only the last ``"usage"`` object is decoded (a few microseconds on the request
+    path); a body where that fails is decoded whole."""
+    if len(body) > USAGE_CAP:
         return None
+    at = body.rfind(b'"usage"')
+    if at < 0:
+        return None
+    start = body.find(b"{", at)
+    if start > 0 and body[at + 7:start].strip() == b":":
+        try:
+            block, _end = _DECODER.raw_decode(body[start:start + USAGE_SLICE].decode("utf-8", "replace"))
+            return dialect.usage({"usage": block})
+        except (ValueError, RecursionError):
+            pass
     try:
         data: Any = json.loads(body)
     except (ValueError, RecursionError):

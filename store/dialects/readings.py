@@ -100,9 +100,15 @@ def usage_of(data: Any, fields: Mapping[str, str]) -> Usage | None:
     block = data.get("usage") if isinstance(data, Mapping) else None
     if not isinstance(block, Mapping):
         return None
-    got = {ours: outside.count(block.get(theirs), theirs) for ours, theirs in fields.items()
-           if block.get(theirs) is not None}
-    got = {k: v for k, v in got.items() if v is not None}
+    got = {}
+    for ours, theirs in fields.items():
+        v = block.get(theirs)
+        if v is None:
+            continue
+        if type(v) is not int or not 0 <= v <= outside.MAX_COUNT:   # the common case costs no parse
+            v = outside.count(v, theirs)
+        if v is not None:
+            got[ours] = v
     return Usage(**got) if got else None
 
 
