@@ -14,8 +14,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from store.agent.ratelimits import Reading
 from store.config import settings as settings_file
+from store.dialects.readings import Reading
 from store.errors import HermesAdminError
 from store.model import parse_epoch
 from store.pools.times import on_calendar

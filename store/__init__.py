@@ -12,7 +12,7 @@ reader of ``90s``/``1h30m``/``6m0s``) and ``pids`` (whether the process a file n
 there). The rest is grouped by
 role, in layers that import only downwards (pyproject's ``store-layers`` contract):
 ``monitor`` > ``fleet | proxy`` > ``profiles`` > ``ops | watch`` > ``agent`` > ``config`` >
-``pools`` > ``redaction`` > the core (``a | b``: neither imports the other).
+``pools`` > ``redaction`` > ``dialects`` > the core (``a | b``: neither imports the other).
 
 Shared by the CLI, the console, the proxy, the fleet daemon and the agents' runtime. May
 import the standard library, filelock, PyYAML, ruamel.yaml, watchfiles, aiohttp (proxy),

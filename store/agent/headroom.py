@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from store import safeio
-from store.agent.ratelimits import Reading, blocked_until, tightest
+from store.agent.ratelimits import blocked_until, tightest
 from store.authfile import atomic_write_bytes
+from store.dialects.readings import Reading
 from store.errors import HermesAdminError, LockTimeout, StoreUnreadable
 from store.lock import locked
 from store.paths import Home

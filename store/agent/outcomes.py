@@ -25,14 +25,14 @@ and auth:
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 from store import outside
+from store.dialects.readings import Reading, Usage
+from store.dialects.registry import header_reset, is_aggregator
 from store.redaction.fingerprints import fingerprint
 from store.redaction.redact import Redactor
 
@@ -62,8 +62,6 @@ _RETRY_IN_MESSAGE = re.compile(r"retry\s+(?:after\s+|in\s+)?(\d{1,12}(?:\.\d{1,6
                                re.IGNORECASE)
 _RESETS_IN = re.compile(r"resets?\s+in\s+(?:(\d{1,6})\s*h(?:ou)?rs?\s*)?(?:(\d{1,6})\s*min(?:ute)?s?)?",
                         re.IGNORECASE)
-_DURATION = re.compile(r"^(?:(\d{1,9}(?:\.\d{1,6})?)h)?(?:(\d{1,9}(?:\.\d{1,6})?)m(?!s))?"
-                       r"(?:(\d{1,9}(?:\.\d{1,6})?)s)?(?:(\d{1,12}(?:\.\d{1,6})?)ms)?$")
 
 
 def _any(*phrases: str) -> re.Pattern[str]:
@@ -134,13 +132,42 @@ def stored_message(message: str | None, *secrets: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class Verdict:
-    """Whose fault a result is and what kind of failure (Hermes's ``FailoverReason`` names)."""
+    """One answer, judged once (:func:`store.agent.judge.judge`): whose fault it is and
+    what kind of failure (Hermes's ``FailoverReason`` names), and everything every consumer
+    needs of the answer, so none re-reads it: the rate-limit readings, the ONE reset time
+    (floored, or None: the TTL applies from *read_at*), the model and endpoint scope, and
+    the usage the answer reports. :func:`classify` alone fills the first five fields."""
 
     fault: str | None               # KEY, ROUTE, REQUEST; None for a success
     kind: str                       # rate_limit, billing, auth, upstream_rate_limit, overloaded, ...
     failure_reason: str | None = None  # what a bench records (key faults only)
     answered: bool = True           # the upstream sent an HTTP answer (route faults)
     other_key_may_help: bool = True  # a route fault another key of the pool might not hit
+    read_at: float | None = None    # when the answer was read: every bench of it is stamped then
+    readings: tuple[Reading, ...] = ()
+    reset_at: float | None = None   # when a bench for it ends (None: the TTL from read_at)
+    exhausted_until: float | None = None   # a 2xx whose readings say nothing is left until then
+    model: str | None = None        # the model asked for
+    endpoint: str | None = None     # the endpoint scope: COUNT_TOKENS, or None (the model's own)
+    model_scoped: bool = False      # a key's fault on one model (and endpoint) only, not the key
+    usage: Usage | None = None      # what the answer says it spent (non-stream JSON answers)
+
+    @property
+    def scope(self) -> str | None:
+        """The name a per-model bench of this verdict goes under in ``model_cooldowns``:
+        the model, or for token counting ``count_tokens:<model>`` (Anthropic limits it
+        apart: a 429 there never benches the model for Messages)."""
+        return scoped(self.model, self.endpoint) if self.model_scoped else None
+
+
+COUNT_TOKENS = "count_tokens"
+
+
+def scoped(model: str | None, endpoint: str | None) -> str | None:
+    """The name a per-model bench of *model* on *endpoint* goes under (see ``Verdict.scope``)."""
+    if not model:
+        return None
+    return model if endpoint is None else f"{endpoint}:{model}"
 
 
 SUCCESS = Verdict(None, "ok")
@@ -200,7 +227,7 @@ def _wrapped_upstream(result: Result, pool: str | None) -> bool:
     if (result.message or "").strip().lower() != _WRAPPED:
         return False
     meta = result.metadata
-    return pool == "openrouter" or (isinstance(meta, Mapping) and ("raw" in meta or "provider_name" in meta))
+    return is_aggregator(pool) or (isinstance(meta, Mapping) and ("raw" in meta or "provider_name" in meta))
 
 
 @dataclass(frozen=True)
@@ -249,14 +276,6 @@ def failure_reason(code: int) -> str | None:
     return verdict.failure_reason if verdict.fault == KEY else None
 
 
-def _duration_seconds(text: str) -> float | None:
-    m = _DURATION.match(text.strip().lower())
-    if not m or not any(m.groups()):
-        return None
-    h, mi, s, ms = (float(g) if g else 0.0 for g in m.groups())
-    return h * 3600 + mi * 60 + s + ms / 1000
-
-
 def reset_time(result: Result, now: float, notice: outside.Notice | None = None) -> float | None:
     """The provider's reset time as epoch seconds, from the body, the headers or the message.
 
@@ -270,18 +289,9 @@ def reset_time(result: Result, now: float, notice: outside.Notice | None = None)
         explicit = outside.epoch(result.reset_at, "the reset time in the answer", now=now, notice=notice)
         if explicit is not None:
             return explicit
-    headers = {str(k).lower(): str(v) for k, v in (result.headers or {}).items()}
-    ra = headers.get("retry-after")
-    if ra:
-        after = _retry_after(ra, now, notice)
-        if after is not None:
-            return after
-    for name in ("x-ratelimit-reset", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens"):
-        raw = headers.get(name)
-        if raw:
-            t = _ratelimit_reset(name, raw, now, notice)
-            if t is not None:
-                return t
+    after = header_reset(result.headers or {}, now, notice)
+    if after is not None:
+        return after
     msg = (result.message or "")[:4096]
     m = _RETRY_IN_MESSAGE.search(msg)
     if m:
@@ -295,30 +305,3 @@ def reset_time(result: Result, now: float, notice: outside.Notice | None = None)
         if s is not None:
             return now + s
     return None
-
-
-def _retry_after(raw: str, now: float, notice: outside.Notice | None) -> float | None:
-    """``Retry-After``: delay-seconds or an HTTP date."""
-    s = outside.seconds(raw, "Retry-After")
-    if s is not None:
-        return now + s
-    try:
-        when = parsedate_to_datetime(raw[:64]).timestamp()
-    except (TypeError, ValueError, OverflowError, IndexError):
-        outside.seconds(raw, "Retry-After", notice=notice)   # says why it is ignored
-        return None
-    return outside.epoch(when, "Retry-After", now=now, notice=notice)
-
-
-def _ratelimit_reset(name: str, raw: str, now: float, notice: outside.Notice | None) -> float | None:
-    value = outside.number(raw, name, lo=-math.inf, hi=math.inf)
-    if value is None:
-        seconds = _duration_seconds(raw[:64])
-        if seconds is not None:
-            s = outside.seconds(seconds, name, notice=notice)
-            return None if s is None else now + s
-        return outside.epoch(raw, name, now=now, notice=notice)
-    if value > 1e9:     # large: epoch s or ms; small: seconds from now
-        return outside.epoch(value, name, now=now, notice=notice)
-    s = outside.seconds(value, name, notice=notice)
-    return None if s is None or s <= 0 else now + s

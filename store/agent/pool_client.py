@@ -21,7 +21,8 @@ from typing import Any
 
 from store import outside
 from store.agent import probe, refresh
-from store.agent.headroom import BENCH_MESSAGE, BENCH_REASON, Headroom, Hold, held_back
+from store.agent.headroom import Headroom
+from store.agent.judge import judge
 from store.agent.outcomes import (
     FAILED,
     KEY,
@@ -35,24 +36,25 @@ from store.agent.outcomes import (
     Result,
     Selection,
     Verdict,
-    classify,
     is_usage_limit,
-    reset_time,
     stored_message,
 )
-from store.agent.ratelimits import read_headers
+from store.agent.pool_headroom import PoolHeadroom, pool_list
 from store.authfile import read_store
 from store.config import settings as settings_file
 from store.config.agent_view import ConfigView
 from store.errors import HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import AUTH_OAUTH, STATUS_EXHAUSTED, Row, ensure_pool, parse_epoch, pool_rows, pools
+from store.model import AUTH_OAUTH, Row, pool_rows
 from store.paths import Home
 from store.pools import least_used, policy
-from store.pools.view import row_fingerprint
 from store.transaction import skip_write, transaction
 
 LEASE_CAP = 1
+# The owner's hook before a key bench (sel, result, verdict, failure_reason): it benches the
+# row in its own view first (the proxy: no other request picks it meanwhile) and returns
+# None, or takes the bench over and returns the Decision (a per-model bench).
+BenchHook = Callable[[Selection, Result, Verdict, str], Decision | None]
 log = logging.getLogger("hermes_admin.agent")
 
 
@@ -67,7 +69,8 @@ class PoolClient:
         rng: _random.Random | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         lease_cap: int = LEASE_CAP, model: str | None = None, notice: outside.Notice | None = None,
         headroom: Headroom | None = None, settings: settings_file.Settings | None = None,
-        use_headroom: bool = True,
+        use_headroom: bool = True, also_eligible: Callable[[Row], bool] | None = None,
+        on_bench: BenchHook | None = None,
     ) -> None:
         self.home = home
         self.pool = pool
@@ -94,6 +97,10 @@ class PoolClient:
         self.headroom = headroom if headroom is not None else Headroom(home, clock)
         self.use_headroom = use_headroom      # False: the reactive rules alone (a 429 benches)
         self._settings = settings
+        self.room = PoolHeadroom(home, pool, self.headroom, self.env, lambda: self.settings, enabled=use_headroom,
+                                 lock_timeout=lock_timeout, notice=self.notice)
+        self.also_eligible = also_eligible    # the owner's filter (the proxy: no open breaker)
+        self.on_bench = on_bench              # the owner's hook before a key bench (see BenchHook)
 
     @property
     def settings(self) -> settings_file.Settings:
@@ -117,15 +124,22 @@ class PoolClient:
 
     # -- selection --
 
-    def _selection(self, row: Row) -> Selection:
+    def selection_of(self, row: Row) -> Selection:
+        """The :class:`Selection` of *row* for this pool."""
         return Selection(self.pool, str(row.get("id")), str(row.get("label") or ""),
                          probe.row_secret(row, self.env) or "",
                          row.get("inference_base_url") or row.get("base_url"), self.model)
 
     def eligible(self, row: Row) -> bool:
         """Whether *row* may serve the current request: its secret is live here and the
-        request has not already failed on it."""
-        return bool(probe.row_secret(row, self.env)) and str(row.get("id")) not in self.avoid
+        request has not already failed on it (and the owner's filter, if any, allows it)."""
+        return bool(probe.row_secret(row, self.env)) and str(row.get("id")) not in self.avoid and (
+            self.also_eligible is None or self.also_eligible(row))
+
+    def choose_for(self, rows: list[Row], now: float, model: str | None = None) -> Row | None:
+        """``policy.select`` among eligible rows for *model* (a request's next row after a
+        per-model bench). Mutates *rows*."""
+        return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng, eligible=self.eligible, model=model)
 
     def _choose(self, rows: list[Row], now: float) -> Row | None:
         """policy.select among eligible rows, leaving out rows their headroom holds back.
@@ -135,42 +149,15 @@ class PoolClient:
         return policy.select(rows, self.strategy, now, self.ttls, rng=self.rng, eligible=eligible,
                              weigh=self._weigh(now))
 
-    def _holds(self, rows: list[Row], now: float) -> dict[str, Hold]:
-        """Row id -> what its readings hold it back for (rows with readings only)."""
-        ids = set(self.headroom.row_ids(self.pool)) if self.use_headroom else set()
-        if not ids:
-            return {}
-        threshold = self.settings.threshold_for(self.pool)
-        out = {}
-        for row in rows:
-            rid = str(row.get("id"))
-            if rid in ids and (h := self.headroom.hold(self.pool, rid, row_fingerprint(self.pool, row, self.env),
-                                                       now, threshold)) is not None:
-                out[rid] = h
-        return out
-
     def _held(self, rows: list[Row], now: float) -> set[str]:
-        holds = self._holds(rows, now)
-        if not holds:
-            return set()
-        return held_back(holds, [str(r.get("id")) for r in policy.available(rows, now, self.ttls)
-                                 if self.eligible(r)])
+        return self.room.held(rows, now, lambda: [str(r.get("id")) for r in policy.available(rows, now, self.ttls)
+                                                  if self.eligible(r)])
 
     def _weigh(self, now: float) -> least_used.Weigh | None:
-        if not (self.use_headroom and self.settings.least_used_weighs_headroom):
-            return None
-        return lambda r: self.headroom.left(self.pool, str(r.get("id")), row_fingerprint(self.pool, r, self.env),
-                                            now)
+        return self.room.weigh(now)
 
     def _pool_list(self, doc: dict) -> list[Row] | None:
-        if self.pool not in pools(doc):
-            return None
-        rows = ensure_pool(doc, self.pool)
-        if not all(isinstance(r, dict) for r in rows):
-            # Leave junk entries alone but out of the way of priority arithmetic.
-            junk = [r for r in rows if not isinstance(r, dict)]
-            rows[:] = [r for r in rows if isinstance(r, dict)] + junk
-        return rows
+        return pool_list(doc, self.pool)
 
     def _rows_only(self, rows: list[Row]) -> list[Row]:
         return [r for r in rows if isinstance(r, dict)]
@@ -193,7 +180,7 @@ class PoolClient:
                     rows[:] = dict_rows + [r for r in rows if not isinstance(r, dict)]
             if row is None:
                 skip_write()
-            chosen = self._selection(row)
+            chosen = self.selection_of(row)
         if chosen is not None:
             self.selections += 1
             if self.current is None or self.current.row_id != chosen.row_id:
@@ -239,7 +226,7 @@ class PoolClient:
                 return None
             rid = str(chosen.get("id"))
             self._leases[rid] = self._leases.get(rid, 0) + 1
-        return self._selection(chosen)
+        return self.selection_of(chosen)
 
     def release(self, row_id: str) -> None:
         with self._lease_lock:
@@ -255,20 +242,23 @@ class PoolClient:
 
     # -- outcomes --
 
-    def report(self, result: Result, verdict: Verdict | None = None) -> Decision:
-        """Record one request's result for the current selection and say what to do next
-        (*verdict*: :func:`classify`'s, when the caller already has it)."""
+    def report(self, result: Result, verdict: Verdict | None = None, *, recorded: bool = False) -> Decision:
+        """Record one request's result for the current selection and say what to do next.
+        *verdict*: the answer judged once (:func:`store.agent.judge.judge`) by the caller;
+        without one (or with :func:`classify`'s alone) it is judged here. Its readings are
+        recorded unless *recorded* (the caller did, as it read the answer)."""
         sel = self.current
         if sel is None:
             raise RuntimeError("report() called before select()")
         now = self.clock()
         if result.message:       # the provider's words, checked once at the edge
             result = replace(result, message=stored_message(result.message, sel.token))
-        readings = read_headers(result.headers, now) if result.headers and self.use_headroom else []
-        if readings:
-            self.headroom.record(sel.pool, sel.row_id, sel.fingerprint, readings)
+        if verdict is None or verdict.read_at is None:
+            verdict = judge(result, now, pool=self.pool, model=self.model, notice=self.notice)
+        if verdict.readings and self.use_headroom and not recorded:
+            self.headroom.record(sel.pool, sel.row_id, sel.fingerprint, verdict.readings)
         try:
-            return self._judge(sel, result, verdict or classify(result, self.pool), now)
+            return self._judge(sel, result, verdict, now)
         finally:
             self.headroom.flush()     # at most once a second, and never under the lock
 
@@ -276,23 +266,23 @@ class PoolClient:
         code = result.status
         if verdict.fault is None:
             self.has_retried_429 = False
-            return Decision(OK, sel, self._bench_from_headroom(sel, now))
+            return Decision(OK, sel, self.room.bench_exhausted(sel, now))
         if verdict.fault == REQUEST:
             return Decision(FAILED, sel, f"HTTP {code}: {verdict.kind}, the request's fault, not the key's")
         if verdict.fault != KEY:
             return self._route_down(sel, verdict)
         if verdict.kind == "rate_limit":
             if is_usage_limit(result):
-                return self._bench_and_rotate(sel, result, "rate_limit", note="usage limit")
-            if self._exhausted(sel, now) is not None:     # a retry would meet the same 429
-                return self._bench_and_rotate(sel, result, "rate_limit", note="headroom: nothing left")
+                return self._bench_and_rotate(sel, result, verdict, "rate_limit", note="usage limit")
+            if self.room.exhausted(sel, now) is not None:     # a retry would meet the same 429
+                return self._bench_and_rotate(sel, result, verdict, "rate_limit", note="headroom: nothing left")
             if not self.has_retried_429:
                 self.has_retried_429 = True
                 return Decision(RETRY, sel, f"{code}: retrying the same key once")
-            return self._bench_and_rotate(sel, result, "rate_limit", note=f"second {code}")
+            return self._bench_and_rotate(sel, result, verdict, "rate_limit", note=f"second {code}")
         if code == 401:
-            return self._unauthorized(sel, result)
-        return self._bench_and_rotate(sel, result, verdict.failure_reason or verdict.kind)
+            return self._unauthorized(sel, result, verdict)
+        return self._bench_and_rotate(sel, result, verdict, verdict.failure_reason or verdict.kind)
 
     def _route_down(self, sel: Selection, verdict: Verdict) -> Decision:
         """The route failed, not the key: bench nothing, write nothing but the count of the
@@ -307,7 +297,7 @@ class PoolClient:
             return Decision(ROUTE_DOWN, None, note)
         return Decision(ROUTE_DOWN, nxt, note + "; trying another key once")
 
-    def _unauthorized(self, sel: Selection, result: Result) -> Decision:
+    def _unauthorized(self, sel: Selection, result: Result, verdict: Verdict) -> Decision:
         reason = result.reason
         if self.refresh_hook is not None and not policy.terminal_auth_failure(401, reason):
             snap = read_store(self.home)
@@ -324,21 +314,22 @@ class PoolClient:
                 elif getattr(outcome, "terminal", False):
                     reason = "invalid_grant"
         return self._bench_and_rotate(sel, Result(401, result.headers, reason, result.message,
-                                                  result.reset_at), "auth")
+                                                  result.reset_at), verdict, "auth")
 
     def _reload(self, row_id: str) -> Selection | None:
         snap = read_store(self.home)
         row = next((r for r in pool_rows(snap.doc or {}, self.pool) if str(r.get("id")) == row_id), None)
-        return self._selection(row) if row is not None else None
+        return self.selection_of(row) if row is not None else None
 
-    def _bench_and_rotate(self, sel: Selection, result: Result, failure_reason: str,
+    def _bench_and_rotate(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str,
                           note: str | None = None) -> Decision:
-        """Bench the row (and rows sharing its secret) and choose the next, in one transaction."""
-        now = self.clock()
-        reset = reset_time(result, now, self.notice)
-        if reset is None and (held := self._exhausted(sel, now)) is not None:
-            reset = held.until          # a dialect reset_time does not read (Anthropic's RFC 3339)
-        reset_at = policy.bench_reset(reset, now)
+        """Bench the row (and rows sharing its secret) and choose the next, in one
+        transaction, until the verdict's one reset time, stamped when the answer was read
+        (the owner's :data:`BenchHook` first: it benches its own view, or takes over)."""
+        if self.on_bench is not None and (took := self.on_bench(sel, result, verdict, failure_reason)) is not None:
+            return took
+        now = verdict.read_at if verdict.read_at is not None else self.clock()
+        reset_at = verdict.reset_at
         self.avoid.add(sel.row_id)
         chosen: Selection | None = None
         with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
@@ -353,47 +344,10 @@ class PoolClient:
                                       failure_reason=failure_reason)
             nxt = self._choose(dict_rows, now)
             rows[:] = dict_rows + [r for r in rows if not isinstance(r, dict)]
-            chosen = self._selection(nxt) if nxt is not None else None
+            chosen = self.selection_of(nxt) if nxt is not None else None
         self.has_retried_429 = False
         self.current = chosen
         if chosen is None:
             return Decision(OUT, None, note)
         self.selections += 1
         return Decision(ROTATED, chosen, note)
-
-
-    # -- headroom --
-
-    def _exhausted(self, sel: Selection, now: float) -> Hold | None:
-        """The hold on *sel*'s row when its provider said nothing is left until a reset."""
-        h = self.headroom.hold(sel.pool, sel.row_id, sel.fingerprint, now) if self.use_headroom else None
-        return h if h is not None and h.exhausted else None
-
-    def _bench_from_headroom(self, sel: Selection, now: float) -> str | None:
-        """A 2xx that said nothing is left until T benches the row until T in the store, the
-        way a 429 would (one transaction; nothing written when it is benched that long
-        already). A store that cannot take it keeps the hold in memory: a notice, never an
-        error for a request that succeeded."""
-        held = self._exhausted(sel, now)
-        if held is None:
-            return None
-        reset_at = policy.bench_reset(held.until, now)
-        try:
-            with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
-                rows = self._pool_list(doc)
-                if rows is None:
-                    skip_write()
-                dict_rows = self._rows_only(rows)
-                row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
-                if row is None or row_fingerprint(self.pool, row, self.env) != sel.fingerprint or (
-                        row.get("last_status") == STATUS_EXHAUSTED
-                        and (parse_epoch(row.get("last_error_reset_at")) or 0.0) >= reset_at - 1.0):
-                    skip_write()
-                policy.mark_exhausted(dict_rows, row, now, code=429, reason=BENCH_REASON,
-                                      message=BENCH_MESSAGE.format(what=held.describe()), reset_at=reset_at,
-                                      failure_reason="rate_limit")
-        except HermesAdminError as exc:
-            self.notice(f"{sel.pool}/{sel.row_id}: the headroom bench was not written ({exc}); "
-                        f"held in memory until its reset")
-            return None
-        return f"headroom: {held.describe()}; benched until the provider's reset"

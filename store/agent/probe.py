@@ -29,9 +29,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from store.agent.ratelimits import read_codex_usage, read_openrouter_key
 from store.agent.verdicts import LIMITED, PROBE_TIMEOUT, REOPENED, UNKNOWN, VERDICT_TTL, Verdict, VerdictCache
 from store.authfile import read_store
+from store.dialects.codex import read_codex_usage
+from store.dialects.openai import read_openrouter_key
 from store.envfile import read_env
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import STATUS_EXHAUSTED, Row, ensure_pool, pool_rows

@@ -25,6 +25,7 @@ from typing import Any
 
 from store.agent import probe
 from store.agent.headroom import Headroom
+from store.agent.judge import judge
 from store.agent.outcomes import (
     FAILED,
     FALLBACK,
@@ -36,7 +37,6 @@ from store.agent.outcomes import (
     Notice,
     Result,
     Selection,
-    classify,
 )
 from store.agent.pool_client import PoolClient
 from store.authfile import read_store
@@ -172,7 +172,7 @@ class AgentRuntime:
         if the route itself failed (:func:`~store.agent.outcomes.classify`: the route's
         fault benches no key, and another key had its one try)."""
         route = self.route
-        verdict = classify(result, route.pool)
+        verdict = judge(result, self.clock(), pool=route.pool)
         if route.pool is None or route.pool not in self._clients:
             if verdict.fault is None:
                 return Decision(OK, None)

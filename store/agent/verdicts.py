@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 
 REOPENED = "reopened"
 LIMITED = "limited"

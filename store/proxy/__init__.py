@@ -2,7 +2,13 @@
 
 - :mod:`store.proxy.chain`: the primary pool and the fallback chain on an in-memory view
   of the store (kept current by :mod:`store.watch.home`), a key's faults through the
-  agent's own :class:`store.agent.pool_client.PoolClient` rules.
+  agent's own :class:`store.agent.pool_client.PoolClient` rules; before any "no key"
+  answer it looks again (:meth:`~store.proxy.chain.Chain.look_again`).
+- :mod:`store.proxy.eligibility`: may this row serve this request now, as small named
+  filters (protocol, cooling, model, breaker, headroom, tried), for selection, the status
+  file and the reason a 503 gives.
+- :mod:`store.proxy.verdict`: each answer judged once into a
+  :class:`~store.agent.outcomes.Verdict` (:mod:`store.agent.judge`) that every consumer takes.
 - :mod:`store.proxy.picks`: choosing a row from a kept list of usable rows, exactly as
   ``policy.select`` would, without re-deriving every row's status per request.
 - :mod:`store.proxy.counts`: request counts written behind, once a second.
@@ -19,11 +25,12 @@
   (answers, log).
 - :mod:`store.proxy.protocols`: the paths of each protocol (OpenAI Chat Completions,
   Anthropic Messages, OpenAI Responses) and which routes speak which.
-- :mod:`store.proxy.anthropic`: the row's credential as Anthropic wants it, Anthropic-shaped
-  errors; :mod:`store.proxy.responses`: the Codex backend's headers.
+- :mod:`store.proxy.anthropic`: Anthropic-shaped errors. How each provider wants its
+  credential and its paths is :mod:`store.dialects`'s; the retry loop names no provider.
 - :mod:`store.proxy.model_benches`, :mod:`store.proxy.request_client`,
   :mod:`store.proxy.overlay`: per-model benches (newer Hermes's ``model_cooldowns``), the
-  agent's outcome rules for one request, benches the store does not show yet.
+  agent's outcome rules for one request (a composed ``PoolClient``), benches the store does
+  not show yet.
 - :mod:`store.proxy.forward`: one request's way along the chain, judged and relayed;
   :mod:`store.proxy.answers`: the answers it gives when it relays no success.
 - :mod:`store.proxy.relay`: a success on its way to the client (a stream redacted over its

@@ -19,6 +19,7 @@ from store.agent.outcomes import Result, Verdict
 from store.proxy import requests as trace
 from store.proxy.attempt import Attempt
 from store.proxy.chain import Chain
+from store.proxy.eligibility import why
 from store.proxy.protocols import OPENAI, TITLES, Want, served_paths
 from store.proxy.redacting import ProxySecrets
 from store.proxy.report import reopen_times, retry_after
@@ -128,16 +129,22 @@ class Answers:
                  for p, t in reopen.items()]
         parts = [f"{p['pool']} reopens in {p['reopens_in']} s" if p["reopens_at"] is not None
                  else f"{p['pool']} has nothing that reopens by itself" for p in pools]
+        kind, reasons = why((route_name(route.name), checks) for i, route, checks in chain.states(want)
+                            if chain.speaks(i, protocol))
+        what = {"all_credentials_cooling": "every credential {of} is cooling",
+                "upstream_unavailable": "every upstream {of} is failing (no key benched)",
+                }.get(kind, "no credential {of} can serve now")
         if protocol == OPENAI:
-            what = "every credential in the chain is cooling"
+            what = what.format(of="in the chain")
         else:
             names = ", ".join(r["route"] for r in routes)
-            what = f"every credential of the routes that speak {TITLES[protocol]} ({names}) is cooling"
+            what = what.format(of=f"of the routes that speak {TITLES[protocol]} ({names})")
             refused = [route_name(chain.routes[i].name) for i in range(len(chain.routes)) if i not in speaking]
             if refused:
                 parts.append(f"not tried: {', '.join(refused)} (they do not speak {TITLES[protocol]}; "
                              f"no translation between protocols)")
-        resp = self.error(503, what + ": " + "; ".join(parts or ["no pool"]), "all_credentials_cooling", rid,
+        parts = reasons + parts
+        resp = self.error(503, what + ": " + "; ".join(parts or ["no pool"]), kind, rid,
                           pools=pools, routes=routes)
         if retry is not None:
             resp.headers["Retry-After"] = str(retry)

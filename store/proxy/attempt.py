@@ -26,6 +26,7 @@ class Attempt:
     route_retried: bool = False  # a route failure had its one try of another key
     model_benched: bool = False  # its last key fault benched one model, not the key
     want: Want | None = None     # what the request asks: its protocol and model
+    readings: tuple = ()         # the last answer's rate-limit readings, read once (the verdict's)
 
     def failed_on(self) -> set[tuple[str, str]]:
         """Mark the current row as one this request must not go back to; the set so far."""

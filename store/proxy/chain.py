@@ -11,10 +11,9 @@ What the proxy changes reaches the store two ways:
   :class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one
   transaction. Until the store shows that write, an overlay keeps the bench in the view.
 
-Failures are judged once (:func:`store.agent.outcomes.classify`): only a key's fault reaches
-:meth:`Chain.outcome` and the store; a route's fault is held in memory by the chain's
-:class:`~store.proxy.upstreams.Breakers`, whose open upstreams selection skips without
-moving the chain off its route (a blip is not a fallback).
+Each answer is judged once (:mod:`store.proxy.verdict`): only a key's fault reaches
+:meth:`Chain.outcome` and the store; a route's fault opens the chain's
+:class:`~store.proxy.upstreams.Breakers`. Which row may serve is :mod:`store.proxy.eligibility`'s.
 
 The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
 (turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the
@@ -33,7 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from store.agent import probe
-from store.agent.outcomes import Decision, Result, Selection, Verdict, reset_time
+from store.agent.outcomes import Decision, Result, Selection, Verdict, scoped
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
 from store.config.agent_view import Route
@@ -44,13 +43,15 @@ from store.pools import model_cooldowns, policy
 from store.proxy.attempt import Attempt
 from store.proxy.counts import PendingCounts
 from store.proxy.direct import DirectBenches
+from store.proxy.eligibility import Ask, Check, Eligibility
 from store.proxy.headroom_gate import HeadroomGate
 from store.proxy.overlay import Overlay, find_row
 from store.proxy.picks import Usable, choose, usable_rows
-from store.proxy.protocols import ANTHROPIC, OPENAI, Want, route_protocols
+from store.proxy.protocols import OPENAI, Want, route_protocols
 from store.proxy.request_client import RequestClient
 from store.proxy.steering import Steering, lifted_rows
-from store.proxy.upstreams import Breakers, base_for, route_name
+from store.proxy.upstreams import Breakers, route_name
+from store.proxy.verdict import judge_attempt
 
 log = logging.getLogger("hermes_admin.proxy")
 
@@ -92,6 +93,7 @@ class Chain:
         self.breakers = Breakers()       # upstreams failing now (route faults), in memory only
         self.last_doc: dict[str, Any] = {}   # the store as last applied (for the redactor)
         self.steer = Steering()          # the operator's hand: a pin, a reset seen in the store
+        self.eligibility = Eligibility(self.breakers, self.headroom, self.env, lambda: self._ttls)
         self.refresh_config()
 
     # -- the view --
@@ -214,6 +216,18 @@ class Chain:
                     self.fallback_since = self.clock()
                 return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
             held = held or skipped
+        return self.look_again(avoid, want) if start is None and first > 0 else None
+
+    def look_again(self, avoid: set[tuple[str, str]] | None = None, want: Want | None = None) -> Attempt | None:
+        """Before any "no key" answer: any route whose benches have ended serves now, in chain
+        order, not only once the restore timer comes round (the chain stays: the gate restores)."""
+        protocol = want.protocol if want is not None else OPENAI
+        pin = self.steer.pin_index(self.routes, route_name) if self.steer.pin is not None else None
+        for i in range(pin or 0, len(self.routes)):       # a pinned route: never one before it
+            if protocol == OPENAI or self.speaks(i, protocol):
+                sel, _skipped = self._select_in(i, avoid, want)
+                if sel is not None:
+                    return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
         return None
 
     def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None, want: Want | None = None
@@ -250,21 +264,21 @@ class Chain:
             usable = self._usable[pool] = usable_rows(
                 rows, self._strategies.get(pool, policy.DEFAULT_STRATEGY), now, self._ttls, self.env,
                 self._generation)
-        asked = (model or (want.model if want is not None else None)) if usable.benches else None
+        asked = scoped(model or (want.model if want is not None else None),
+                       want.endpoint if want is not None else None) if usable.benches else None
         weigh = self.headroom.weigh(pool, self.env, now) if usable.strategy == "least_used" else None
-        hold = (lambda allowed: self.headroom.held(pool, allowed, now, self.env)) \
-            if self.headroom.holding(pool) else None
-        keep = None if not avoid and not self.breakers else (
-            lambda r: (pool, str(r.get("id"))) not in (avoid or ()) and not self.breakers.blocked(
-                base_for(pool, r.get("inference_base_url") or r.get("base_url") or route_base), now))
-        chosen, held, reordered = choose(usable, rows, self.rng, asked, keep, weigh=weigh, hold=hold)
+        el = self.eligibility       # the breaker, tried and headroom filters (cooling and model: in usable)
+        chosen, held, reordered = choose(usable, rows, self.rng, asked, el.keep(pool, route_base, now, avoid),
+                                         weigh=weigh, hold=el.hold(pool, now))
         if reordered:
             del self._usable[pool]          # the kept order no longer follows the priorities
         return chosen, held
 
     def usable(self, sel: Selection, want: Want | None = None) -> bool:
-        """Whether *sel*'s row may be sent to now (never a cooling row, nor one benched for
-        the model asked for)."""
+        """Whether *sel*'s row may be sent to now: the eligibility filters
+        (:mod:`store.proxy.eligibility`) for the model (and endpoint) asked for."""
+        scope = scoped(sel.model or (want.model if want is not None else None),
+                       want.endpoint if want is not None else None)
         with self._lock:
             # A key taken from the environment: its bench (if any) is in memory.
             rows = self._rows[sel.pool] if sel.pool in self._rows else self._direct.rows(sel.pool)
@@ -273,23 +287,20 @@ class Chain:
             row = find_row(rows, sel.row_id)
             if row is None:
                 return False
-            now = self.clock()
-            eff = policy.effective(row, rows, now, self._ttls)
-            if eff.usable and self.headroom.exhausted_until(sel.pool, row, now, self.env) is not None:
-                return False
-        if not eff.usable or not eff.model_benches:
-            return eff.usable
-        return (sel.model or (want.model if want is not None else None)) not in eff.model_benches
+            return self.eligibility.check(Ask(sel.pool, rows, self.clock(), sel.base_url, scope), row) is None
 
     # -- outcomes (blocking: run in a worker thread) --
 
     def outcome(self, attempt: Attempt, result: Result, verdict: Verdict | None = None) -> Decision:
         """Record a request that failed by the key's fault the agent's way; the Decision
-        says what to do next (never a row *attempt* already failed on). A 429 scoped to the
-        model asked for (the route's, or the request's) benches that model only."""
+        says what to do next (never a row *attempt* already failed on). *verdict*: the
+        answer judged once (:func:`store.proxy.verdict.judge_attempt`; judged here when not given). A 429 it scopes to
+        the model asked for (and endpoint) benches that scope only."""
         sel = attempt.selection
+        if verdict is None or verdict.read_at is None:
+            verdict = judge_attempt(self, attempt, result)
         if sel.pool not in self._rows:
-            return self._direct.outcome(attempt, result, self.clock())
+            return self._direct.outcome(attempt, result, verdict)
         if attempt.client is None or attempt.client.pool != sel.pool:
             rt = self.runtime
             attempt.client = RequestClient(self, self.home, sel.pool, clock=self.clock, config=rt.config,
@@ -299,10 +310,7 @@ class Chain:
                                            use_headroom=self.headroom.enabled)
         client = attempt.client
         client.current = sel
-        want = attempt.want
-        client.model = sel.model or (want.model if want is not None else None)
-        client.anthropic = ANTHROPIC in self.protocols(attempt.index)
-        client.benched_model = None
+        client.model = verdict.model
         client.avoid.update(rid for pool, rid in (attempt.tried or ()) if pool == sel.pool)
         decision = client.report(result, verdict)
         attempt.model_benched = client.benched_model is not None
@@ -313,28 +321,30 @@ class Chain:
             self.runtime._check_vouched(sel, result)   # a probe that lied is distrusted
         return decision
 
-    def bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None:
-        """Bench *sel*'s row (and its twins) in the view at once, before the store write."""
+    def bench_in_view(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str) -> None:
+        """Bench *sel*'s row (and its twins) in the view at once, before the store write:
+        the verdict's reset time, stamped when the answer was read (as the store's bench)."""
+        now = verdict.read_at if verdict.read_at is not None else self.clock()
         with self._lock:
             rows = self._rows.get(sel.pool)
             row = find_row(rows, sel.row_id)
             if row is None:
                 return
-            reset_at = policy.bench_reset(reset_time(result, now), now)
             changed = policy.mark_exhausted(rows, row, now, code=result.status, reason=result.reason,
-                                            message=result.message, reset_at=reset_at,
+                                            message=result.message, reset_at=verdict.reset_at,
                                             failure_reason=failure_reason)
             self._generation += 1
             self.overlay.status(sel.pool, changed, now)
 
-    def bench_model_in_view(self, sel: Selection, model: str, reset_at: float | None, now: float) -> float:
-        """Bench *sel*'s row (and its twins) for *model* in the view at once; when it ends."""
+    def bench_model_in_view(self, sel: Selection, model: str, verdict: Verdict) -> float:
+        """Bench *sel*'s row (and its twins) for *model* (a scope) in the view at once; when it ends."""
+        now = verdict.read_at if verdict.read_at is not None else self.clock()
         with self._lock:
             rows = self._rows.get(sel.pool) or []
             row = find_row(rows, sel.row_id)
             if row is None:
-                return policy.bench_reset(reset_at, now) or now + self._ttls.rate_limit_429
-            until_at = model_cooldowns.bench_until(rows, row, now, reset_at, self._ttls)
+                return verdict.reset_at or now + self._ttls.rate_limit_429
+            until_at = model_cooldowns.bench_until(rows, row, now, verdict.reset_at, self._ttls)
             changed = model_cooldowns.bench_model(rows, row, model, now, until_at)
             self.overlay.model(sel.pool, changed, model, now, until_at)
             self._generation += 1
@@ -372,29 +382,19 @@ class Chain:
 
     # -- what the chain holds, for the status file and a 503 --
 
-    def states(self) -> list[tuple[int, Route, list[tuple[policy.Effective, float | None]]]]:
-        """Per route: each row's effective status and, for a usable row on an upstream
-        whose breaker is open or one its provider said has nothing left, when it may serve
-        again (read by :mod:`store.proxy.report`). A key from the environment counts as one
-        row, benched in memory or never."""
+    def states(self, want: Want | None = None) -> list[tuple[int, Route, list[Check]]]:
+        """Per route: each row's effective status and its first refusing eligibility filter
+        (read by :mod:`store.proxy.report` for the status file, ``proxy status``, the panel
+        and a 503); *want*: for that request (its model's benches refuse). A key from the
+        environment counts as one row, benched in memory or never."""
         now = self.clock()
         out = []
         with self._lock:
             for i, route in enumerate(self.routes):
                 rows = self._rows.get(route.pool or "") or []
+                pool = route.pool or route.name
                 if not rows and route.key_env and self.env.get(route.key_env):
                     rows = self._direct.rows(route_name(route.name)) or [{"id": route.key_env}]
-                states = []
-                for r in rows:
-                    eff = policy.effective(r, rows, now, self._ttls)
-                    down = None
-                    if eff.usable and self.breakers:
-                        base = base_for(route.pool or route.name,
-                                        r.get("inference_base_url") or r.get("base_url") or route.base_url)
-                        down = self.breakers.reopens_at(base) if self.breakers.blocked(base, now) else None
-                    if eff.usable and route.pool in self._rows:
-                        down = self.headroom.later(route.pool, r, now, self.env, down)
-                    states.append((eff, down))
-                out.append((i, route, states))
+                scope = None if want is None else scoped((route.model if i else None) or want.model, want.endpoint)
+                out.append((i, route, self.eligibility.checks(Ask(pool, rows, now, route.base_url, scope))))
         return out
-

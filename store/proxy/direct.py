@@ -22,9 +22,8 @@ from store.agent.outcomes import (
     Decision,
     Result,
     Selection,
-    classify,
+    Verdict,
     is_usage_limit,
-    reset_time,
 )
 from store.config.agent_view import Route
 from store.model import Row
@@ -65,13 +64,14 @@ class DirectBenches:
             return None, True
         return Selection(name, route.key_env, route.key_env, token, route.base_url, model), False
 
-    def outcome(self, attempt: Any, result: Result, now: float) -> Decision:
+    def outcome(self, attempt: Any, result: Result, verdict: Verdict) -> Decision:
         """A request with the route's key failed: one same-key retry of a 429 (not for a
         usage limit), then a bench for the provider's reset time (floored) or the policy
-        TTL and ``OUT`` (the chain moves on); what is not the key's fault is ``FAILED``."""
+        TTL and ``OUT`` (the chain moves on); what is not the key's fault is ``FAILED``.
+        *verdict*: the answer judged once (its reset, stamped when it was read)."""
         sel = attempt.selection
         code = result.status
-        verdict = classify(result, sel.pool)
+        now = verdict.read_at if verdict.read_at is not None else 0.0
         if verdict.fault is None:
             return Decision(OK, sel)
         if verdict.kind == "rate_limit" and not attempt.retried_429 and not is_usage_limit(result):
@@ -84,6 +84,6 @@ class DirectBenches:
                 "id": sel.row_id, "label": sel.label, "auth_type": "api_key",
                 "source": f"env:{sel.row_id}", "priority": 0})
             policy.mark_exhausted([row], row, now, code=code, reason=result.reason,
-                                  message=result.message, reset_at=policy.bench_reset(reset_time(result, now), now),
+                                  message=result.message, reset_at=verdict.reset_at,
                                   failure_reason=verdict.failure_reason)
         return Decision(OUT, None, f"{sel.pool}: {sel.row_id} benched (HTTP {code}), kept in memory")

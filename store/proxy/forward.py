@@ -28,6 +28,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from store.agent.judge import endpoint_of, judge_success
 from store.agent.outcomes import (
     FAILED,
     MALFORMED,
@@ -40,20 +41,20 @@ from store.agent.outcomes import (
     Decision,
     Result,
     Verdict,
-    classify,
 )
-from store.proxy import anthropic
+from store.dialects.dialect import Credential
+from store.dialects.registry import dialect_for
 from store.proxy import requests as trace
 from store.proxy.answers import Answers
 from store.proxy.attempt import Attempt
 from store.proxy.chain import Chain
 from store.proxy.offloop import run_blocking
-from store.proxy.protocols import ANTHROPIC, OPENAI, Want, upstream_tail
+from store.proxy.protocols import ANTHROPIC, OPENAI, Want
 from store.proxy.redacting import ProxySecrets
 from store.proxy.relay import Relay
-from store.proxy.responses import attach_codex, is_codex
 from store.proxy.stats import Stats
 from store.proxy.upstreams import base_for, display, route_name
+from store.proxy.verdict import bench_exhausted, judge_attempt
 from store.proxy.wire import (
     DROP_REQUEST,
     ERROR_CAP,
@@ -93,11 +94,12 @@ class Forwarder:
         self.answer_timeout: float | None = None   # seconds to the answer's headers (None: unbounded)
         self._waiting: dict[asyncio.Task, float] = {}   # requests waiting for an answer's headers, by deadline
         self._overdue: set[asyncio.Task] = set()
+        self._benching: set[asyncio.Task] = set()   # headroom benches on their way to the store
         self.urls = UpstreamUrls()
         self.answers = Answers(chain, stats, secrets)
         self._error = self.answers.error
         self._pass_on = self.answers.pass_on
-        self.relay = Relay(chain, stats, secrets, self.answers.mark)
+        self.relay = Relay(chain, stats, secrets, self.answers.mark, self._served)
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
                       protocol: str = OPENAI) -> web.StreamResponse:
@@ -105,15 +107,23 @@ class Forwarder:
         only routes that speak it, never a row benched for the model it asks for."""
         chain = self.chain
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
-        want = Want(protocol, body, encoded)
+        want = Want(protocol, body, encoded, endpoint_of(path))
         attempt = chain.select(want=want)
         headers = kept(request.headers, DROP_REQUEST)
         query = raw_query(request)
-        tail = path[3:] + query
-        client_beta = request.headers.get("anthropic-beta")
+        client_beta, user_agent = request.headers.get("anthropic-beta"), request.headers.get("User-Agent")
         tries, limit = 0, MAX_TRIES + 2 * chain.row_count()
         last: Failure | None = None
-        while attempt is not None and tries < limit:
+        walk, looked = attempt, False
+        while tries < limit:
+            if attempt is None:       # before any "no key" answer, look again (benches may have ended)
+                if looked or walk is None:
+                    break
+                looked = True
+                attempt = self._carry(walk, chain.look_again(walk.tried, want))
+                if attempt is None:
+                    break
+            walk = attempt
             tries += 1
             sel = attempt.selection
             if not attempt.fresh and not chain.usable(sel, want):   # benched since chosen: never send to it
@@ -128,22 +138,16 @@ class Forwarder:
             if not base:       # a configuration gap, not the key's fault: bench nothing
                 return self._error(502, f"{sel.pool}: row {sel.row_id} has no base_url and the pool no "
                                         f"default; set base_url on the row", "no_upstream", rid)
-            sending = headers
-            if protocol == ANTHROPIC:
-                sending = headers.copy()
-                tail = upstream_tail(protocol, base, path, query)
-                anthropic.attach(sending, sel.pool, chain.auth_type(sel), sel.token, base, client_beta)
-            elif sel.pool == "openai-codex" or ("chatgpt.com" in base and is_codex(sel.pool, base)):
-                sending = headers.copy()
-                sending["Authorization"] = "Bearer " + sel.token
-                attach_codex(sending, sel.token, request.headers.get("User-Agent"))
-            else:
-                headers["Authorization"] = "Bearer " + sel.token
+            dialect = dialect_for(sel.pool, base, chain.speaks(attempt.index, ANTHROPIC))
+            sending = dialect.attach(headers, Credential(sel.token, sel.pool, base, path, protocol,
+                                                         chain.auth_type(sel) if dialect.by_auth_type else None,
+                                                         client_beta, user_agent))
+            tail = dialect.tail(protocol, base, path, query)
             sent = await self._send(request, attempt, base, tail, payload, sending, rid)
             if isinstance(sent, web.StreamResponse):
                 return sent
             result, answer = sent
-            verdict = classify(result, sel.pool)
+            verdict = judge_attempt(chain, attempt, result, attempt.readings)    # the one judgement of this answer
             if verdict.fault == REQUEST:
                 log.info("request %s: %s/%s answered HTTP %d (%s): the request's fault, passed on", rid,
                          sel.pool, sel.row_id, result.status, verdict.kind)
@@ -182,6 +186,7 @@ class Forwarder:
         sel = attempt.selection
         self.stats.begin(sel.pool, sel.row_id, sel.label)
         ticket = self.chain.headroom.sent(sel)     # in flight until its answer's readings are in
+        attempt.readings = ()
         try:
             assert self.session is not None
             task = asyncio.current_task()
@@ -210,7 +215,8 @@ class Forwarder:
                 if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
                     return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
                                                               f"instead of an answer"), None
-                self.chain.headroom.observe(sel, up.headers, ticket)   # every answer's readings, 2xx too
+                attempt.readings = self.chain.headroom.read(up.headers, self.chain.clock())   # read once
+                self.chain.headroom.observe(sel, attempt.readings, ticket)   # every answer's readings, 2xx too
                 if up.status < 400:
                     return await self.relay.relay(request, up, attempt, base, rid)
                 try:
@@ -234,6 +240,23 @@ class Forwarder:
             trace.upstream_end()
             self.stats.end(sel.pool, sel.row_id)
             self.chain.headroom.done(ticket)
+
+    def _served(self, attempt: Attempt, base: str, body: bytes | None = None) -> None:
+        """A 2xx: its verdict (the readings already read, the usage of a JSON *body*); the
+        breaker closes, and a key its provider said has nothing left is benched in the
+        store off the loop (the view holds it already, by its readings)."""
+        sel = attempt.selection
+        want = attempt.want
+        verdict = judge_success(self.chain.clock(), attempt.readings, body=body,
+                                dialect=dialect_for(sel.pool, base, self.chain.speaks(attempt.index, ANTHROPIC))
+                                if body else None,
+                                model=sel.model, endpoint=want.endpoint if want is not None else None)
+        self.chain.breakers.succeeded(base)
+        self.chain.success(attempt)
+        if verdict.exhausted_until is not None and sel.pool in self.chain.pools:
+            task = asyncio.get_running_loop().create_task(run_blocking(bench_exhausted, self.chain, attempt))
+            self._benching.add(task)
+            task.add_done_callback(self._benching.discard)
 
     # -- what next --
 

@@ -25,13 +25,14 @@ nothing is held); only :meth:`flush` and :meth:`follow` do file IO, off the loop
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from store.agent.headroom import Headroom, Hold, held_back
 from store.agent.outcomes import Selection
-from store.agent.ratelimits import Reading, read_headers
 from store.config import settings as settings_file
+from store.dialects.readings import Reading
+from store.dialects.registry import read_headers
 from store.errors import HermesAdminError
 from store.model import Row
 from store.pools.view import row_fingerprint
@@ -132,20 +133,23 @@ class HeadroomGate:
                 del fresh[rid]
             self._spent[pool] = fresh
 
-    def observe(self, sel: Selection, headers: Mapping[str, str], ticket: Ticket | None = None) -> None:
-        """Record an answer's readings against *sel*'s row and judge its hold again (the
-        answer of *ticket*: no longer in flight, its reading counts it)."""
+    def read(self, headers: Mapping[str, str], now: float) -> tuple[Reading, ...]:
+        """An answer's readings, read once (nothing when headroom is off or no header may
+        hold one: the cheap test first). The verdict and :meth:`observe` take these."""
+        if not self.enabled or not carries_readings(headers):
+            return ()
+        return tuple(read_headers(headers, now))
+
+    def observe(self, sel: Selection, readings: Sequence[Reading], ticket: Ticket | None = None) -> None:
+        """Record an answer's *readings* (:meth:`read`) against *sel*'s row and judge its
+        hold again (the answer of *ticket*: no longer in flight, its reading counts it)."""
         if not self.enabled:
             return
-        if not carries_readings(headers):
-            self.done(ticket)
-            return
-        now = self.clock()
-        readings = read_headers(headers, now)
         if readings:
+            now = self.clock()
             fp = sel.fingerprint
             key = (sel.pool, sel.row_id)
-            self.room.record(sel.pool, sel.row_id, fp, readings)
+            self.room.record(sel.pool, sel.row_id, fp, list(readings))
             budget = _budget(readings, now)
             if budget is not None:
                 self._budgets[key] = (fp, budget)

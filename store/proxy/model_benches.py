@@ -1,13 +1,9 @@
 """Per-model benches written by the proxy (newer Hermes's ``model_cooldowns``, spec section 3).
 
-A 429 the provider scopes to one model benches the (row, model) pair, not the key:
-
-- on a pool that speaks Anthropic, every rate-limit 429 that is not a usage or billing
-  limit, as newer Hermes does (``_is_model_scoped_failure``: Anthropic's rate limits are per
-  model);
-- on any other pool, a rate-limit 429 (or a quota error) whose message names the model
-  that was asked for ("Rate limit reached for gpt-4o ...", "... model: gemini-2.5-pro"):
-  the provider says the limit is that model's.
+A 429 the provider scopes to one model benches the (row, model) pair, not the key; which
+429s those are is the verdict's (:func:`store.agent.judge.model_scoped`). Token counting is
+limited apart: a 429 on ``/v1/messages/count_tokens`` benches ``count_tokens:<model>``,
+never the model itself.
 
 The bench goes on the row and on every row holding the same secret, with the provider's
 reset time or a 429's TTL (:func:`store.pools.model_cooldowns.bench_until`); the row's status
@@ -19,32 +15,13 @@ row for the same model.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
-from store.agent.outcomes import Result, Selection, Verdict, classify, is_usage_limit
+from store.agent.outcomes import Selection
 from store.model import Row, ensure_pool, pools
 from store.paths import Home
 from store.pools import model_cooldowns
 from store.transaction import skip_write, transaction
-
-
-def _says_billing(result: Result) -> bool:
-    """The answer's words are a billing limit's (the classifier's billing phrases, asked
-    through a 402-free 403: the one place those phrases are kept)."""
-    probe = Result(403, reason=result.reason, message=result.message, text=result.text)
-    return classify(probe).kind == "billing"
-
-
-def model_scoped(result: Result, verdict: Verdict, model: str | None, anthropic: bool) -> bool:
-    """Whether a key's fault *result* is the provider's limit on *model* only."""
-    if not model or verdict.kind != "rate_limit" or is_usage_limit(result) or _says_billing(result):
-        return False
-    if anthropic:
-        return result.status == 429
-    text = " ".join(filter(None, (result.message, result.reason)))
-    named = re.compile(r"(?:\bfor|\bmodel[:=]?)\s+['\"`]?" + re.escape(model) + r"(?![\w.-])", re.IGNORECASE)
-    return bool(named.search(text))
 
 
 def record(home: Home, sel: Selection, model: str, until_at: float, now: float, *, lock_timeout: float,

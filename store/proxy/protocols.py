@@ -10,8 +10,9 @@ Three protocols, each a set of paths:
   Anthropic to (``api_mode``/``transport: anthropic_messages`` in ``custom_providers``, or a
   base URL Hermes's ``_detect_api_mode_for_url`` maps to it: ``api.anthropic.com``, a path
   ending ``/anthropic``, ``api.kimi.com/coding``);
-- ``responses``: OpenAI Responses (``/v1/responses``), served by ``openai``, ``openrouter``
-  and ``openai-codex`` (the Codex backend), and by ``custom:`` entries marked
+- ``responses``: OpenAI Responses (``/v1/responses``), served by the providers the dialect
+  table says speak it (``openai-api``, ``openrouter``, ``openai-codex``, ``xai``...:
+  :data:`store.dialects.registry.PROVIDERS`), and by ``custom:`` entries marked
   ``codex_responses`` or on ``api.openai.com``.
 
 The protocol is not the pool: a request is only ever sent to a route that speaks its
@@ -25,14 +26,12 @@ Pure data and functions; no IO.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-OPENAI = "openai"
-ANTHROPIC = "anthropic"
-RESPONSES = "responses"
+from store.dialects import registry
+from store.dialects.dialect import ANTHROPIC, OPENAI, RESPONSES
 
 PATHS: dict[str, tuple[str, ...]] = {
     OPENAI: ("/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models"),
@@ -42,12 +41,9 @@ PATHS: dict[str, tuple[str, ...]] = {
 PROTOCOL_OF: dict[str, str] = {path: proto for proto, paths in PATHS.items() for path in paths}
 TITLES = {OPENAI: "OpenAI Chat Completions", ANTHROPIC: "Anthropic Messages", RESPONSES: "OpenAI Responses"}
 
-RESPONSES_POOLS = frozenset({"openai", "openrouter", "openai-codex"})
-_EVERY = frozenset({OPENAI})
-_ANTHROPIC_POOL = frozenset({OPENAI, ANTHROPIC})     # Anthropic's OpenAI-compatible shim too
+_EVERY = registry.CHAT
 _ANTHROPIC_ONLY = frozenset({ANTHROPIC})
-_WITH_RESPONSES = frozenset({OPENAI, RESPONSES})
-_V1_SUFFIX = re.compile(r"/v1/?$")
+_WITH_RESPONSES = registry.WITH_RESPONSES
 
 
 def _host(url: str | None) -> str:
@@ -89,10 +85,9 @@ def route_protocols(pool: str | None, provider: str | None, base_url: str | None
                     custom_providers: Iterable[Mapping[str, Any]] = ()) -> frozenset[str]:
     """The protocols a route (its pool, provider and base URL) speaks."""
     name = (pool or provider or "").strip().lower()
-    if name == "anthropic":
-        return _ANTHROPIC_POOL
-    if name in RESPONSES_POOLS:
-        return _WITH_RESPONSES
+    known = registry.protocols(name)
+    if known is not None and name != "custom":
+        return known
     if not name.startswith("custom"):
         return _EVERY
     entry = next((cp for cp in custom_providers if cp.get("pool_key") == name), None) \
@@ -112,24 +107,16 @@ def served_paths(protocols: Iterable[str]) -> list[str]:
     return [p for proto in (OPENAI, ANTHROPIC, RESPONSES) if proto in have for p in PATHS[proto]]
 
 
-def upstream_tail(protocol: str, base: str, path: str, query: str) -> str:
-    """What follows the pool's *base* for a request of *protocol* on *path*. OpenAI and
-    Responses append the path after ``/v1`` (the base holds its version); an Anthropic base
-    gets the whole ``/v1/messages`` path unless it ends in ``/v1`` already, as Hermes's client
-    does (it strips ``/v1`` from the base, and the Anthropic SDK adds it back)."""
-    if protocol == ANTHROPIC and not _V1_SUFFIX.search(base):
-        return path + query
-    return path[3:] + query
-
-
 class Want:
-    """What one request asks of the chain: its protocol, and its model when a pool must
-    know it (parsed from the body once, on first use)."""
+    """What one request asks of the chain: its protocol, its endpoint scope
+    (:func:`store.agent.judge.endpoint_of`), and its model when a pool must know it (parsed
+    from the body once, on first use)."""
 
-    __slots__ = ("protocol", "_body", "_model", "_parsed")
+    __slots__ = ("protocol", "endpoint", "_body", "_model", "_parsed")
 
-    def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False) -> None:
+    def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False, endpoint: str | None = None) -> None:
         self.protocol = protocol
+        self.endpoint = endpoint      # COUNT_TOKENS, or None: limited with the model's own requests
         self._body = b"" if encoded else body
         self._model: str | None = None
         self._parsed = False

@@ -47,14 +47,17 @@ log = logging.getLogger("hermes_admin.proxy")
 
 class Relay:
     """Relays upstream successes to clients (one per proxy, on the event loop); *mark*
-    puts the route's marks on an answer's headers."""
+    puts the route's marks on an answer's headers, and *served* takes a success's verdict
+    (the forwarder's: the answer's readings, and the usage of a body read whole)."""
 
     def __init__(self, chain: Chain, stats: Stats, secrets: ProxySecrets,
-                 mark: Callable[[Any, Attempt], None]) -> None:
+                 mark: Callable[[Any, Attempt], None],
+                 served: Callable[[Attempt, str, bytes | None], None]) -> None:
         self.chain = chain
         self.stats = stats
         self.secrets = secrets
         self.mark = mark
+        self.served = served
         self._own: dict[str, OwnToken] = {}
 
     async def relay(self, request: web.BaseRequest, up: aiohttp.ClientResponse, attempt: Attempt,
@@ -76,12 +79,12 @@ class Relay:
                 kind = transport_kind(exc)
                 return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
                                                      f"before the body ended"), None
-            self._served(attempt, base)
+            self.served(attempt, base, data)
             resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
             self.mark(resp.headers, attempt)
             return resp
         trace.upstream_end(first_byte=True)
-        self._served(attempt, base)
+        self.served(attempt, base, None)
         resp = web.StreamResponse(status=up.status, headers=headers)
         self.mark(resp.headers, attempt)
         await resp.prepare(request)
@@ -133,10 +136,6 @@ class Relay:
         rest = scrub.flush()
         frame.note(rest)
         await write_error(resp, rest + frame.close() + error_event(request.path, message, kind, code, rid))
-
-    def _served(self, attempt: Attempt, base: str) -> None:
-        self.chain.breakers.succeeded(base)
-        self.chain.success(attempt)
 
 
 def _gone(request: web.BaseRequest) -> bool:

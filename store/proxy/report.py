@@ -14,20 +14,23 @@ from typing import Any
 
 from store.pools import policy
 from store.proxy.chain import Chain
+from store.proxy.eligibility import BREAKER, HEADROOM, describe_refusals
 from store.proxy.protocols import OPENAI, Want, served_paths
 from store.proxy.upstreams import route_name
 
 
 def describe(chain: Chain) -> list[dict[str, Any]]:
     """The chain for the status file: per route its pool, model, the paths it serves and
-    row counts (``down``: usable rows whose upstream's breaker is open, not counted as
-    usable; ``model_benched``: rows benched for one model or more, still serving others)."""
+    row counts, all from the eligibility filters (``usable``: no filter refuses it;
+    ``down``: refused by an open breaker or by headroom; ``model_benched``: rows benched for
+    one model or more, still serving others; ``refused``: rows per refusing filter)."""
     active = chain.runtime.active
     return [{"name": route_name(route.name), "pool": route.pool, "model": route.model if i else None,
              "active": i == active, "paths": served_paths(chain.protocols(i)), "rows": len(states),
-             "model_benched": sum(1 for e, _d in states if e.usable and e.model_benches),
-             "usable": sum(1 for e, down in states if e.usable and down is None),
-             "down": sum(1 for _e, down in states if down is not None),
+             "model_benched": sum(1 for e, _r in states if e.usable and e.model_benches),
+             "usable": sum(1 for _e, refusal in states if refusal is None),
+             "down": sum(1 for _e, r in states if r is not None and r.filter in (BREAKER, HEADROOM)),
+             "refused": describe_refusals(states),
              "cooling": sum(1 for e, _d in states if e.status == policy.COOLING),
              "dead": sum(1 for e, _d in states if e.status == policy.DEAD)}
             for i, route, states in chain.states()]
@@ -39,14 +42,11 @@ def reopen_times(chain: Chain, want: Want | None = None) -> dict[str, float | No
     for ends (None: never by itself)."""
     protocol = want.protocol if want is not None else OPENAI
     out: dict[str, float | None] = {}
-    for i, route, states in chain.states():
+    for i, route, states in chain.states(want):
         key = route_name(route.pool or route.name)
         if key in out or not chain.speaks(i, protocol):
             continue
-        model = (route.model if i else None) or (want.model if want is not None else None)
-        times = [t for e, down in states
-                 for t in ((e.available_at if e.status == policy.COOLING else None), down,
-                           e.model_benches.get(model) if model and e.usable else None) if t is not None]
+        times = [refusal.until for _e, refusal in states if refusal is not None and refusal.until is not None]
         out[key] = min(times) if times else None
     return out
 

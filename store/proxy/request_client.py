@@ -1,11 +1,15 @@
 """The agent's outcome rules for one proxied request (:class:`RequestClient`).
 
-A :class:`~store.agent.pool_client.PoolClient` whose benches land in the proxy's in-memory
-view first (so no other request picks the row while the store write is on its way), that
-never picks a row behind an open circuit breaker, and that benches a (row, model) pair
-instead of the key when the provider scopes its 429 to the model asked for
-(:mod:`store.proxy.model_benches`). Its host is the chain, seen through :class:`ViewHost`.
-Blocking (the store's transactions): it runs in a worker thread.
+A :class:`~store.agent.pool_client.PoolClient` (composed, not subclassed) given two things
+by its owner, the chain (seen through :class:`ViewHost`): the eligibility filter the
+agent's rules lack (never a row behind an open circuit breaker,
+:mod:`store.proxy.eligibility`), and a hook before each key bench, which benches the row in
+the proxy's in-memory view first (so no other request picks it while the store write is on
+its way), or takes the bench over when the verdict scopes the 429 to one model (and
+endpoint): then the (row, scope) pair is benched instead of the key
+(:mod:`store.proxy.model_benches`). Every bench takes the answer's one
+:class:`~store.agent.outcomes.Verdict`: the same reset time and stamp in the view and in
+auth.json. Blocking (the store's transactions): it runs in a worker thread.
 """
 
 from __future__ import annotations
@@ -13,12 +17,10 @@ from __future__ import annotations
 import logging
 from typing import Any, Protocol
 
-from store.agent.outcomes import OUT, ROTATED, Decision, Result, Selection, classify, reset_time
+from store.agent.outcomes import OUT, ROTATED, Decision, Result, Selection, Verdict
 from store.agent.pool_client import PoolClient
-from store.model import Row
-from store.pools import policy
-from store.proxy.model_benches import describe_bench, model_scoped, record
-from store.proxy.upstreams import Breakers, base_for
+from store.proxy.eligibility import Eligibility
+from store.proxy.model_benches import describe_bench, record
 
 log = logging.getLogger("hermes_admin.proxy")
 
@@ -26,55 +28,73 @@ log = logging.getLogger("hermes_admin.proxy")
 class ViewHost(Protocol):
     """What a request client needs of the proxy's view (the chain)."""
 
-    breakers: Breakers
+    eligibility: Eligibility
 
-    def bench_in_view(self, sel: Selection, result: Result, failure_reason: str, now: float) -> None: ...
+    def bench_in_view(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str) -> None: ...
 
-    def bench_model_in_view(self, sel: Selection, model: str, reset_at: float | None, now: float) -> float: ...
+    def bench_model_in_view(self, sel: Selection, model: str, verdict: Verdict) -> float: ...
 
 
-class RequestClient(PoolClient):
+class RequestClient:
     """One proxied request's handle on a pool (see the module docstring). The chain sets
-    ``model`` (the one asked for) and ``anthropic`` (the pool's 429s are per model) before
-    each report; ``benched_model`` says the last fault benched one model, not the key."""
+    ``model`` (the one asked for) before each report; ``benched_model`` says the last fault
+    benched one model (scope), not the key."""
 
-    def __init__(self, host: ViewHost, *args: Any, **kw: Any) -> None:
-        super().__init__(*args, **kw)
+    def __init__(self, host: ViewHost, home: Any, pool: str, **kw: Any) -> None:
         self.host = host
-        self.anthropic = False
+        self.pool = pool
+        self.pool_client = PoolClient(home, pool, on_bench=self._bench, **kw)
+        # The eligibility filter the agent's rules lack: never a row behind an open breaker.
+        self.pool_client.also_eligible = host.eligibility.upstream_open(pool, self.pool_client.clock)
         self.benched_model: str | None = None
 
-    def eligible(self, row: Row) -> bool:
-        """Also never a row whose upstream's breaker is open."""
-        return super().eligible(row) and not self.host.breakers.blocked(
-            base_for(self.pool, row.get("inference_base_url") or row.get("base_url")), self.clock())
+    # what the chain sets and reads, kept on the pool client
+    @property
+    def current(self) -> Selection | None:
+        return self.pool_client.current
 
-    def _bench_and_rotate(self, sel: Selection, result: Result, failure_reason: str,
-                          note: str | None = None) -> Decision:
-        if failure_reason == "rate_limit" and model_scoped(result, classify(result, self.pool), self.model,
-                                                           self.anthropic):
-            return self._bench_model(sel, result, str(self.model))
-        self.host.bench_in_view(sel, result, failure_reason, self.clock())
-        return super()._bench_and_rotate(sel, result, failure_reason, note)
+    @current.setter
+    def current(self, sel: Selection | None) -> None:
+        self.pool_client.current = sel
 
-    def _bench_model(self, sel: Selection, result: Result, model: str) -> Decision:
-        """Bench (row, model) in the view and the store; the next row for the same model."""
-        now = self.clock()
-        until_at = self.host.bench_model_in_view(sel, model, reset_time(result, now, self.notice), now)
-        self.avoid.add(sel.row_id)
-        self.benched_model = model
+    @property
+    def model(self) -> str | None:
+        return self.pool_client.model
 
-        def choose(rows: list[Row], t: float) -> Row | None:
-            return policy.select(rows, self.strategy, t, self.ttls, rng=self.rng, eligible=self.eligible,
-                                 model=model)
+    @model.setter
+    def model(self, model: str | None) -> None:
+        self.pool_client.model = model
 
-        chosen = record(self.home, sel, model, until_at, now, lock_timeout=self.lock_timeout, choose=choose,
-                        selection=self._selection)
-        note = describe_bench(sel, model, until_at, now)
+    @property
+    def avoid(self) -> set[str]:
+        return self.pool_client.avoid
+
+    def report(self, result: Result, verdict: Verdict) -> Decision:
+        """The agent's rules for *result*, judged once as *verdict* (its readings recorded
+        by the proxy as the answer came in)."""
+        self.benched_model = None
+        return self.pool_client.report(result, verdict, recorded=True)
+
+    def _bench(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str) -> Decision | None:
+        if failure_reason == "rate_limit" and verdict.scope is not None:
+            return self._bench_model(sel, verdict, verdict.scope)
+        self.host.bench_in_view(sel, result, verdict, failure_reason)
+        return None
+
+    def _bench_model(self, sel: Selection, verdict: Verdict, scope: str) -> Decision:
+        """Bench (row, scope) in the view and the store; the next row for the same scope."""
+        pc = self.pool_client
+        now = verdict.read_at if verdict.read_at is not None else pc.clock()
+        until_at = self.host.bench_model_in_view(sel, scope, verdict)
+        pc.avoid.add(sel.row_id)
+        self.benched_model = scope
+        chosen = record(pc.home, sel, scope, until_at, now, lock_timeout=pc.lock_timeout,
+                        choose=lambda rows, t: pc.choose_for(rows, t, scope), selection=pc.selection_of)
+        note = describe_bench(sel, scope, until_at, now)
         log.info("%s", note)
-        self.has_retried_429 = False
-        self.current = chosen
+        pc.has_retried_429 = False
+        pc.current = chosen
         if chosen is None:
             return Decision(OUT, None, note)
-        self.selections += 1
+        pc.selections += 1
         return Decision(ROTATED, chosen, note)

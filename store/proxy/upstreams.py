@@ -19,23 +19,17 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-DEFAULT_BASES = {
-    "openrouter": "https://openrouter.ai/api/v1",
-    "openai": "https://api.openai.com/v1",
-    "openai-codex": "https://chatgpt.com/backend-api/codex",
-    "anthropic": "https://api.anthropic.com/v1",
-    "deepseek": "https://api.deepseek.com/v1",
-    "nous": "https://inference-api.nousresearch.com/v1",
-    "gemini": "https://generativelanguage.googleapis.com/v1beta/openai",
-}
+from store.dialects.registry import default_base
+
 FIRST_OPEN = 2.0        # seconds
 LONGEST_OPEN = 60.0
 STRIKES = 2             # answered failures in a row that open a breaker
 
 
 def base_for(pool: str, base_url: str | None) -> str:
-    """The base URL a request of *pool* with a row's *base_url* goes to ("" when none)."""
-    return (base_url or DEFAULT_BASES.get(pool, "")).rstrip("/")
+    """The base URL a request of *pool* with a row's *base_url* goes to ("" when none): the
+    row's, else the provider's published endpoint (:mod:`store.dialects.registry`)."""
+    return (base_url or default_base(pool) or "").rstrip("/")
 
 
 def display(base: str) -> str:

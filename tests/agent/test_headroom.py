@@ -8,8 +8,9 @@ import os
 import pytest
 
 from store.agent.headroom import SIDECAR, Headroom, load
-from store.agent.ratelimits import read_headers, read_openrouter_key
 from store.agent.verdicts import LIMITED, Verdict
+from store.dialects.openai import read_openrouter_key
+from store.dialects.registry import read_headers
 from store.errors import StoreUnreadable
 from store.ops.probe_report import run_probe
 from store.paths import Home

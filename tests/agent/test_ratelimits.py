@@ -11,15 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.agent.ratelimits import (
-    Reading,
-    blocked_until,
-    go_duration,
-    read_codex_usage,
-    read_headers,
-    read_openrouter_key,
-    tightest,
-)
+from store.agent.ratelimits import blocked_until, tightest
+from store.dialects.codex import read_codex_usage
+from store.dialects.openai import read_openrouter_key
+from store.dialects.readings import Reading, go_duration
+from store.dialects.registry import read_headers
 
 NOW = 1_800_000_000.0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from store.agent import pool_client, runtime
+from store.agent import judge as judge_mod
 from store.agent.outcomes import FAILED, FALLBACK, KEY, ROTATED, ROUTE_DOWN, Result, Verdict
 from store.agent.pool_client import PoolClient
 from store.agent.runtime import AgentRuntime
@@ -68,8 +68,7 @@ def test_a_key_fault_benches_and_the_request_never_goes_back(tmp_home) -> None:
 
 def test_control_the_old_rule_benches_for_a_route_fault(tmp_home, monkeypatch) -> None:
     old_rule = lambda result, pool=None: Verdict(KEY, "old", "server_error")  # noqa: E731
-    monkeypatch.setattr(pool_client, "classify", old_rule)
-    monkeypatch.setattr(runtime, "classify", old_rule)
+    monkeypatch.setattr(judge_mod, "classify", old_rule)     # the one judgement of an answer
     _home(tmp_home)
     before = _statuses(tmp_home)
     agent = _agent(tmp_home)

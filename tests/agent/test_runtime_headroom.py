@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from store.agent.headroom import BENCH_REASON, SIDECAR, Headroom, load
 from store.agent.outcomes import OK, RETRY, ROTATED, Result
 from store.agent.pool_client import PoolClient
-from store.agent.ratelimits import read_headers
 from store.config.settings import Settings
+from store.dialects.registry import read_headers
 from store.lock import lock_is_free
 from store.paths import Home
 from store.pools import policy

@@ -8,7 +8,7 @@ import json
 import time
 
 from store.agent.headroom import SIDECAR, Headroom
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.paths import Home
 from store.pools.view import row_fingerprint
 from tests.conftest import make_row, make_store, write_store

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store.agent.headroom import Headroom
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.paths import Home
 from store.pools.view import row_fingerprint
 from tests.tui_sample import NOW, key, make_app, table_of, visible_text, write_sample

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from store.agent.headroom import Headroom
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.pools.view import row_fingerprint
 from tests.conftest import read_doc
 from tests.profiles_sample import home, make_root, root_app, row_key, table

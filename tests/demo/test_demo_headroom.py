@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from store.agent.ratelimits import read_headers, tightest
+from store.agent.ratelimits import tightest
+from store.dialects.registry import read_headers
 from tests.demo.fake_calls import Clock, call
 from tui.demo import fake_provider as fpv
 from tui.demo import launch as demo

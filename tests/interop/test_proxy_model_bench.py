@@ -22,8 +22,8 @@ import time
 import httpx
 import pytest
 
+from store.agent import judge as judge_mod
 from store.pools import policy
-from store.proxy import request_client
 from tests.conftest import make_row, make_store, read_doc, run_cli, write_store
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import running_chain_proxy
@@ -77,7 +77,7 @@ def test_the_proxys_model_bench_is_a_model_bench_for_the_pool_code(tmp_home, her
 
 
 def test_control_a_whole_key_bench_takes_the_row_from_the_other_model_too(tmp_home, hermes, monkeypatch) -> None:
-    monkeypatch.setattr(request_client, "model_scoped", lambda *a: False)
+    monkeypatch.setattr(judge_mod, "model_scoped", lambda *a: False)
     _bench_through_the_proxy(tmp_home)
     rows = read_doc(tmp_home)["credential_pool"]["anthropic"]
     now = time.time()

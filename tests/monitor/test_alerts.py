@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.agent.headroom import RowReadings
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.monitor import rules as R
 from store.monitor.alerts import FIRING, RESOLVED, AlertBook
 from store.monitor.conditions import Condition, evaluate

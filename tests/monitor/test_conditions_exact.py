@@ -8,7 +8,7 @@ import hashlib
 import math
 
 from store.agent.headroom import RowReadings
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.monitor import rules as R
 from store.monitor.conditions import Evaluation, evaluate, span, utc
 from store.monitor.sample import ProfileSample, ProxyView, Sample

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from prometheus_client.exposition import generate_latest
 
 from store.agent.headroom import RowReadings
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.monitor.exposition import Exposition
 from store.monitor.metrics import MonitorCollector, MonitorStats
 from store.monitor.sample import ProfileSample, ProxyView, Route, Sample, state_at

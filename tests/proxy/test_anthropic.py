@@ -17,8 +17,8 @@ import anthropic
 import httpx
 import pytest
 
-from store.proxy import anthropic as proxy_anthropic
-from store.proxy import request_client
+from store.agent import judge as judge_mod
+from store.dialects import anthropic as proxy_anthropic
 from store.proxy.chain import Chain
 from store.proxy.inbound import Gate
 from tests.conftest import make_row, make_store, read_doc, write_store
@@ -160,7 +160,7 @@ def test_a_429_rotates_and_benches_that_model_only(tmp_home, up) -> None:
 
 
 def test_control_without_the_model_rule_the_whole_key_is_benched(tmp_home, up, monkeypatch) -> None:
-    monkeypatch.setattr(request_client, "model_scoped", lambda *a: False)
+    monkeypatch.setattr(judge_mod, "model_scoped", lambda *a: False)
     seed(tmp_home, up.url)
     up.script(API_KEY, RATE_LIMITED, RATE_LIMITED, http(200, {}, MESSAGE))
     up.script(OAUTH, http(200, {}, MESSAGE))

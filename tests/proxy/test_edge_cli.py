@@ -62,6 +62,14 @@ def test_a_config_without_model_provider_exits_2_naming_what_to_pass(home) -> No
     assert r.returncode == 2 and "model.provider" in r.stderr and "'nosuch' is no pool" in r.stderr
 
 
+def test_a_model_without_default_names_model_default(home) -> None:
+    """``model: {provider: openrouter}`` and no ``default``: the missing field is
+    ``model.default`` (it was reported as ``model.provider``, which is set)."""
+    r = run(home, config="model:\n  provider: openrouter\n")
+    assert r.returncode == 2 and "model.default" in r.stderr and "model.provider" not in r.stderr, r.stderr
+    assert "--pool" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_a_port_in_use_exits_3_saying_so(home) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from store.agent import judge as judge_mod
 from store.agent import outcomes
 from store.agent.outcomes import KEY, REQUEST, ROUTE, Result, Verdict, classify
 from store.paths import Home
-from store.proxy import forward, server, upstreams
+from store.proxy import server, upstreams
 from tests.proxy.outcome_table import TABLE, Case
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import EDGE_KEYS, EDGE_NOUS, edge_seed, running_chain_proxy, status_fields
@@ -152,7 +153,7 @@ def _old_rule(result: Result, pool: str | None = None) -> Verdict:
 @pytest.mark.parametrize("name", ["503 unavailable", "connection reset", "403 moderation refusal (OpenRouter)"])
 def test_control_the_old_rule_benches_keys_for_routes_and_requests(tmp_home, up, quick_upstream, monkeypatch,
                                                                    name) -> None:
-    monkeypatch.setattr(forward, "classify", _old_rule)
+    monkeypatch.setattr(judge_mod, "classify", _old_rule)     # the one judgement of an answer
     case = next(c for c in TABLE if c.name == name)
     _r, before, after, _ = _through_proxy(tmp_home, up, case)
     assert after["or0edg"] != before["or0edg"], "without the classification the key was not benched?"
@@ -176,7 +177,9 @@ def test_a_route_failure_on_every_route_is_one_answer_and_no_bench(tmp_home, up,
     # While the breakers are open nothing is sent there: the client is told when to come back.
     assert up.hits(EDGE_KEYS[0]) + up.hits(EDGE_KEYS[1]) == 2
     last = again[-1].json()["error"]
-    assert last["type"] == "all_credentials_cooling" and int(again[-1].headers["retry-after"]) >= 1
+    # The real reason (#27): every upstream is failing, no key is cooling.
+    assert last["type"] == "upstream_unavailable" and int(again[-1].headers["retry-after"]) >= 1
+    assert "cooling" not in last["message"] and "circuit breaker open" in last["message"]
     assert {p["pool"] for p in last["pools"]} == {"openrouter", "nous"}
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from store.agent.outcomes import Selection
 from store.config.settings import DEFAULTS
+from store.dialects.registry import read_headers
 from store.paths import Home
 from store.pools.view import row_fingerprint
 from store.proxy.headroom_gate import HeadroomGate
@@ -17,9 +18,9 @@ A = make_row("aaa111", token="sk-or-v1-" + "a" * 40)
 B = make_row("bbb222", token="sk-or-v1-" + "b" * 40, priority=1)
 
 
-def left(n: int) -> dict[str, str]:
-    return {"x-ratelimit-limit-requests": "100", "x-ratelimit-remaining-requests": str(n),
-            "x-ratelimit-reset-requests": "30s"}
+def left(n: int) -> list:
+    return read_headers({"x-ratelimit-limit-requests": "100", "x-ratelimit-remaining-requests": str(n),
+                         "x-ratelimit-reset-requests": "30s"}, T)
 
 
 def gate(tmp_path) -> tuple[HeadroomGate, Selection]:

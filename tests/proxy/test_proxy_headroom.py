@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.agent.headroom import SIDECAR, load
+from store.agent.headroom import BENCH_REASON, SIDECAR, load
 from store.paths import Home
 from store.pools import policy
 from store.proxy.chain import Chain
@@ -80,6 +80,12 @@ def test_key_1_announces_nothing_left_and_receives_nothing_until_its_reset(tmp_h
         c = sdk(p.url)
         assert [served_by(c) for _ in range(3)] == ["or0aaa"] * 3    # the third says: 0 left for 30 s
         assert served_by(c) == "or1aaa"                              # the next goes to key #2
+        # The store learns it too (#27), as from the agent runtime: benched until the reset,
+        # so Hermes agents on the host spend no request on it either.
+        wait_until(lambda: read_doc(tmp_home)["credential_pool"]["openrouter"][0]["last_status"] == "exhausted",
+                   what="the headroom bench in auth.json")
+        row = read_doc(tmp_home)["credential_pool"]["openrouter"][0]
+        assert row["last_error_reason"] == BENCH_REASON and row["last_error_reset_at"] == T + 30
         for step in range(1, 30, 4):                                 # ...and key #1 gets nothing until T+30
             clock.t = T + step
             assert served_by(c) == "or1aaa"
@@ -88,8 +94,6 @@ def test_key_1_announces_nothing_left_and_receives_nothing_until_its_reset(tmp_h
         clock.t = T + 30.5                                           # the window reset
         assert served_by(c) == "or0aaa"
         assert keys_seen(fake)[OR_KEYS[0]] == 4
-    # Only the sidecar learnt it (the proxy holds a key in memory; the store shows no bench).
-    assert read_doc(tmp_home)["credential_pool"]["openrouter"][0]["last_status"] is None
     assert ("openrouter", "or0aaa") in load(tmp_home, clock.t)
 
 

@@ -16,6 +16,7 @@ import random
 import pytest
 
 from store.agent import probe
+from store.agent.judge import judge
 from store.agent.outcomes import Result, reset_time
 from store.paths import Home
 from store.pools import policy
@@ -68,7 +69,7 @@ def _diverges(home: Home, strategy: str) -> list[str]:
             diffs.append(f"step {step} (t+{step * 0.5:g}): fast {got_id}, policy {want_id}")
         if step == 70 and got is not None:          # a 429 benches the row just used
             result = Result(429, message="rate limited")
-            chain.bench_in_view(got.selection, result, "rate_limit", now[0])
+            chain.bench_in_view(got.selection, result, judge(result, now[0]), "rate_limit")
             row = next(r for r in mirror if r.get("id") == got_id)
             policy.mark_exhausted(mirror, row, now[0], code=429, message=result.message,
                                   reset_at=reset_time(result, now[0]), failure_reason="rate_limit")

@@ -11,13 +11,15 @@ a control that removes it.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 
 import httpx
 import openai
 import pytest
 
-from store.proxy import forward
+from store.dialects import codex, registry
+from store.dialects.dialect import bearer
 from store.proxy.chain import Chain
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.proxy.upstream import ScriptedUpstream, http, stream
@@ -97,7 +99,9 @@ def test_responses_create_reaches_codex_the_way_hermes_does(tmp_home, up) -> Non
 
 
 def test_control_without_the_codex_headers_the_backend_sees_the_clients_account(tmp_home, up, monkeypatch) -> None:
-    monkeypatch.setattr(forward, "attach_codex", lambda headers, token, agent: None)
+    """The Codex dialect's attach swapped for the plain OpenAI bearer: the client's account
+    header goes through and no originator is set (the assertions above would fail)."""
+    monkeypatch.setitem(registry.DIALECTS, "codex", dataclasses.replace(codex.DIALECT, attach=bearer))
     seed(tmp_home, up.url)
     up.script(None, http(200, {}, response()))
     with running_chain_proxy(tmp_home, primary="openai-codex") as p:

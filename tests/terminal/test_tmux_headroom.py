@@ -10,7 +10,7 @@ import time
 import pytest
 
 from store.agent.headroom import Headroom
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.paths import Home
 from store.pools.view import row_fingerprint
 from tests import tmux

@@ -146,7 +146,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     cfg = read_config(home)     # unreadable: exit 3 naming the file (the chain comes from it)
     primary = args.pool or (cfg.primary.provider if cfg is not None and cfg.primary else None)
     if not primary:
-        raise BadInput("--pool", f"none given, and {home.config} sets no model.provider; pass --pool POOL")
+        raise BadInput("--pool", f"none given, and {home.config} sets no {missing_primary_field(cfg)}; "
+                                 f"pass --pool POOL")
     # A symlinked auth.json reads, but the proxy's counts and benches could not be written:
     # it refuses to start with the error every writing verb gives (exit 3, nothing written).
     refuse_linked(home)
@@ -185,6 +186,15 @@ def cmd_proxy(args: argparse.Namespace) -> int:
                                f"({exc.strerror})") from None
         raise
     return EXIT_OK
+
+
+def missing_primary_field(cfg: Any) -> str:
+    """The field of config.yaml whose absence leaves no primary: ``model.default`` when
+    ``model`` names a provider but no model (Hermes needs both), else ``model.provider``."""
+    node = cfg.data.get("model") if cfg is not None and isinstance(cfg.data, dict) else None
+    if isinstance(node, dict) and str(node.get("provider") or "").strip():
+        return "model.default"
+    return "model.provider"
 
 
 def _steer(args: argparse.Namespace) -> int:

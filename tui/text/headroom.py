@@ -14,7 +14,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from store.agent.ratelimits import MINUTE, Reading, tightest
+from store.agent.ratelimits import tightest
+from store.dialects.readings import MINUTE, Reading
 from tui.text.format import NULL, STATUS_STYLE, countdown, full_time, local_time, relative
 
 LOW = 0.10          # at or under this share left, the cell is drawn in the cooling colour too

@@ -1,0 +1,205 @@
+"""May this row serve this request now? One check, made of small named filters.
+
+Each filter answers for one row, on the view, at one moment: ``None`` (it may serve) or a
+:class:`Refusal` naming the filter and, where one is known, when it lifts. The same filters
+answer every question the proxy is asked about its rows:
+
+- selection (:meth:`store.proxy.chain.Chain.select`: the cooling and per-model filters run
+  in batch over the kept list of :mod:`store.proxy.picks`; the others through
+  :meth:`Eligibility.keep` and :meth:`Eligibility.hold`);
+- "may the row chosen earlier still be sent to" (:meth:`store.proxy.chain.Chain.usable`);
+- the status file, ``proxy status`` and the console's proxy panel
+  (:meth:`store.proxy.chain.Chain.states` -> :mod:`store.proxy.report`);
+- the agent's rules for the request (:class:`store.proxy.request_client.RequestClient`'s
+  filter is :meth:`Eligibility.upstream_open`);
+- the answer to "why was no key used" (:func:`why`), which names the real reason.
+
+The filters, in the order a row is refused by them:
+
+========== ======================================================================
+protocol   the route does not speak the request's protocol (no translation)
+cooling    the row is benched (cooling) or dead in the store / the view
+model      the row is benched for the model (and endpoint) the request asks for
+breaker    the row's upstream failed: its circuit breaker is open (the route's
+           fault, no key benched)
+headroom   its provider said it has nothing left until a reset (its readings)
+tried      this request already failed on it
+========== ======================================================================
+
+A soft hold is no refusal: a row at or under its pool's threshold, or whose last count of
+requests left is spent by requests in flight, yields to rows with room and still serves
+when none has (:meth:`Eligibility.hold`, #21). #29's budget filter and #30's affinity join
+:data:`FILTERS` as one function each. Pure and fast: the caller holds the view's lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from store.model import Row
+from store.pools import policy
+from store.proxy.headroom_gate import HeadroomGate
+from store.proxy.upstreams import Breakers, base_for
+
+PROTOCOL, COOLING, DEAD, MODEL, BREAKER, HEADROOM, TRIED = (
+    "protocol", "cooling", "dead", "model", "breaker", "headroom", "tried")
+# What each refusal is called where a client or an operator reads it.
+WORDS = {PROTOCOL: "protocol not spoken", COOLING: "cooling", DEAD: "dead, needs an operator",
+         MODEL: "benched for the model asked for", BREAKER: "upstream unavailable, circuit breaker open",
+         HEADROOM: "held by headroom, its provider said nothing is left", TRIED: "already failed on for this request"}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a row may not serve now: the filter's name, and when it lifts (None: unknown or never)."""
+
+    filter: str
+    until: float | None = None
+
+
+@dataclass
+class Ask:
+    """What one check is about: a row of *pool* on a route (its *base_url*) at *now*, for a
+    request of *scope* (the model and endpoint it asks for) that failed on *tried*."""
+
+    pool: str
+    rows: list[Row]
+    now: float
+    route_base: str | None = None
+    scope: str | None = None
+    tried: Collection[tuple[str, str]] = ()
+    speaks: bool = True
+
+
+class Eligibility:
+    """The filters over one proxy's view: its breakers, its headroom gate, its TTLs and env."""
+
+    def __init__(self, breakers: Breakers, headroom: HeadroomGate, env: Mapping[str, str],
+                 ttls: Callable[[], policy.Ttls]) -> None:
+        self.breakers = breakers
+        self.headroom = headroom
+        self.env = env
+        self.ttls = ttls
+
+    # -- the filters, one row each --
+
+    def protocol(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
+        return None if ask.speaks else Refusal(PROTOCOL)
+
+    def cooling(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
+        if eff.usable:
+            return None
+        return Refusal(DEAD if eff.status == policy.DEAD else COOLING, eff.available_at)
+
+    def model(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
+        if not eff.model_benches or ask.scope is None:
+            return None
+        t = eff.model_benches.get(ask.scope)
+        return None if t is None else Refusal(MODEL, t)
+
+    def breaker(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
+        if not self.breakers:
+            return None
+        base = self.base(ask.pool, row, ask.route_base)
+        return Refusal(BREAKER, self.breakers.reopens_at(base)) if self.breakers.blocked(base, ask.now) else None
+
+    def headroom_(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
+        until = self.headroom.exhausted_until(ask.pool, row, ask.now, self.env)
+        return None if until is None else Refusal(HEADROOM, until)
+
+    def tried(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
+        return Refusal(TRIED) if (ask.pool, str(row.get("id"))) in ask.tried else None
+
+    @property
+    def filters(self) -> tuple[Callable[[Ask, Row, policy.Effective], Refusal | None], ...]:
+        """Every filter, in order (:data:`FILTERS` names them)."""
+        return (self.protocol, self.cooling, self.model, self.breaker, self.headroom_, self.tried)
+
+    # -- the check --
+
+    def check(self, ask: Ask, row: Row) -> Refusal | None:
+        """The first filter that refuses *row* (None: it may serve *ask*)."""
+        eff = policy.effective(row, ask.rows, ask.now, self.ttls())
+        for f in self.filters:
+            if (refused := f(ask, row, eff)) is not None:
+                return refused
+        return None
+
+    def checks(self, ask: Ask) -> list[tuple[policy.Effective, Refusal | None]]:
+        """Each row of *ask*: its effective status and its first refusal."""
+        ttls = self.ttls()
+        out = []
+        for row in ask.rows:
+            eff = policy.effective(row, ask.rows, ask.now, ttls)
+            out.append((eff, next((r for f in self.filters if (r := f(ask, row, eff)) is not None), None)))
+        return out
+
+    # -- what selection's fast path asks (the rows already past cooling and model) --
+
+    @staticmethod
+    def base(pool: str, row: Row, route_base: str | None = None) -> str:
+        return base_for(pool, row.get("inference_base_url") or row.get("base_url") or route_base)
+
+    def keep(self, pool: str, route_base: str | None, now: float,
+             tried: Collection[tuple[str, str]] | None) -> Callable[[Row], bool] | None:
+        """The tried and breaker filters as one predicate for a pick (None: nothing to leave out)."""
+        if not tried and not self.breakers:
+            return None
+        breakers = self.breakers
+        return lambda r: (pool, str(r.get("id"))) not in (tried or ()) and not breakers.blocked(
+            base_for(pool, r.get("inference_base_url") or r.get("base_url") or route_base), now)
+
+    def hold(self, pool: str, now: float) -> Callable[[list[Row]], Collection[str]] | None:
+        """The headroom filter and the soft holds (threshold, in flight) for a pick."""
+        if not self.headroom.holding(pool):
+            return None
+        return lambda allowed: self.headroom.held(pool, allowed, now, self.env)
+
+    def upstream_open(self, pool: str, now: Callable[[], float]) -> Callable[[Row], bool]:
+        """The breaker filter as the agent's rules take it (a row's eligibility)."""
+        return lambda row: not self.breakers.blocked(self.base(pool, row), now())
+
+
+FILTERS = (PROTOCOL, COOLING, MODEL, BREAKER, HEADROOM, TRIED)
+Check = tuple[policy.Effective, Refusal | None]     # one row: its status, its first refusal
+
+
+def why(per_route: Iterable[tuple[str, list[tuple[policy.Effective, Refusal | None]]]]) -> tuple[str, list[str]]:
+    """Why no key could serve: (the answer's kind, one phrase per route), from the refusals
+    of :meth:`Eligibility.checks` (route name, its rows' checks). The kind is
+    ``all_credentials_cooling`` only when every refusal is a bench."""
+    reasons: set[str] = set()
+    parts = []
+    for name, checks in per_route:
+        by: dict[str, list[float | None]] = {}
+        for _eff, refusal in checks:
+            if refusal is not None and refusal.filter != TRIED:
+                by.setdefault(refusal.filter, []).append(refusal.until)
+        if not checks:
+            parts.append(f"{name}: no credential")
+            continue
+        words = []
+        for name_, untils in by.items():
+            reasons.add(name_)
+            n = len(untils)
+            words.append(WORDS[name_] if name_ == PROTOCOL else f"{WORDS[name_]} ({n} key{'s' if n > 1 else ''})")
+        if words:
+            parts.append(f"{name}: " + ", ".join(words))
+    if reasons <= {COOLING, DEAD, MODEL}:
+        kind = "all_credentials_cooling"
+    elif reasons <= {BREAKER}:
+        kind = "upstream_unavailable"
+    else:
+        kind = "no_usable_credential"
+    return kind, parts
+
+
+def describe_refusals(checks: Any) -> dict[str, int]:
+    """Counts of rows per refusal (for the status file)."""
+    out: dict[str, int] = {}
+    for _eff, refusal in checks:
+        if refusal is not None:
+            out[refusal.filter] = out.get(refusal.filter, 0) + 1
+    return out
