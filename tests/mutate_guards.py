@@ -38,12 +38,14 @@ GUARDS: dict[str, list[str]] = {
     # benches and whose fault
     "store/agent/outcomes.py": ["tests/proxy/test_edge_outcomes.py", "tests/guards/test_guard_fault_and_scope.py",
                                 "tests/store/test_outside.py", "tests/agent"],
-    "store/proxy/model_benches.py": ["tests/guards/test_guard_fault_and_scope.py", "tests/proxy/test_anthropic.py",
+    "store/agent/judge.py": ["tests/guards/test_guard_fault_and_scope.py", "tests/proxy/test_anthropic.py",
                                      "tests/proxy/test_responses.py"],
     "store/pools/model_cooldowns.py": ["tests/store/test_policy_newest_hermes.py", "tests/store/test_policy_exact.py"],
     "store/pools/policy.py": ["tests/store/test_policy.py", "tests/store/test_policy_ttls.py",
                               "tests/store/test_policy_exact.py", "tests/store/test_policy_newest_hermes.py"],
     # eligibility and selection
+    "store/proxy/eligibility.py": ["tests/proxy/test_no_key_reason.py", "tests/proxy/test_look_again.py",
+                                   "tests/proxy/test_proxy_select.py", "tests/proxy/test_proxy_chain.py"],
     "store/proxy/picks.py": ["tests/proxy/test_proxy_select.py", "tests/proxy/test_proxy_chain.py"],
     "store/pools/least_used.py": ["tests/store/test_policy_exact.py", "tests/agent"],
     # undo and history

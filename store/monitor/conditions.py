@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from store.agent import ratelimits
 from store.agent.headroom import RowReadings
 from store.agent.refresh import expires_at
+from store.dialects.readings import MINUTE
 from store.model import AUTH_OAUTH, as_int, parse_epoch
 from store.monitor import rules as R
 from store.monitor.sample import ProfileSample, ProxyView, Sample, state_at
@@ -184,7 +185,7 @@ def _headroom(ev: Evaluation, rule: R.Rule, p: ProfileSample, now: float) -> Non
             if entry is None or entry.fp != cv.fingerprint:
                 continue   # no readings, or readings of a secret this row no longer holds
             for r in entry.windows.values():
-                ev.at(r.reset_at if r.reset_at is not None else r.read_at + (r.length or ratelimits.MINUTE), now)
+                ev.at(r.reset_at if r.reset_at is not None else r.read_at + (r.length or MINUTE), now)
             low = ratelimits.tightest(entry.windows.values(), now)
             if low is None or low.left is None or low.left >= (rule.threshold or 0):
                 continue

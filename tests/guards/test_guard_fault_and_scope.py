@@ -16,7 +16,7 @@ import types
 import pytest
 
 from store.agent import outcomes
-from store.proxy import model_benches
+from store.agent import judge
 from tests.mutant import mutant
 
 WRAPPED = "Provider returned error"
@@ -39,8 +39,8 @@ def test_a_wrapped_upstream_429_is_the_routes_fault_on_every_pool_that_shows_the
 
 
 @pytest.mark.parametrize("old,new", [
-    ('return pool == "openrouter" or (', 'return pool == "openrouter" and ('),
-    ('return pool == "openrouter" or (', 'return pool != "openrouter" and ('),
+    ("return is_aggregator(pool) or (", "return is_aggregator(pool) and ("),
+    ("return is_aggregator(pool) or (", "return not is_aggregator(pool) and ("),
 ])
 def test_control_the_wrapped_rule_with_its_or_turned_is_seen(old: str, new: str) -> None:
     with pytest.raises(AssertionError):
@@ -60,19 +60,19 @@ def check_usage_limit_benches_the_row(mod: types.ModuleType) -> None:
         result = outcomes.Result(429, reason="rate_limit_error", message=message)
         verdict = outcomes.classify(result, pool="anthropic")
         assert verdict.fault == outcomes.KEY
-        assert not mod.model_scoped(result, verdict, model, anthropic=True), message
-        assert not mod.model_scoped(result, verdict, model, anthropic=False), message
+        assert not mod.model_scoped(result, verdict, model, per_model_429=True), message
+        assert not mod.model_scoped(result, verdict, model, per_model_429=False), message
     # the per-model rule itself still holds, so the test is about the usage-limit condition
     plain = outcomes.Result(429, reason="rate_limit_error", message="Number of requests has exceeded your rate limit.")
-    assert mod.model_scoped(plain, outcomes.classify(plain, pool="anthropic"), model, anthropic=True)
+    assert mod.model_scoped(plain, outcomes.classify(plain, pool="anthropic"), model, per_model_429=True)
 
 
 def test_a_usage_or_plan_limit_benches_the_whole_row_not_one_model() -> None:
-    check_usage_limit_benches_the_row(model_benches)
+    check_usage_limit_benches_the_row(judge)
 
 
 def test_control_without_the_usage_limit_condition_only_the_model_is_benched() -> None:
-    wrong = mutant("store.proxy.model_benches", " or is_usage_limit(result)", "")
+    wrong = mutant("store.agent.judge", " or is_usage_limit(result)", "")
     with pytest.raises(AssertionError):
         check_usage_limit_benches_the_row(wrong)
 
@@ -81,4 +81,4 @@ def test_unchanged_copies_pass_both_checks() -> None:
     """The controls above are worth something only if a copy WITHOUT the mistake passes."""
     same = "from __future__ import annotations"
     check_wrapped_fault_by_pool(mutant("store.agent.outcomes", same, same))
-    check_usage_limit_benches_the_row(mutant("store.proxy.model_benches", same, same))
+    check_usage_limit_benches_the_row(mutant("store.agent.judge", same, same))
