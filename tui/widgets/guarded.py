@@ -1,7 +1,8 @@
 """A modal whose answer changes the store: it answers only to keys pressed after it was shown.
 
 The confirmations (reset, remove, undo, everywhere...) and the cooldown form derive from
-:class:`GuardedModal`. It notes the time it was first painted; the app's key dispatch
+:class:`GuardedModal`. It notes the time it was mounted (its first paint follows at once: a
+key created before that was typed before anything of it could be seen); the app's key dispatch
 (:mod:`tui.app.key_order`) hands it no key created before that time, so a key that arrived
 in the same burst as the key that opened it does nothing, and a deliberate key does.
 """
@@ -16,13 +17,10 @@ from textual.screen import ModalScreen, ScreenResultType
 class GuardedModal(ModalScreen[ScreenResultType]):
     """A modal that takes only keys created after it was on screen (see the module docstring)."""
 
-    shown_at: float | None = None       # monotonic, as Textual's Message.time; None: not painted yet
+    shown_at: float | None = None       # monotonic, as Textual's Message.time; None: not mounted yet
     told = False                        # the operator was told a key was ignored (once per modal)
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self._painted)
-
-    def _painted(self) -> None:
         self.shown_at = time.monotonic()
 
     def answers_to(self, key_time: float) -> bool:
