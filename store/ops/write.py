@@ -20,6 +20,7 @@ Nothing here touches a terminal.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
@@ -62,6 +63,19 @@ class Written(Generic[T]):
     history_id: str | None = None     # what `hermes-admin undo ID` takes; None: nothing kept
 
 
+@dataclass(frozen=True)
+class Group:
+    """One home's part of an action on several homes (a key acted on everywhere).
+
+    Every home's write keeps its own record under the one ``id``, marked with ``meta``
+    (``{"scope": ..., "profiles": [...]}``); ``audit`` is added to each audit line.
+    """
+
+    id: str
+    meta: dict[str, Any]
+    audit: dict[str, Any] = field(default_factory=dict)
+
+
 def outcomes_of(value: Any) -> list[Outcome]:
     """The audit records of what a change returned.
 
@@ -95,7 +109,8 @@ def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
 
 
 def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
-            clock: Clock = time.time, redactor: redact.Redactor | None = None) -> Written[T]:
+            clock: Clock = time.time, redactor: redact.Redactor | None = None,
+            group: Group | None = None) -> Written[T]:
     """Run *job* (see the module docstring), then keep its history and audit what it changed.
 
     Errors of the change itself (BadInput, LockTimeout, StoreUnreadable, ...) propagate and
@@ -104,23 +119,29 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
     ``audit_error``, which the CLI prints as a warning (exit 0) and the console shows; the
     same for a history copy that could not be kept. *redactor*: what the caller already
     knows of the home's secrets (the console's, the CLI's boundary); without one the audit
-    reads the home's files for them.
+    reads the home's files for them. *group*: this home's part of an action on several
+    homes (one id across them, undone together; see :class:`Group`).
     """
     written_secrets: set[str] = set()
     # The id and the copies' ages are on the wall clock, whatever *clock* the caller pins.
-    with history.recording(home, time.time()) as pending:
+    with history.recording(home, time.time(), group.id if group else None) as pending:
         if isinstance(job, StoreChange):
             keep = lambda src: history.keep_before(pending, src, AUTH_FILE)  # noqa: E731
+            absent = not os.path.lexists(home.auth)
             with transaction(home, lock_timeout=job.lock_timeout, create=job.create, before_replace=keep) as doc:
                 at = clock()   # inside the lock: after the wait, however long it was
                 value = job.change(doc, at)
                 outs = outcomes_of(value)
                 pending.meta["rows"] = touched_rows(doc, outs)
+                if group is not None:
+                    pending.meta["group"] = group.meta
                 for o in outs:
                     for c in o.changes:
                         for row in pool_rows(doc, c.pool):
                             if str(row.get("id")) == c.id:
                                 written_secrets.update(row_secrets(row))
+            if absent and pending.meta["rows"] and AUTH_FILE not in pending.kept:
+                pending.meta["created"] = True    # no file before: undo removes what it added
         else:
             value = job()
             at = clock()       # the edit held its own lock and has released it: after the wait
@@ -137,7 +158,8 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
         notes.append(f"history pruned by the defaults: {exc}")
     history.prune(home, time.time(), keep=own.history_keep, days=own.history_days)
     r = redactor.with_secrets(*written_secrets) if redactor is not None else None
-    extra = {"history": written.history_id} if written.history_id else None
+    extra = {"history": written.history_id} if written.history_id else {}
+    extra = {**(group.audit if group is not None else {}), **extra} or None
     try:
         for outcome in written.outcomes:
             audit.record(home, outcome, via=via, now=at, extra=extra, redactor=r)
