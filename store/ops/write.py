@@ -128,6 +128,7 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
         if isinstance(job, StoreChange):
             keep = lambda src: history.keep_before(pending, src, AUTH_FILE)  # noqa: E731
             absent = not os.path.lexists(home.auth)
+            value: Any = None      # a change that calls skip_write() returns nothing and writes nothing
             with transaction(home, lock_timeout=job.lock_timeout, create=job.create, before_replace=keep) as doc:
                 at = clock()   # inside the lock: after the wait, however long it was
                 value = job.change(doc, at)
@@ -140,7 +141,7 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
                         for row in pool_rows(doc, c.pool):
                             if str(row.get("id")) == c.id:
                                 written_secrets.update(row_secrets(row))
-            if absent and pending.meta["rows"] and AUTH_FILE not in pending.kept:
+            if absent and pending.meta.get("rows") and AUTH_FILE not in pending.kept:
                 pending.meta["created"] = True    # no file before: undo removes what it added
         else:
             value = job()

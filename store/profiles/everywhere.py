@@ -12,6 +12,7 @@ others still change (they are independent homes). Nothing here touches the netwo
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -100,10 +101,10 @@ def act_everywhere(root: Root, origin: Profile, pool: str, target: str, change: 
                    action: str, now: float, lock_timeout: float, via: str = "cli",
                    redactor: redact.Redactor | None = None) -> AllProfilesResult:
     """Apply *change* to every row holding TARGET's key, profile by profile, each through
-    ``write.perform`` under one action id. *now*: when the operator asked (it names the id);
-    each change is stamped inside its own lock."""
+    ``write.perform`` under one action id (on the wall clock, as every id is). Each change is
+    stamped inside its own lock; *now* is when the operator asked."""
     ident, fp = identify(origin, pool, target)
-    result = AllProfilesResult(fp, history.new_id(now))
+    result = AllProfilesResult(fp, history.new_id(time.time()))
     plan: list[tuple[Profile, dict[str, str]]] = []
     for prof in discover(root):
         try:
