@@ -18,9 +18,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from store import safeio
-from store.errors import EXIT_BAD_INPUT, EXIT_UNREADABLE, StoreUnreadable
+from store.errors import EXIT_BAD_INPUT, EXIT_UNREADABLE, BadInput, StoreUnreadable
 from store.ops import history, undo
 from store.paths import Home
 from tests.conftest import make_row, make_store, read_doc, write_store
@@ -216,3 +218,36 @@ def test_ids_sort_in_the_order_written_and_a_future_id_is_refused(
     # Negative control: without the check, the future id shadows the real newest action.
     monkeypatch.setattr(history, "from_future", lambda action_id, now, slack=0.0: False)
     assert undo.resolve(tmp_home, None) == future
+
+
+# ------------------------------------------------------------------ hostile records
+
+_json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                     lambda inner: (st.lists(inner, max_size=4)
+                                    | st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+                     max_leaves=12)
+_names = (st.sampled_from(["../../forged.json", "/etc/passwd", "auth.json", "", ".", "..", "auth.json.x"])
+          | st.text(max_size=30))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kept=st.dictionaries(st.sampled_from(["auth.json", "config.yaml"]), _names | _json, max_size=2),
+       rows=_json | st.lists(st.fixed_dictionaries({"pool": _json, "id": _json, "after": _json}), max_size=3),
+       config=_json)
+def test_a_hostile_record_is_refused_or_undone_never_anything_else(
+        tmp_path_factory: pytest.TempPathFactory, kept: object, rows: object, config: object) -> None:
+    home = Home(tmp_path_factory.mktemp("h"))
+    _home(home)
+    main(["reset", "openrouter", "k0", "--yes", "--home", str(home.root)])
+    action_id = _forge(home, kept=kept, rows=rows, config=config)
+    outside = home.root.parent / "forged.json"
+    try:
+        plan = undo.plan(home, action_id)
+    except (StoreUnreadable, BadInput):
+        return                                  # refused, with the file named
+    assert plan.before_doc is None or isinstance(plan.before_doc, dict)
+    assert not outside.exists()
+    try:
+        undo.store_change(plan)(read_doc(home), 0.0)
+    except (StoreUnreadable, BadInput):
+        pass
