@@ -17,8 +17,9 @@ from textual.widgets import Input
 
 from screens.command_line import CommandLine
 from screens.confirm import ConfirmScreen
+from screens.cooldown import CooldownScreen
 from store.paths import Home
-from tests.tui_sample import app_for, audit_lines, settle, write_sample
+from tests.tui_sample import app_for, audit_lines, on_row, settle, write_sample
 from tui.widgets.guarded import GuardedModal
 
 pytestmark = pytest.mark.usefixtures("utc")
@@ -94,3 +95,22 @@ async def test_control_each_protection_off_the_burst_writes(tmp_home: Home, off:
         if off == "order":
             await burst(app, pilot, ":sort")
             assert typed(app) != "sort"
+
+
+async def test_the_cooldown_form_takes_no_key_of_the_burst_that_opened_it(tmp_home: Home) -> None:
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await on_row(app, pilot, "openrouter", "a1b2c3")
+        for key, ch in [("c", "c"), ("1", "1"), ("5", "5"), ("m", "m"), ("enter", "\r")]:
+            app.post_message(events.Key(key, ch))
+        for _ in range(200):
+            await pilot.pause()
+            if not (app.key_order.token or app.key_order.waiting):
+                break
+        assert isinstance(app.screen, CooldownScreen) and typed(app) == ""
+        assert audit_lines(tmp_home) == []
+        await pilot.press("1", "5", "m", "enter")     # typed with the form on screen
+        await settle(app, pilot)
+        assert [e["action"] for e in audit_lines(tmp_home)] == ["cooldown"]
