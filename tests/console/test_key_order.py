@@ -114,3 +114,15 @@ async def test_the_cooldown_form_takes_no_key_of_the_burst_that_opened_it(tmp_ho
         await pilot.press("1", "5", "m", "enter")     # typed with the form on screen
         await settle(app, pilot)
         assert [e["action"] for e in audit_lines(tmp_home)] == ["cooldown"]
+
+
+async def test_a_pasted_page_of_keys_lands_whole_and_in_order(tmp_home: Home) -> None:
+    """Hundreds of keys in one burst: every one reaches the filter box, in order (the queue is
+    worked in a loop, not a recursion that a page of keys would exhaust)."""
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    text = "".join("abcdefghij"[i % 10] for i in range(600))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await burst(app, pilot, "/" + text)
+        assert typed(app) == text

@@ -103,11 +103,9 @@ class KeyOrder:
                 screen.told = True
                 app.notify(f"{event.key} ignored: it arrived with the key that opened this question; "
                            "press it again to answer", severity="warning", timeout=4, markup=False)
-            await self._next()
             return
         if not self._may_open(event):
             await self.dispatch(event)      # opens nothing: the next key may follow at once
-            await self._next()
             return
         self.sent += 1
         token = self.token = self.sent
@@ -149,5 +147,6 @@ class KeyOrder:
         await self._next()
 
     async def _next(self) -> None:
-        if self.waiting and not self.token:
+        # A loop, not a recursion: a pasted page of keys must not exhaust the stack.
+        while self.waiting and not self.token:
             await self._send(self.waiting.popleft())
