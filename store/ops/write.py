@@ -1,14 +1,19 @@
 """The one write-and-audit path: run a change, stamp it after the lock wait, audit it.
 
 Every write hermes-admin makes (the CLI's verbs, the console's thread worker, config.yaml
-edits, probe lifts) goes through :func:`perform`:
+edits, probe lifts, ``restore-backup``, a key acted on in every profile) goes through
+:func:`perform`:
 
 - a :class:`StoreChange` (a function ``change(doc, now) -> Outcome``) runs inside one
   :func:`store.transaction.transaction`; ``now`` is read from the clock *inside* the lock,
   after any wait for it, so the audit line and the row's timestamps say when the change
   happened, not when the operator asked for it;
 - any other callable is an edit that takes its own lock (``store.config.edit``,
-  ``store.ops.probe_report.run_probe``); it is stamped when it returns, also after its lock wait.
+  ``store.ops.probe_report.run_probe``, ``store.ops.restore.restore_backup``); it is stamped
+  when it returns, also after its lock wait.
+
+An action on several homes calls it once per home with a :class:`Group`: one id across the
+homes' records, undone together (:mod:`store.profiles.undo_all`).
 
 Every such write is an operator action: it gets a history id, keeps the file as it was
 (:mod:`store.ops.history`) and records the rows it left, so ``hermes-admin undo`` can put
