@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store import safeio
-from store.errors import EXIT_BAD_INPUT, EXIT_UNREADABLE, BadInput, StoreUnreadable
+from store.errors import EXIT_BAD_INPUT, EXIT_UNREADABLE, BadInput, HermesAdminError, StoreUnreadable
 from store.ops import history, undo
 from store.paths import Home
 from tests.conftest import make_row, make_store, read_doc, write_store
@@ -249,5 +249,7 @@ def test_a_hostile_record_is_refused_or_undone_never_anything_else(
     assert not outside.exists()
     try:
         undo.store_change(plan)(read_doc(home), 0.0)
-    except (StoreUnreadable, BadInput):
+        undo.config_edit(home, plan, 1.0)
+    except HermesAdminError:               # refused with a named file or argument, never a crash
         pass
+    assert not outside.exists()
