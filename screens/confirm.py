@@ -8,13 +8,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tui.text.shown import shown
+from tui.widgets.guarded import GuardedModal
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(GuardedModal[bool]):
     """Dismisses with True on ``y``, False on ``n`` or Escape. Nothing else answers it."""
 
     BINDINGS = [

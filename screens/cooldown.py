@@ -14,7 +14,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
 from screens.form import ErrorLine
@@ -23,6 +22,7 @@ from store.ops import textcheck
 from tui.text.durations import parse_duration_or_time
 from tui.text.format import countdown, local_time
 from tui.text.shown import shown
+from tui.widgets.guarded import GuardedModal
 
 
 def describe_until(until: float, now: float) -> str:
@@ -30,7 +30,7 @@ def describe_until(until: float, now: float) -> str:
     return f"until {local_time(until, now)}, in {countdown(until - now)}"
 
 
-class CooldownScreen(ModalScreen["tuple[float, str | None] | None"]):
+class CooldownScreen(GuardedModal["tuple[float, str | None] | None"]):
     """Dismisses with ``(until, reason)``, or None when cancelled."""
 
     BINDINGS = [

@@ -10,6 +10,11 @@ The same steps as ``hermes-admin undo`` (:mod:`store.ops.undo`), in the console'
 4. hand the write to the app's writer like every console write: the rows on the fresh
    auth.json under its lock, the keys of config.yaml in one locked edit. The undo is an
    operator action too, kept in the history: undoing it puts the action back.
+
+An action on a key everywhere (``R``/``C``) changed several profiles under one id: its undo
+plans and writes every one of them (:mod:`store.profiles.undo_all`) on a thread worker, as
+acting everywhere does, and the flash line names the profiles put back and any that were not.
+A record that cannot be used is refused with the reason, before anything is written.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from screens.confirm import ConfirmScreen
 from store.errors import BadInput, StoreUnreadable
 from store.ops import undo
 from store.ops.write import StoreChange
+from store.profiles import undo_all
 from tui.services.host import Host
 from tui.services.writer import WriteResult
 from tui.text.sentences import READ_ONLY
@@ -28,37 +34,41 @@ NOTE = ("Only what that action changed goes back, on the file as it is now: a fi
         "changed since (a new bench, new counts) is kept.")
 
 
-def refusal(app: Host, which: str | None) -> tuple[str | None, undo.Plan | None]:
-    """(why not, plan): the plan of the action *which* names (an id, ``N``, None: the newest),
-    or why it cannot be undone from here."""
+def refusal(app: Host, which: str | None) -> tuple[str | None, list[undo_all.HomePlan] | None]:
+    """(why not, plans): the undo plans of the action *which* names (an id, ``N``, None: the
+    newest), one per home it changed, or why it cannot be undone from here."""
     if app.read_only:
         return READ_ONLY, None
     try:
         action_id = undo.resolve(app.home, which)
-        plan = undo.plan(app.home, action_id)
+        hps = undo_all.plans(app.home, action_id)
     except (BadInput, StoreUnreadable) as exc:
         return f"cannot undo: {exc}", None
-    if plan.conflicts:
+    conflicts = undo_all.conflicts(hps)
+    if conflicts:
         return (f"cannot undo {action_id}: a later operator action changed the same rows: "
-                + "; ".join(plan.conflicts) + ". Undo that one first"
+                + "; ".join(conflicts) + ". Undo that one first"
                 + " (hermes-admin undo --force overrides)."), None
-    if not plan.rows and not isinstance(plan.meta.get("config"), dict):
-        return f"nothing to undo: {action_id} changed no row and no config key", None
-    return None, plan
+    return None, hps
 
 
 def start_undo(app: Host, which: str | None, *, heading: str = "",
           on_done: Callable[[WriteResult], Any] | None = None) -> bool:
     """Plan the undo of *which*, refuse with the reason or ask, then write. True if it asks."""
-    why, plan = refusal(app, which)
-    if plan is None:
+    why, hps = refusal(app, which)
+    if hps is None:
         app.notify(why or "cannot undo", severity="warning", timeout=10, markup=False)
         return False
-    lines = ["Comes back as it was before that action:", *[f"  {line}" for line in plan.describe()]]
+    plan = hps[0].plan
+    lines = ["Comes back as it was before that action:", *[f"  {line}" for line in undo_all.describe(hps)]]
     title = f"Undo {heading or plan.id}?"
+    if len(hps) > 1:
+        lines.insert(0, f"In every profile it changed: {', '.join(hp.profile for hp in hps)}")
 
     def answered(yes: bool | None) -> None:
-        if yes:
+        if yes and len(hps) > 1:
+            write_all(app, hps)
+        elif yes:
             write(app, plan, on_done)
 
     app.push_screen(ConfirmScreen(title, lines, [NOTE], yes="y: undo it"), answered)
@@ -81,3 +91,28 @@ def write(app: Host, plan: undo.Plan, on_done: Callable[[WriteResult], Any] | No
     if isinstance(plan.meta.get("config"), dict):
         app.writer.submit(f"undoing {plan.id} (config.yaml)", lambda: undo.config_edit(home, plan, timeout),
                           lock=home.config_lock, on_done=done)
+
+
+def write_all(app: Host, hps: list[undo_all.HomePlan]) -> None:
+    """Every profile's undo of one action, on a thread worker; the flash line says what landed."""
+    timeout, action_id = app.lock_timeout, hps[0].plan.id
+
+    def work() -> None:
+        undo_all.run(hps, via="tui", lock_timeout=timeout)
+        app.call_from_thread(done)
+
+    def done() -> None:
+        back = [hp.profile for hp in hps if hp.error is None]
+        text = f"undo {action_id}: put back in {', '.join(back) or 'none'}"
+        for hp in hps:
+            if hp.error is not None:
+                text += f"; NOT put back in {hp.profile}: {hp.error}"
+        notes = [n for hp in hps for w in hp.written for o in w.outcomes for n in o.notes[1:]]
+        if notes:
+            text += "; " + "; ".join(notes)
+        bad = any(hp.error is not None for hp in hps)
+        app.notify(text, severity="error" if bad else "information", timeout=12, markup=False)
+        if not app.watch_enabled:
+            app.reload()
+
+    app.run_worker(work, name=f"undo-{action_id}", group="undo", thread=True, exit_on_error=False)

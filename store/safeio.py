@@ -97,11 +97,13 @@ def open_checked(path: Path, flags: int, cap: int | None,
 
 
 def read_checked(path: Path, cap: int, error: type[StoreUnreadable] = StoreUnreadable,
-                 ) -> tuple[bytes, os.stat_result] | None:
+                 *, follow: bool = True) -> tuple[bytes, os.stat_result] | None:
     """The bytes and stat of *path*, None when missing; *error* for a special file, an
-    oversize file (also one that grew past the cap while read), or a read failure."""
+    oversize file (also one that grew past the cap while read), or a read failure.
+    ``follow=False``: a symlink at *path* is refused (*error*), never read through."""
+    flags = os.O_RDONLY | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:
-        fd = open_checked(path, os.O_RDONLY, cap, error)
+        fd = open_checked(path, flags, cap, error)
     except FileNotFoundError:
         return None
     try:

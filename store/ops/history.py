@@ -12,12 +12,18 @@ flushes, the fleet daemon and agents write through :func:`store.transaction.tran
 without one, so they never replace a kept copy.
 
 The folder is 0700, every file 0600, created with O_EXCL and no link followed; a copy
-holds only what the store held. Old copies are pruned by count and age.
+holds only what the store held. Records and copies are read the same way: by their own name
+inside the folder (a record naming any other file is refused), no link followed, the folder
+itself not a link. Ids sort in the order the actions were written; an id whose time lies
+ahead of the clock is refused (:func:`from_future`): it would shadow every real action.
+One action may span several homes (acting on a key everywhere): each home keeps its own
+record under the same id. Old copies are pruned by count and age.
 :mod:`store.ops.undo` puts an action's rows and fields back.
 """
 
 from __future__ import annotations
 
+import calendar
 import contextvars
 import hashlib
 import json
@@ -52,7 +58,20 @@ def new_id(now: float) -> str:
 
 
 def valid_id(text: str) -> bool:
+    """Whether *text* has the shape of an action id (nothing else may name a history file)."""
     return 16 <= len(text) <= 32 and set(text) <= _ID_CHARS
+
+
+FUTURE_SLACK = 300.0     # clocks of hosts sharing a home may differ a little; a record may not
+
+
+def from_future(action_id: str, now: float, slack: float = FUTURE_SLACK) -> bool:
+    """True when *action_id*'s time lies more than *slack* seconds after *now* (or is no time)."""
+    try:
+        stamp = time.strptime(action_id[:15], "%Y%m%dT%H%M%S")
+    except ValueError:
+        return True
+    return calendar.timegm(stamp) > now + slack
 
 
 def _id_of(name: str) -> str | None:
@@ -97,9 +116,10 @@ _current: contextvars.ContextVar[Pending | None] = contextvars.ContextVar("herme
 
 
 @contextmanager
-def recording(home: Home, now: float) -> Iterator[Pending]:
-    """Around one operator write: the write paths keep their before-copies for it."""
-    pending = Pending(home, new_id(now), now)
+def recording(home: Home, now: float, action_id: str | None = None) -> Iterator[Pending]:
+    """Around one operator write: the write paths keep their before-copies for it.
+    *action_id*: the id an action spanning several homes shares (default: a new one)."""
+    pending = Pending(home, action_id or new_id(now), now)
     token = _current.set(pending)
     try:
         with yamlcas.keeping(keep_config):   # a config edit's replace tells us first
@@ -185,16 +205,30 @@ def save(pending: Pending, entry: dict[str, Any]) -> str | None:
     return pending.id
 
 
+def _read(home: Home, name: str, cap: int) -> bytes | None:
+    """A history file by its own *name*, inside the folder, no link followed; None: missing."""
+    d = folder(home)
+    if "/" in name or name in ("", ".", ".."):
+        raise StoreUnreadable(d / name, "is not a file of the history folder; refused")
+    try:
+        if stat.S_ISLNK(os.lstat(d).st_mode):
+            raise StoreUnreadable(d, "is a symlink; hermes-admin reads no history through one")
+    except FileNotFoundError:
+        return None
+    got = safeio.read_checked(d / name, cap, follow=False)
+    return None if got is None else got[0]
+
+
 def load(home: Home, action_id: str) -> dict[str, Any]:
     """An action's record; StoreUnreadable naming the file when it is gone or broken."""
     if not valid_id(action_id):
         raise StoreUnreadable(folder(home) / action_id, "is not a history id")
     path = folder(home) / f"{action_id}.json"
-    got = safeio.read_checked(path, META_CAP)
+    got = _read(home, path.name, META_CAP)
     if got is None:
         raise StoreUnreadable(path, "is not kept any more (pruned, or never written)")
     try:
-        meta = json.loads(got[0])
+        meta = json.loads(got)
     except (ValueError, RecursionError):
         raise StoreUnreadable(path, "is not valid JSON") from None
     if not isinstance(meta, dict) or meta.get("id") != action_id or not isinstance(meta.get("kept"), dict):
@@ -203,11 +237,20 @@ def load(home: Home, action_id: str) -> dict[str, Any]:
 
 
 def kept_bytes(home: Home, meta: dict[str, Any], file_name: str) -> bytes | None:
+    """The copy of *file_name* the action kept; None when it kept none (the file did not
+    exist). StoreUnreadable when the record names any other file, or the copy is gone."""
     name = meta["kept"].get(file_name)
-    if not isinstance(name, str) or name != f"{file_name}.{meta['id']}":
+    if name is None:
         return None
-    got = safeio.read_checked(folder(home) / name, META_CAP * 8)
-    return None if got is None else got[0]
+    record = folder(home) / f"{meta['id']}.json"
+    if not isinstance(name, str) or name != f"{file_name}.{meta['id']}":
+        raise StoreUnreadable(record, f"names {str(name)[:80]!r} as its copy of {file_name}, "
+                              "not a file of its own; a forged or broken record is not used")
+    got = _read(home, name, META_CAP * 8)
+    if got is None:
+        raise StoreUnreadable(folder(home) / name, f"is gone: the copy of {file_name} that {record.name} "
+                              "needs to undo it (pruned, or removed by hand)")
+    return got
 
 
 def prune(home: Home, now: float, keep: int = KEEP_COUNT, days: float = KEEP_DAYS) -> int:

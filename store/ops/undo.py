@@ -12,6 +12,14 @@ the file as it was before the action, and what the action left. It then works on
 - a config.yaml edit: each top-level key it changed goes back if it still reads as the
   edit left it, with its comments, in one locked edit.
 
+- a row whose key (``access_token``, ``refresh_token``, ``agent_key``) changed since the
+  action (an agent rotated it, an OAuth refresh) is a different credential now: it is kept
+  whole, neither removed nor given the old key's fields, and the result says so.
+
+A record that cannot be used is refused before anything is written (:func:`plan` raises
+StoreUnreadable naming the file): one whose copy is gone, is a link, or is named as any
+other file than its own; one that records no row and no config key (a restore-backup of an
+older version); one whose rows are not rows. An id from the future is refused too.
 A later operator action that touched the same rows or keys makes undo refuse, naming it,
 unless ``force`` is given. An undo is an operator action itself, kept in the history like
 any other, so it can be undone.
@@ -20,6 +28,7 @@ any other, so it can be undone.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +38,7 @@ from store.config import yamledit, yamlread
 from store.config.edit import ConfigChange
 from store.errors import BadInput, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
+from store.model import SECRET_FIELDS, Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
 from store.ops import history
 from store.ops.actions import Change, Outcome, status_fields
 from store.paths import AUTH_FILE, CONFIG_FILE, Home
@@ -77,9 +86,9 @@ def _find(doc: Doc | None, pool: str, rid: str) -> Row | None:
     return None if doc is None else row_by_id(pool_rows(doc, pool), rid)
 
 
-def resolve(home: Home, which: str | None) -> str:
+def resolve(home: Home, which: str | None, now: float | None = None) -> str:
     """The id named by *which*: an id, ``N`` (the Nth newest action) or None (the newest)."""
-    ids = list_ids(home)
+    ids = list_ids(home, now)
     if which is None or which.strip() in ("", "1"):
         if not ids:
             raise BadInput("ID", "no operator action is kept in the history of this home")
@@ -92,27 +101,38 @@ def resolve(home: Home, which: str | None) -> str:
         return ids[-n]
     if not history.valid_id(which):
         raise BadInput("ID", "is not a history id (see `hermes-admin history`)")
+    if history.from_future(which, time.time() if now is None else now):
+        raise BadInput("ID", f"{which} lies in the future: no action was written then; refused")
     if which not in ids:
         raise BadInput("ID", f"{which} is not kept in this home's history (pruned, or another home's)")
     return which
 
 
-def list_ids(home: Home) -> list[str]:
-    """Kept action ids, oldest first."""
+def list_ids(home: Home, now: float | None = None) -> list[str]:
+    """Kept action ids, oldest first (in the order they were written: an id is its time).
+    An id from the future is left out: it would shadow every real action."""
+    now = time.time() if now is None else now
     try:
         names = [p.name for p in history.folder(home).iterdir()]
     except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(n[:-5] for n in names if n.endswith(".json") and history.valid_id(n[:-5]))
+    ids = (n[:-5] for n in names if n.endswith(".json") and history.valid_id(n[:-5]))
+    return sorted(i for i in ids if not history.from_future(i, now))
 
 
 def plan(home: Home, action_id: str) -> Plan:
-    """Read the action's record and copy, and find later operator actions on the same rows."""
+    """Read the action's record and copy, and find later operator actions on the same rows.
+    StoreUnreadable, naming the record, for one that cannot be used (see the module docstring)."""
     meta = history.load(home, action_id)
+    record = history.folder(home) / f"{action_id}.json"
+    _check_record(meta, record)
     raw = history.kept_bytes(home, meta, AUTH_FILE)
     before = None
     if raw is not None:
         before = authfile.parse_store(raw, history.folder(home) / f"{AUTH_FILE}.{action_id}")
+    elif meta.get("rows") and not meta.get("created"):
+        raise StoreUnreadable(record, f"keeps no copy of {AUTH_FILE} to put its rows back from; "
+                              "refused (nothing was written)")
     p = Plan(meta, before)
     mine = _touched(meta)
     for later in list_ids(home):
@@ -127,6 +147,21 @@ def plan(home: Home, action_id: str) -> Plan:
             what = ", ".join(sorted(overlap)[:3])
             p.conflicts.append(f"{later} ({', '.join(map(str, other.get('actions') or ['?']))}) changed {what} since")
     return p
+
+
+def _check_record(meta: dict[str, Any], record: Any) -> None:
+    rows, cfg = meta.get("rows"), meta.get("config")
+    if rows is not None and not (isinstance(rows, list) and all(
+            isinstance(r, dict) and isinstance(r.get("pool"), str) and isinstance(r.get("id"), str)
+            and (r.get("after") is None or isinstance(r.get("after"), dict)) for r in rows)):
+        raise StoreUnreadable(record, "holds rows that are not rows; a forged or broken record is not used")
+    if meta.get("unreadable_before"):
+        raise StoreUnreadable(record, f"replaced a file that did not parse ({str(meta['unreadable_before'])[:120]}); "
+                              "there are no rows to put back (the file is kept beside the record)")
+    if not rows and not isinstance(cfg, dict):
+        what = ", ".join(map(str, meta.get("actions") or [])) or "this action"
+        raise StoreUnreadable(record, f"records no row and no config key that {what} changed, so "
+                              "nothing can be put back from it (an action of an older hermes-admin)")
 
 
 def _touched(meta: dict[str, Any]) -> set[str]:
@@ -165,6 +200,10 @@ def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any,
         _unsuppress(doc, before_doc, pool, back)
         out.changes.append(Change(pool, rid, str(back.get("label") or ""), {}, status_fields(back)))
         return
+    if fresh is not None and _key_changed(after, fresh):
+        out.notes.append(f"{fresh.get('label') or rid}: kept as it is: its key changed since the action "
+                         "(another writer put a new one in this row)")
+        return
     if before is None:                             # the action added it: it goes
         if fresh is None:
             out.notes.append(f"{rid}: already gone")
@@ -183,6 +222,12 @@ def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any,
     if kept:
         out.notes.append(f"{fresh.get('label') or rid}: kept {', '.join(kept)} (changed since by another writer)")
     out.changes.append(Change(pool, rid, str(fresh.get("label") or ""), was, status_fields(fresh)))
+
+
+def _key_changed(after: dict[str, Any], fresh: Row) -> bool:
+    """Whether the row's key differs from the one the action left (compared by digest)."""
+    now = history.digests({f: fresh[f] for f in SECRET_FIELDS if f in fresh})
+    return any(after.get(f) != now.get(f) for f in SECRET_FIELDS if f in after or f in now)
 
 
 def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -> list[str]:

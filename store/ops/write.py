@@ -1,14 +1,19 @@
 """The one write-and-audit path: run a change, stamp it after the lock wait, audit it.
 
 Every write hermes-admin makes (the CLI's verbs, the console's thread worker, config.yaml
-edits, probe lifts) goes through :func:`perform`:
+edits, probe lifts, ``restore-backup``, a key acted on in every profile) goes through
+:func:`perform`:
 
 - a :class:`StoreChange` (a function ``change(doc, now) -> Outcome``) runs inside one
   :func:`store.transaction.transaction`; ``now`` is read from the clock *inside* the lock,
   after any wait for it, so the audit line and the row's timestamps say when the change
   happened, not when the operator asked for it;
 - any other callable is an edit that takes its own lock (``store.config.edit``,
-  ``store.ops.probe_report.run_probe``); it is stamped when it returns, also after its lock wait.
+  ``store.ops.probe_report.run_probe``, ``store.ops.restore.restore_backup``); it is stamped
+  when it returns, also after its lock wait.
+
+An action on several homes calls it once per home with a :class:`Group`: one id across the
+homes' records, undone together (:mod:`store.profiles.undo_all`).
 
 Every such write is an operator action: it gets a history id, keeps the file as it was
 (:mod:`store.ops.history`) and records the rows it left, so ``hermes-admin undo`` can put
@@ -20,6 +25,7 @@ Nothing here touches a terminal.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, TypeVar
@@ -61,6 +67,19 @@ class Written(Generic[T]):
     outcomes: list[Outcome] = field(default_factory=list)
     audit_error: str | None = None    # the write landed but its audit line did not
     history_id: str | None = None     # what `hermes-admin undo ID` takes; None: nothing kept
+
+
+@dataclass(frozen=True)
+class Group:
+    """One home's part of an action on several homes (a key acted on everywhere).
+
+    Every home's write keeps its own record under the one ``id``, marked with ``meta``
+    (``{"scope": ..., "profiles": [...]}``); ``audit`` is added to each audit line.
+    """
+
+    id: str
+    meta: dict[str, Any]
+    audit: dict[str, Any] = field(default_factory=dict)
 
 
 def outcomes_of(value: Any) -> list[Outcome]:
@@ -105,7 +124,7 @@ def touched_rows(doc: Doc, outcomes: list[Outcome]) -> list[dict[str, Any]]:
 
 def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
             clock: Clock = time.time, redactor: redact.Redactor | None = None,
-            remote: str | None = None) -> Written[T]:
+            remote: str | None = None, group: Group | None = None) -> Written[T]:
     """Run *job* (see the module docstring), then keep its history and audit what it changed.
 
     Errors of the change itself (BadInput, LockTimeout, StoreUnreadable, ...) propagate and
@@ -116,21 +135,29 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
     knows of the home's secrets (the console's, the CLI's boundary); without one the audit
     reads the home's files for them. *remote*: the address the operator acts from (a console
     served by ``hermes-admin web``), kept in the history record and every audit line.
+    *group*: this home's part of an action on several homes (one id across them, undone
+    together; see :class:`Group`).
     """
     written_secrets: set[str] = set()
     # The id and the copies' ages are on the wall clock, whatever *clock* the caller pins.
-    with history.recording(home, time.time()) as pending:
+    with history.recording(home, time.time(), group.id if group else None) as pending:
         if isinstance(job, StoreChange):
             keep = lambda src: history.keep_before(pending, src, AUTH_FILE)  # noqa: E731
+            absent = not os.path.lexists(home.auth)
+            value: Any = None      # a change that calls skip_write() returns nothing and writes nothing
             with transaction(home, lock_timeout=job.lock_timeout, create=job.create, before_replace=keep) as doc:
                 at = clock()   # inside the lock: after the wait, however long it was
                 value = job.change(doc, at)
                 outs = outcomes_of(value)
                 pending.meta["rows"] = touched_rows(doc, outs)
+                if group is not None:
+                    pending.meta["group"] = group.meta
                 for o in outs:
                     for c in o.changes:
                         if (row := row_by_id(pool_rows(doc, c.pool), c.id)) is not None:
                             written_secrets.update(row_secrets(row))
+            if absent and pending.meta.get("rows") and AUTH_FILE not in pending.kept:
+                pending.meta["created"] = True    # no file before: undo removes what it added
         else:
             value = job()
             at = clock()       # the edit held its own lock and has released it: after the wait
@@ -153,6 +180,7 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
     extra = {"history": written.history_id} if written.history_id else {}
     if remote is not None:
         extra["remote"] = remote
+    extra = {**(group.audit if group is not None else {}), **extra}
     try:
         for outcome in written.outcomes:
             audit.record(home, outcome, via=via, now=at, extra=extra or None, redactor=r)

@@ -1,15 +1,18 @@
 """Act on one key in every profile that holds it (``--all-profiles``).
 
 The key is named by a TARGET in one profile's pool; every profile of the root whose
-rows hold the same secret (compared by hash, :mod:`store.redaction.secret_ids`) is changed in
-its own transaction under its own lock, one after the other, and gets its own audit
-line naming that profile and every profile the action set out to touch. A profile
-whose lock stays busy past the timeout is left unchanged and reported; the others
-still change (they are independent homes). Nothing here touches the network.
+rows hold the same secret (compared by hash, :mod:`store.redaction.secret_ids`) is changed
+through :func:`store.ops.write.perform`, as every operator write is: in its own transaction
+under its own lock, one after the other, with its own history record and audit line naming
+that profile and every profile the action set out to touch. The records of all the
+profiles share one action id, so ``undo`` puts them back together (:func:`sharing`).
+A profile whose lock stays busy past the timeout is left unchanged and reported; the
+others still change (they are independent homes). Nothing here touches the network.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -17,11 +20,14 @@ from store import authfile
 from store.envfile import read_env
 from store.errors import BadInput, HermesAdminError, LockTimeout
 from store.model import Doc, pools, sorted_rows
-from store.ops import actions, audit
+from store.ops import actions, history
+from store.ops.write import Group, StoreChange, perform
+from store.paths import Home
 from store.pools.view import row_fingerprint
-from store.profiles.root import Profile, Root, discover
+from store.profiles.root import Profile, Root, discover, resolve_root
+from store.redaction import redact
 from store.redaction.secret_ids import key_identity
-from store.transaction import skip_write, transaction
+from store.transaction import skip_write
 
 # (doc, pool, row id, now) -> Outcome for that one row.
 RowChange = Callable[[Doc, str, str, float], actions.Outcome]
@@ -44,6 +50,7 @@ class AllProfilesResult:
     """Every profile's result, plus the profiles that could not be searched at all."""
 
     fingerprint: str
+    action_id: str = ""                  # the one history id of every profile's record
     results: list[ProfileResult] = field(default_factory=list)
     unreadable: list[tuple[str, str]] = field(default_factory=list)   # (profile, reason)
 
@@ -92,13 +99,13 @@ def identify(profile: Profile, pool: str, target: str) -> tuple[str, str]:
 
 def act_everywhere(root: Root, origin: Profile, pool: str, target: str, change: RowChange, *,
                    action: str, now: float, lock_timeout: float, via: str = "cli",
-                   remote: str | None = None) -> AllProfilesResult:
-    """Apply *change* to every row holding TARGET's key, profile by profile.
-
-    *remote*: the address the operator acts from (a web console), in each audit line.
-    """
+                   redactor: redact.Redactor | None = None, remote: str | None = None) -> AllProfilesResult:
+    """Apply *change* to every row holding TARGET's key, profile by profile, each through
+    ``write.perform`` under one action id (on the wall clock, as every id is). Each change is
+    stamped inside its own lock; *now* is when the operator asked. *remote*: the address the
+    operator acts from (a web console), in each history record and audit line."""
     ident, fp = identify(origin, pool, target)
-    result = AllProfilesResult(fp)
+    result = AllProfilesResult(fp, history.new_id(time.time()))
     plan: list[tuple[Profile, dict[str, str]]] = []
     for prof in discover(root):
         try:
@@ -113,26 +120,51 @@ def act_everywhere(root: Root, origin: Profile, pool: str, target: str, change: 
     for prof, env in plan:
         pr = ProfileResult(prof.name)
         result.results.append(pr)
+
+        def one(doc: Doc, at: float, env: dict[str, str] = env, pr: ProfileResult = pr) -> list[actions.Outcome]:
+            # Re-match inside the lock: the file may have changed since the plan.
+            for row_pool, rid in _matching(doc, ident, env):
+                try:
+                    pr.outcomes.append(change(doc, row_pool, rid, at))
+                    pr.pools.append(row_pool)
+                except BadInput as exc:   # e.g. a dead row cannot be benched
+                    pr.skipped.append(f"{row_pool} {rid}: {exc.problem}")
+            if not pr.outcomes:
+                skip_write()
+            return pr.outcomes
+
+        group = Group(result.action_id, {"scope": "all-profiles", "profile": prof.name, "profiles": names},
+                      {"profile": prof.name, "scope": "all-profiles", "key": fp, "profiles": names})
         try:
-            with transaction(prof.home, lock_timeout=lock_timeout, create=False) as doc:
-                # Re-match inside the lock: the file may have changed since the plan.
-                for row_pool, rid in _matching(doc, ident, env):
-                    try:
-                        pr.outcomes.append(change(doc, row_pool, rid, now))
-                        pr.pools.append(row_pool)
-                    except BadInput as exc:   # e.g. a dead row cannot be benched
-                        pr.skipped.append(f"{row_pool} {rid}: {exc.problem}")
-                if not pr.outcomes:
-                    skip_write()
+            written = perform(prof.home, StoreChange(one, lock_timeout=lock_timeout), via=via,
+                              redactor=redactor, remote=remote, group=group)
         except HermesAdminError as exc:
             pr.error = exc
             pr.outcomes.clear()
             continue
-        for out in pr.outcomes:
-            try:
-                extra = {"profile": prof.name, "scope": "all-profiles", "key": fp, "profiles": names}
-                audit.record(prof.home, out, via=via, now=now,
-                             extra=extra if remote is None else {**extra, "remote": remote})
-            except OSError as exc:   # the write landed; say the audit line did not
-                pr.warnings.append(f"{prof.home.audit}: audit line not written ({exc.strerror or exc})")
+        if written.audit_error:   # the write landed; say what of its record did not
+            pr.warnings.append(f"{prof.home.root}: {written.audit_error}")
     return result
+
+
+def sharing(home: Home, action_id: str, meta: dict) -> list[tuple[str, Home]]:
+    """The homes an action on several homes changed, (profile, home), this one first.
+
+    Only profiles of this home's own root count, and only those whose history keeps a
+    record of the same id marked as part of it: a record cannot send undo elsewhere.
+    """
+    group = meta.get("group")
+    if not isinstance(group, dict):
+        return [("", home)]
+    root = resolve_root(None, home.root)
+    out = [(str(group.get("profile") or ""), home)]
+    for prof in discover(root):
+        if prof.home.root == home.root:
+            continue
+        try:
+            other = history.load(prof.home, action_id)
+        except HermesAdminError:
+            continue
+        if isinstance(other.get("group"), dict):
+            out.append((prof.name, prof.home))
+    return out

@@ -64,7 +64,9 @@ async def steer(pilot: Any, app: HermesAdminApp, key: str, *, route: str | None 
         await until(pilot, lambda: isinstance(app.screen, RouteScreen), "the route chooser")
         options = [o.id for o in app.screen.query_one("#proxy-pin-options").options]
         await pilot.press(*(["down"] * options.index(route)), "enter")
-    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the confirmation")
+    # On screen (mounted), not only pushed: it answers only to keys pressed after that.
+    await until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.shown_at is not None,
+                "the confirmation")
     await pilot.press(answer)
     await until(pilot, lambda: isinstance(app.screen, ProxyScreen), "the panel again")
 

@@ -45,6 +45,11 @@ def fleet_app(home: Any, url: str, **kw: Any) -> HermesAdminApp:
     return HermesAdminApp(home, watch=False, tick=False, fleet=cfg, **kw)
 
 
+def on_screen(app: Any, cls: type) -> bool:
+    """*cls* is on top and mounted: a question answers only to keys pressed after that."""
+    return isinstance(app.screen, cls) and app.screen.shown_at is not None
+
+
 async def until(pilot: Any, cond: Callable[[], bool], what: str, bound: float = BOUND) -> None:
     deadline = time.monotonic() + bound
     while not cond():
@@ -137,7 +142,7 @@ async def test_bench_and_reset_fleet_wide_reach_the_store_and_are_audited(tmp_pa
         await until(pilot, lambda: FP_1 in view(app)._cells, "keys listed")
         await select(app, pilot, FP_1)
         await pilot.press("b")
-        await until(pilot, lambda: isinstance(app.screen, CooldownScreen), "the duration prompt")
+        await until(pilot, lambda: on_screen(app, CooldownScreen), "the duration prompt")
         await pilot.press(*"15m", "enter")
         await until(pilot, lambda: probe.states([FP_1]).get(FP_1) is not None
                     and probe.states([FP_1])[FP_1].status == "exhausted", "the bench in Redis")
@@ -148,7 +153,7 @@ async def test_bench_and_reset_fleet_wide_reach_the_store_and_are_audited(tmp_pa
                     "the bench toast")
         await select(app, pilot, FP_1)
         await pilot.press("r")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the reset question")
+        await until(pilot, lambda: on_screen(app, ConfirmScreen), "the reset question")
         await pilot.press("y")
         await until(pilot, lambda: probe.states([FP_1])[FP_1].status == "ok", "the reset in Redis")
         await until(pilot, lambda: any(n.startswith("reset fl:") and "fleet-wide: applied" in n for n in toasts),
@@ -197,10 +202,10 @@ async def test_no_key_and_no_redis_password_on_any_screen(tmp_path, monkeypatch,
             shots += [app.export_screenshot(), view(app).text]
             await select(app, pilot, FP_1)
             await pilot.press("b")
-            await until(pilot, lambda: isinstance(app.screen, CooldownScreen), "prompt")
+            await until(pilot, lambda: on_screen(app, CooldownScreen), "prompt")
             shots.append(app.export_screenshot())
             await pilot.press("escape", "r")
-            await until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "question")
+            await until(pilot, lambda: on_screen(app, ConfirmScreen), "question")
             shots += [app.export_screenshot(), app.screen.text]
             await pilot.press("n")
             srv.kill()

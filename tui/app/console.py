@@ -33,6 +33,7 @@ from store.watch.home import HomeLoader, HomeState, follow
 from store.watch.loop import StopFlag
 from tui.app import session_end
 from tui.app.command_runner import CommandRunner
+from tui.app.key_order import KeyOrder, KeySettled
 from tui.app.keymap import apply_keymap, keymap_path, long_keymap
 from tui.app.registry import Views
 from tui.app.session_end import SessionEnd
@@ -110,6 +111,7 @@ class HermesAdminApp(App):
         self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
         self.views = Views(self, fleet=fleet, tick=tick)
         self.commands = CommandRunner(self)        # `:` and its history
+        self.key_order = KeyOrder(self, super().on_event)   # each key to the widget it was typed for
 
     # ------------------------------------------------------------ lifecycle
     def get_default_screen(self) -> DashboardScreen:
@@ -180,6 +182,17 @@ class HermesAdminApp(App):
 
     async def action_back_or_quit(self) -> None:
         await self.views.back_or_quit()
+
+    async def on_event(self, event: events.Event) -> None:
+        # Keys from the terminal go one at a time, each once the previous one settled
+        # (tui.app.key_order); everything else, and every forwarded key, as Textual does.
+        if isinstance(event, events.Key) and not event.is_forwarded and self.key_order.enabled:
+            await self.key_order.arrive(event)
+            return
+        await super().on_event(event)
+
+    def on_key_settled(self, message: KeySettled) -> None:
+        self.key_order.settled(message)
 
     async def on_key(self, event: events.Key) -> None:
         # A modal's binding chain leaves out the app's keys, so its unhandled `q` lands here

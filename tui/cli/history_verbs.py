@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from store.errors import BadInput
 from store.ops import audit, undo
-from store.ops.write import StoreChange, perform
+from store.profiles import undo_all
 from tui.cli.common import confirm, home_of, print_notes
 from tui.text.format import NULL, full_time
 from tui.text.shown import shown
@@ -73,35 +73,32 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_undo(args: argparse.Namespace) -> int:
     home = home_of(args)
     action_id = undo.resolve(home, args.which)
-    plan = undo.plan(home, action_id)
-    if plan.conflicts and not args.force:
+    hps = undo_all.plans(home, action_id)      # a record that cannot be used is refused here
+    conflicts = undo_all.conflicts(hps)
+    if conflicts and not args.force:
         raise BadInput("--force", "a later operator action changed the same rows: "
-                       + "; ".join(plan.conflicts) + ". Undo that one first, or give --force")
-    what = plan.describe() or ["nothing left to put back"]
-    print(f"undo {action_id}:")
-    for line in what:
+                       + "; ".join(conflicts) + ". Undo that one first, or give --force")
+    print(f"undo {action_id}" + (f" in {len(hps)} profiles" if len(hps) > 1 else "") + ":")
+    for line in undo_all.describe(hps):
         print(f"  {shown(line)}")
     if not args.yes:
         if not sys.stdin.isatty():
-                raise BadInput("--yes", "refusing to undo without --yes when not on a terminal")
+            raise BadInput("--yes", "refusing to undo without --yes when not on a terminal")
         if not confirm("Put these back?", False):
             print("cancelled; nothing written")
             return 1
-    done = []
-    if plan.rows:
-        w = perform(home, StoreChange(undo.store_change(plan), lock_timeout=args.lock_timeout),
-                    via="cli", redactor=args.redactor)
-        print_notes(w.outcomes)
-        done.append(w)
-    if isinstance(plan.meta.get("config"), dict):
-        w = perform(home, lambda: undo.config_edit(home, plan, args.lock_timeout), via="cli",
-                    redactor=args.redactor)
-        print_notes(w.outcomes)
-        done.append(w)
-    for w in done:
-        if w.audit_error:
-            print(f"warning: {w.audit_error}", file=sys.stderr)
-    ids = [w.history_id for w in done if w.history_id]
+    undo_all.run(hps, via="cli", lock_timeout=args.lock_timeout, redactor=args.redactor)
+    code = 0
+    for hp in hps:
+        for w in hp.written:
+            print_notes(w.outcomes)
+            if w.audit_error:
+                print(f"warning: {w.audit_error}", file=sys.stderr)
+        if hp.error is not None:
+            sys.stderr.write(f"hermes-admin: error: {hp.profile or hp.home.root}: NOT undone: {hp.error}\n")
+            code = max(code, hp.error.exit_code)
+    ids = sorted({w.history_id for hp in hps for w in hp.written if w.history_id})
+    if code:
+        return code
     print(f"undone {action_id}" + (f" (this undo is {ids[0]}: `hermes-admin undo {ids[0]}` redoes it)" if ids else ""))
     return 0
-

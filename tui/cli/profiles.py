@@ -163,7 +163,7 @@ def cmd_all_profiles(verb: str, args: argparse.Namespace) -> int:
         def change(doc: dict, pool: str, rid: str, t: float) -> actions.Outcome:
             return actions.reset(doc, pool, rid, t)
     result = act_everywhere(root, origin, args.pool, args.target, change, action=verb, now=now,
-                            lock_timeout=args.lock_timeout)
+                            lock_timeout=args.lock_timeout, redactor=args.redactor)
     report(verb, result)
     if verb == "cooldown" and result.changed:
         print(f"benched until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(until))} "
@@ -193,3 +193,5 @@ def report(verb: str, result: AllProfilesResult) -> None:
     if not_changed:
         summary["not changed"] = not_changed
     print(shown("; ".join(f"{k}: {', '.join(v) if isinstance(v, list) else v}" for k, v in summary.items())))
+    if changed:
+        print(f"history {result.action_id}: `hermes-admin undo` in any of these profiles puts them all back")

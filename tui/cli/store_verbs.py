@@ -14,10 +14,9 @@ from rich.cells import cell_len
 from store import authfile
 from store.agent import headroom
 from store.errors import BadInput, StoreUnreadable
-from store.lock import locked
 from store.model import pool_rows
 from store.model import pools as model_pools
-from store.ops import actions, audit, bounds
+from store.ops import actions, audit, bounds, restore
 from store.pools import view
 from store.redaction import redact
 from tui.cli import guard
@@ -324,14 +323,8 @@ def cmd_restore_backup(args: argparse.Namespace) -> int:
         print("cancelled; nothing written")
         return 1
 
-    def restore() -> actions.Outcome:
-        with locked(home.lock, args.lock_timeout):
-            if home.auth.exists():
-                aside = authfile.keep_aside(home.root, "auth.json.replaced", home.auth.read_bytes())
-                print(f"kept the current file as {aside}")
-            authfile.atomic_write_bytes(home.auth, raw)
-        return actions.Outcome("restore-backup", "*")
-
-    edit(args, restore)
+    done = edit(args, lambda: restore.restore_backup(home, raw, args.lock_timeout))
+    if done.aside is not None:
+        print(f"kept the current file as {done.aside}")
     print(f"restored {home.auth} from {home.backup}")
     return 0
