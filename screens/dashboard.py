@@ -20,7 +20,7 @@ from textual.widgets import Footer, Input
 
 from screens.config_view import ConfigScreen
 from screens.dashboard_actions import WRITING, Operator
-from screens.dashboard_chrome import clock_time, empty_message, problems
+from screens.dashboard_chrome import clock_time, empty_message, live_and_held, problems
 from screens.dashboard_view import VIEW_BINDINGS, ViewControls
 from screens.detail import DetailScreen
 from screens.explain import Refusals
@@ -209,12 +209,9 @@ class DashboardScreen(Screen):
         table.display = msg is None
         # Problems show even while paused: pausing holds the table, not the warnings.
         self.query_one(Banner).set_problems(problems(self.latest or state))
-        held = 0
-        if self.paused and self.latest is not None and state is not None:
-            held = self.latest.generation - state.generation
+        live, held = live_and_held(host(self).liveness, state, self.latest, self.paused)
         self.query_one(StatusBar).set_parts(
-            home=str(state.home.root) if state else "",
-            live="⏸ PAUSED" if self.paused else "● LIVE",
+            home=str(state.home.root) if state else "", live=live,
             read_only=self.read_only, stale=bool(state and state.stale),
             sort=self.controls.sort_text, filter_text=self.filter_text,
             generation=state.generation if state else 0,

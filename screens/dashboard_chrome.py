@@ -1,11 +1,13 @@
 """What the dashboard says around its table: the time of a read, why the table is empty,
-and the banner's problems (pure functions of a :class:`store.watch.home.HomeState`)."""
+the banner's problems and the status bar's live word (pure functions of a
+:class:`store.watch.home.HomeState`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from store.watch.home import HomeState
+from tui.services.liveness import Liveness
 
 
 def clock_time(epoch: float) -> str:
@@ -60,3 +62,14 @@ def problems(state: HomeState | None) -> list[tuple[str, str]]:
     for w in state.warnings:
         out.append(("warning", str(w)))
     return out
+
+
+def live_and_held(liveness: Liveness, state: HomeState | None, latest: HomeState | None,
+                  paused: bool) -> tuple[str, int]:
+    """The status bar's live word (never LIVE over an unreadable store or a stopped watcher)
+    and how many reads a pause holds back."""
+    held = latest.generation - state.generation if paused and latest and state else 0
+    newest = latest or state
+    live = liveness.badge(paused=paused, unreadable=bool(newest and newest.store_error),
+                          seen=state.read_at if state else None)
+    return live, held
