@@ -1,0 +1,34 @@
+"""The newcomer's list of #28: what a first-time operator tripped over at 80x24."""
+
+from __future__ import annotations
+
+from store.paths import Home
+from tests.tui_sample import app_for, notes, on_row, rows_by_id, settle, write_sample
+
+
+async def test_move_under_a_status_sort_is_refused_saying_why(tmp_home: Home) -> None:
+    """K / J under a sort other than priority would change a priority with no visible move:
+    refused, naming the sort and the way out; under the priority sort the same K moves the row
+    (the control: the refusal is the sort's, not the harness's)."""
+    write_sample(tmp_home)
+    before = tmp_home.auth.read_bytes()
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("o")                                   # sort by status
+        await pilot.pause()
+        assert app.dashboard.sort == "status"
+        await on_row(app, pilot, "openrouter", "0f0f0f")
+        await pilot.press("K")
+        await settle(app, pilot)
+        assert tmp_home.auth.read_bytes() == before
+        said = notes(app)[-1]
+        assert "sorted by status" in said and "priority" in said, said
+        await pilot.press(*"oooo")                               # back round to priority
+        await pilot.pause()
+        assert app.dashboard.sort == "priority"
+        await on_row(app, pilot, "openrouter", "0f0f0f")
+        await pilot.press("K")
+        await settle(app, pilot)
+        assert tmp_home.auth.read_bytes() != before
+        assert rows_by_id(tmp_home)["0f0f0f"]["priority"] == 1
