@@ -27,6 +27,7 @@ ABOUT: dict[str, str] = {
     "source": "where the key came from: manual, env:VAR, claude_code…",
     "status": "ok, cooling, ready or dead",
     "left": "time left of a cooldown",
+    "headroom": "the tightest rate-limit window a provider reported",
     "resets": "when the cooldown ends, local time",
     "error": "the code and the reason in one column",
     "code": "the provider's status code",

@@ -32,3 +32,22 @@ async def test_move_under_a_status_sort_is_refused_saying_why(tmp_home: Home) ->
         await settle(app, pilot)
         assert tmp_home.auth.read_bytes() != before
         assert rows_by_id(tmp_home)["0f0f0f"]["priority"] == 1
+
+
+async def test_the_column_chooser_lists_headroom_and_shows_it(tmp_home: Home) -> None:
+    """``W`` lists the headroom column with the rest, and ticking it shows it (#28)."""
+    from screens.column_chooser import ColumnChooser
+    from tests.tui_sample import table_of
+
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("W")
+        await pilot.pause()
+        chooser = app.screen
+        assert isinstance(chooser, ColumnChooser) and "headroom" in chooser.keys
+        assert "rate-limit" in chooser.line("headroom").plain
+        await pilot.press(*["down"] * chooser.keys.index("headroom"), "space", "enter")
+        await pilot.pause()
+        assert "headroom" in [c.value for c in table_of(app).columns]
