@@ -80,14 +80,14 @@ async def test_a_flash_after_each_write_on_the_dashboard(tmp_home: Home) -> None
         assert title.startswith("reset · openrouter") and "backup-key" in msg and "→ ok" in msg
         assert severity == "information"
         assert f"hermes-admin undo {undo.resolve(tmp_home, None)}" in msg     # this very write's id
-        assert line.startswith("✔ reset · openrouter · backup-key: exhausted → ok · undo: L, then u  ")
+        assert line.startswith("✔ reset · openrouter · backup-key: cooling 59m → ok · undo: L, then u  ")
         # cooldown
         await on_row(app, pilot, "openrouter", "a1b2c3")
         await pilot.press("c")
         await pilot.pause()
         await pilot.press(*"15m", "enter")
         title, msg, _, _, line = await new_message(app, pilot)
-        assert title.startswith("cooldown · openrouter") and "ok → exhausted" in msg
+        assert title.startswith("cooldown · openrouter") and "ok → cooling 15m" in msg
         assert "hermes-admin undo" not in msg
         # move
         await on_row(app, pilot, "openrouter", "a1b2c3")

@@ -51,3 +51,27 @@ async def test_the_column_chooser_lists_headroom_and_shows_it(tmp_home: Home) ->
         await pilot.press(*["down"] * chooser.keys.index("headroom"), "space", "enter")
         await pilot.pause()
         assert "headroom" in [c.value for c in table_of(app).columns]
+
+
+async def test_a_cooldown_change_reads_cooling_before_and_after(tmp_home: Home) -> None:
+    """A longer bench on a cooling row reads ``cooling 1m 35s → cooling 10m``: the length the
+    operator changed, not ``exhausted → exhausted`` (the stored word, both sides)."""
+    from tui.services.write_feedback import status_words
+
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_row(app, pilot, "openrouter", "0f0f0f")
+        await pilot.press("c", *"10m", "enter")
+        await settle(app, pilot)
+        for _ in range(3):     # a second confirmation would name a shorter bench: none here
+            await pilot.pause()
+        said = notes(app)[-1]
+        assert "third: cooling 1m 35s → cooling 10m" in said, said
+        assert "exhausted" not in said
+    # The words themselves, and the stored word when no clock is given (the control).
+    bench = {"last_status": "exhausted", "last_error_reset_at": 1_000.0 + 600}
+    assert status_words(bench, 1_000.0) == "cooling 10m"
+    assert status_words(bench, 2_000.0) == "ready"
+    assert status_words(bench, None) == "exhausted"
+    assert status_words({"last_status": None}, 1_000.0) == "ok"

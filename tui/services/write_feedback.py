@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from store.ops.actions import Change, Outcome
+from store.pools.policy import COOLING, effective
+from tui.text.format import countdown
 
 NULL = "—"
 MAX_ROWS = 3                     # rows named in the details; the rest are counted
@@ -71,30 +73,43 @@ def value_words(value: Any) -> str:
     return str(value)
 
 
-def _row_result(action: str, c: Change) -> str:
-    """"or-primary: cooling → ok" — the row and how its status moved."""
+def status_words(fields: dict[str, Any], now: float | None) -> str:
+    """A row's status as the table says it: ``cooling 10m``, ``ready``, ``dead``, ``ok`` (at
+    *now*; without a clock, the stored word). A bench's length is what an operator changes,
+    so a cooldown reads ``cooling 1m → cooling 10m``, never ``exhausted → exhausted``."""
+    if now is None:
+        return fields.get("last_status") or "ok"
+    row = dict(fields)
+    eff = effective(row, [row], now)         # type: ignore[arg-type]
+    if eff.status == COOLING:
+        return f"{COOLING} {countdown(eff.seconds_left)}"
+    return eff.status
+
+
+def _row_result(action: str, c: Change, now: float | None = None) -> str:
+    """"or-primary: cooling 59m → ok" — the row and how its status moved."""
     name = c.label or c.id or NULL
     before, after = c.before or {}, c.after or {}
     if "value" in before or "value" in after:                 # a config.yaml edit
         return f"{c.id}: {value_words(before.get('value'))} → {value_words(after.get('value'))}"
-    b = before.get("last_status") or "ok"
+    b, a = status_words(before, now), status_words(after, now)
     if action == "undo":
         if not before:
-            return f"{name}: back ({after.get('last_status') or 'ok'})"
+            return f"{name}: back ({a})"
         if not after:
             return f"{name}: removed again"
-        return f"{name}: put back, {b} → {after.get('last_status') or 'ok'}"
+        return f"{name}: put back, {b} → {a}"
     if not after:
         return f"{name}: {b} → removed"
     if not before:
-        return f"{name}: added ({after.get('last_status') or 'ok'})"
+        return f"{name}: added ({a})"
     if action == "priority" or before.get("priority") != after.get("priority"):
         return f"{name}: priority {before.get('priority')} → {after.get('priority')}"
-    return f"{name}: {b} → {after.get('last_status') or 'ok'}"
+    return f"{name}: {b} → {a}"
 
 
-def _rows(action: str, changes: list[Change]) -> list[str]:
-    lines = [_row_result(action, c) for c in changes[:MAX_ROWS]]
+def _rows(action: str, changes: list[Change], now: float | None = None) -> list[str]:
+    lines = [_row_result(action, c, now) for c in changes[:MAX_ROWS]]
     if len(changes) > MAX_ROWS:
         lines.append(f"… and {len(changes) - MAX_ROWS} more")
     return lines
@@ -106,9 +121,10 @@ def undo_hint(history_id: str) -> str:
 
 
 def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] = (), *,
-                  history_id: str | None = None) -> Feedback:
+                  history_id: str | None = None, now: float | None = None) -> Feedback:
     """The feedback for a write that landed (*what* is the request's own words); a destructive
-    one names the undo of this write (*history_id*, from the operator history)."""
+    one names the undo of this write (*history_id*, from the operator history). With *now*,
+    statuses read as the table's (``cooling 10m``)."""
     outcomes = list(outcomes)
     if not outcomes:
         extra = "; ".join(notes)
@@ -122,7 +138,7 @@ def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] =
         n = len(out.changes)
         rows += n
         titles.append(f"{out.action} · {out.pool}" + (f" · {n} rows" if n > 1 else ""))
-        lines += _rows(out.action, out.changes)
+        lines += _rows(out.action, out.changes, now)
         lines += [f"note: {note}" for note in out.notes]
         destructive |= out.action in DESTRUCTIVE
         undone |= out.action in ("undo", "config.undo")
