@@ -24,7 +24,6 @@ from tui.text.durations import parse_duration_or_time
 from tui.text.format import countdown, local_time
 from tui.text.shown import shown
 
-
 DEFAULT_FOR = "15m"     # what the for/until field holds when the modal opens
 
 

@@ -78,7 +78,7 @@ def test_headroom_gives_way_before_the_code_and_reason():
     code/reason column loses a cell: the reason keeps 13 cells, not 9 (#28)."""
     natural = {"headroom": len("▕██░░░▏ 38% 5h"), "label": len("backup-key")}
     specs = columns_for("auto", (), 79, natural)
-    got = dict(zip((s.key for s in specs), TC.widths(specs, 79, natural)))
+    got = dict(zip((s.key for s in specs), TC.widths(specs, 79, natural), strict=True))
     assert got["headroom"] == 6 and got["error"] >= 13, got
     assert words.fit("▕██░░░▏ 38% 5h", got["headroom"]) == "38% 5h"
 
@@ -89,7 +89,7 @@ def test_headroom_gives_way_negative_control(monkeypatch):
     monkeypatch.setattr(TC, "SHRINK", (("headroom", 10), *TC.SHRINK[1:]))
     monkeypatch.setattr(TC, "FLOOR", {**TC.FLOOR, "headroom": 10})
     specs = columns_for("auto", (), 79, natural)
-    got = dict(zip((s.key for s in specs), TC.widths(specs, 79, natural)))
+    got = dict(zip((s.key for s in specs), TC.widths(specs, 79, natural), strict=True))
     assert got["error"] == 9 and got["headroom"] == 10, got
 
 

@@ -99,8 +99,8 @@ class TableCursor:
 
     def target(self, where: str, page: int) -> int | None:
         """The row a move *where* goes to (kept in range by the move): ``up``, ``down``,
-        ``page_up``, ``page_down`` (by *page* rows), ``half_up``, ``half_down`` (by half of it), ``first``, ``last``, ``prev_pool``,
-        ``next_pool`` (None: no pool header that way)."""
+        ``page_up``, ``page_down`` (by *page* rows), ``half_up``, ``half_down`` (by half of it),
+        ``first``, ``last``, ``prev_pool``, ``next_pool`` (None: no pool header that way)."""
         if where == "prev_pool":
             return self.pool_above()
         if where == "next_pool":
