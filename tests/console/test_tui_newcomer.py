@@ -75,3 +75,51 @@ async def test_a_cooldown_change_reads_cooling_before_and_after(tmp_home: Home) 
     assert status_words(bench, 2_000.0) == "ready"
     assert status_words(bench, None) == "exhausted"
     assert status_words({"last_status": None}, 1_000.0) == "ok"
+
+
+async def test_colon_undo_asks_with_the_action_not_its_history_id(tmp_home: Home) -> None:
+    """``:undo`` names the action as ``L`` then ``u`` does (action · pool of its time), never
+    ``Undo 20261203T105438502998Z-6cc06b?``."""
+    from screens.command_line import CommandLine
+    from screens.confirm import ConfirmScreen
+    from textual.widgets import Input
+
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_row(app, pilot, "openrouter", "d4e5f6")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(app, pilot)
+        await pilot.press("colon")
+        await pilot.pause()
+        assert isinstance(app.screen, CommandLine)
+        app.screen.query_one(Input).value = "undo"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        title = app.screen.title_text
+        assert title.startswith("Undo reset · openrouter of 20") and title.endswith("?"), title
+        assert "Z-" not in title                    # no history id (20261203T105438502998Z-6cc06b)
+
+
+def test_feedback_never_names_internal_fields_or_config_keys() -> None:
+    """``M`` and the flash line say a write in the operator's words: no ``failure_reason,
+    last_error_code``, no ``config.strategy · credential_pool_strategies.openrouter``."""
+    from store.ops.actions import Change, Outcome
+    from tui.services.write_feedback import done_feedback, note_words
+
+    undo = Outcome("undo", "openrouter", [Change("openrouter", "a1", "primary", {"last_status": "exhausted"},
+                                                 {"last_status": None})],
+                   ["primary: kept failure_reason, last_error_code (changed since by another writer)"])
+    fb = done_feedback("undoing x", [undo], history_id="x", now=1_000.0)
+    assert "kept failure reason, error code (changed since" in fb.message, fb.message
+    assert "failure_reason" not in fb.message and "last_error_code" not in fb.message
+    cfg = Outcome("config.strategy", "openrouter", [Change("openrouter", "credential_pool_strategies.openrouter",
+                                                           "config.yaml", {"value": "least_used"},
+                                                           {"value": "round_robin"})])
+    fb = done_feedback("setting the strategy", [cfg], now=1_000.0)
+    assert fb.flash == "strategy · openrouter · strategy of openrouter: least_used → round_robin", fb.flash
+    # The control: the words come from the map, an unknown name is left as it is.
+    assert note_words("kept some_new_field") == "kept some_new_field"

@@ -13,6 +13,7 @@ way. A failed write stays on the flash line until the operator dismisses it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -73,6 +74,48 @@ def value_words(value: Any) -> str:
     return str(value)
 
 
+# A config edit's action and its setting in the operator's words, not config.yaml's keys.
+CONFIG_ACTIONS = {"config.strategy": "strategy", "config.fallback.add": "fallback added",
+                  "config.fallback.remove": "fallback removed", "config.fallback.move": "fallback moved",
+                  "config.fallback.clear": "fallback cleared", "config.routing.set": "routing set",
+                  "config.routing.unset": "routing unset", "config.undo": "config undo"}
+CONFIG_SECTIONS = {"credential_pool_strategies": "strategy of", "fallback_providers": "fallback chain",
+                   "provider_routing": "routing"}
+
+
+# auth.json's field names, as a note in the console says them (``M`` never lists internal names).
+FIELD_WORDS = {
+    "last_status_at": "status time", "last_status": "status", "last_error_code": "error code",
+    "last_error_reason": "reason", "last_error_message": "message",
+    "last_error_reset_at": "reset time", "failure_reason": "failure reason",
+    "status_cleared_at": "cleared time", "request_count": "request count",
+    "access_token": "key", "refresh_token": "refresh token", "agent_key": "agent key",
+    "model_cooldowns": "model benches", "priority": "priority",
+}
+_FIELD = re.compile(r"\b(" + "|".join(sorted(FIELD_WORDS, key=len, reverse=True)) + r")\b")
+
+
+def note_words(note: str) -> str:
+    """*note* with auth.json's field names in words: ``kept failure_reason, last_error_code``
+    reads ``kept failure reason, error code``."""
+    return _FIELD.sub(lambda m: FIELD_WORDS[m.group(1)], note)
+
+
+def action_words(action: str) -> str:
+    """``config.strategy`` -> ``strategy``: a config edit named as the operator would."""
+    return CONFIG_ACTIONS.get(action, action.removeprefix("config.").replace(".", " "))
+
+
+def setting_words(key: str) -> str:
+    """``credential_pool_strategies.openrouter`` -> ``strategy of openrouter``;
+    ``fallback_providers[1]`` -> ``fallback chain [1]``; ``provider_routing.sort`` -> ``routing sort``."""
+    for section, words in CONFIG_SECTIONS.items():
+        if key.startswith(section):
+            rest = key[len(section):].lstrip(".")
+            return f"{words} {rest}".strip() if rest else words
+    return key.replace(".", " ")
+
+
 def status_words(fields: dict[str, Any], now: float | None) -> str:
     """A row's status as the table says it: ``cooling 10m``, ``ready``, ``dead``, ``ok`` (at
     *now*; without a clock, the stored word). A bench's length is what an operator changes,
@@ -91,7 +134,7 @@ def _row_result(action: str, c: Change, now: float | None = None) -> str:
     name = c.label or c.id or NULL
     before, after = c.before or {}, c.after or {}
     if "value" in before or "value" in after:                 # a config.yaml edit
-        return f"{c.id}: {value_words(before.get('value'))} → {value_words(after.get('value'))}"
+        return f"{setting_words(c.id)}: {value_words(before.get('value'))} → {value_words(after.get('value'))}"
     b, a = status_words(before, now), status_words(after, now)
     if action == "undo":
         if not before:
@@ -127,7 +170,7 @@ def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] =
     statuses read as the table's (``cooling 10m``)."""
     outcomes = list(outcomes)
     if not outcomes:
-        extra = "; ".join(notes)
+        extra = "; ".join(map(note_words, notes))
         message = "nothing to change" + (f" ({extra})" if extra else "")
         return Feedback(f"{what}: done", message, line=f"{what}: {message}")
     lines: list[str] = []
@@ -137,9 +180,10 @@ def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] =
     for out in outcomes:
         n = len(out.changes)
         rows += n
-        titles.append(f"{out.action} · {out.pool}" + (f" · {n} rows" if n > 1 else ""))
+        where = "" if out.pool == "config.yaml" and out.action.startswith("config.") else f" · {out.pool}"
+        titles.append(f"{action_words(out.action)}{where}" + (f" · {n} rows" if n > 1 else ""))
         lines += _rows(out.action, out.changes, now)
-        lines += [f"note: {note}" for note in out.notes]
+        lines += [f"note: {note_words(note)}" for note in out.notes]
         destructive |= out.action in DESTRUCTIVE
         undone |= out.action in ("undo", "config.undo")
     head = "; ".join(dict.fromkeys(titles))
