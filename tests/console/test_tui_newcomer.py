@@ -80,9 +80,10 @@ async def test_a_cooldown_change_reads_cooling_before_and_after(tmp_home: Home) 
 async def test_colon_undo_asks_with_the_action_not_its_history_id(tmp_home: Home) -> None:
     """``:undo`` names the action as ``L`` then ``u`` does (action · pool of its time), never
     ``Undo 20261203T105438502998Z-6cc06b?``."""
+    from textual.widgets import Input
+
     from screens.command_line import CommandLine
     from screens.confirm import ConfirmScreen
-    from textual.widgets import Input
 
     write_sample(tmp_home)
     app = app_for(tmp_home)
