@@ -9,7 +9,6 @@ summaries (ProxyWatch, MonitorWatch) and the one answer to why a key is disabled
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 from textual import events
@@ -20,15 +19,15 @@ from textual.widgets import Footer, Input
 
 from screens.config_view import ConfigScreen
 from screens.dashboard_actions import WRITING, Operator
-from screens.dashboard_chrome import clock_time, empty_message, live_and_held, problems
+from screens.dashboard_chrome import clock_time, empty_message, live_and_held, problems, ran_out
 from screens.dashboard_view import VIEW_BINDINGS, ViewControls
 from screens.detail import DetailScreen
 from screens.explain import Refusals
 from screens.monitor_view import MonitorWatch
 from screens.proxy_view import ProxyWatch
+from screens.view_memory import ViewMemory
 from store.paths import Home
-from store.pools import events as ev
-from store.pools.view import PoolView, build_pools
+from store.pools.view import PoolView
 from store.watch.home import HomeState
 from tui.services.heap import settle_heap
 from tui.services.host import host
@@ -109,6 +108,7 @@ class DashboardScreen(Screen):
         self.proxy = ProxyWatch(self, self._refresh_chrome)   # the status bar's proxy summary
         self.monitor = MonitorWatch(self, self._refresh_chrome, self.monitor_target)
         self.controls = ViewControls(self)       # sort, columns, range mark, n/N
+        self.memory = ViewMemory(self)           # that view, kept between sessions
 
     def make_operator(self) -> Operator:
         return Operator(self)
@@ -149,12 +149,16 @@ class DashboardScreen(Screen):
             self.proxy.pace_poll()
         self.proxy.poll()
         self.monitor.start(follow=self._tick_enabled)
+        self.memory.restore()
         if self.latest is not None:
             self._apply(self.latest)
         else:
             self._refresh_chrome()
         self.add_events(self._pending_events)
         self._pending_events = []
+
+    def on_unmount(self) -> None:
+        self.memory.save_now()          # the folds (sort and columns are saved as they change)
 
     # ------------------------------------------------------------ state in
     def show_state(self, state: HomeState) -> None:
@@ -174,6 +178,7 @@ class DashboardScreen(Screen):
             # A tag follows its credential; a credential that left the store takes it along.
             self.operator.tags &= {cv.key for pv in self.pools for cv in pv.credentials}
         self.refresh_table()
+        self.memory.fold_pending()
         self.operator.follow_pending_cursor()
         app = host(self)
         if state.pools and app.freeze_heap:
@@ -228,27 +233,11 @@ class DashboardScreen(Screen):
         agent will see it on its next selection.
         """
         now = self.clock()
-        table = self.table
-        flipped = table.tick(now)
-        if not flipped or self.state is None:
-            return
-        state = self.state
-        flipped_views = [e.cred for e in map(table.entry, flipped) if e is not None and e.cred]
-        touched = {cv.pool for cv in flipped_views}
-        fresh = {
-            pv.key: pv
-            for pool in touched
-            for pv in build_pools(state.doc, strategies=state.strategies, now=now,
-                                  ttls=state.ttls, env=state.env, only=pool)
-        }
-        self.pools = [fresh.get(pv.key, pv) for pv in self.pools]
-        self.refresh_table()
-        avail: dict[tuple[str, str], float] = {}
-        labels: dict[tuple[str, str], str] = {}
-        for cv in flipped_views:
-            avail[cv.key] = cv.effective.available_at or now
-            labels[cv.key] = cv.label
-        host(self).log_events(ev.elapsed(avail, labels, -math.inf, now))
+        flipped = self.table.tick(now)
+        if flipped and self.state is not None:
+            self.pools, elapsed = ran_out(self.state, self.pools, self.table, flipped, now)
+            self.refresh_table()
+            host(self).log_events(elapsed)
 
     # ------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
