@@ -104,7 +104,7 @@ class ViewMemory:
 
         def save() -> None:
             try:
-                save_view(home, view, lock_timeout=app.lock_timeout)
+                save_view(home, view)
             except (HermesAdminError, StoreUnreadable, OSError) as exc:
                 app.call_from_thread(app.notify, f"the console's view was not saved: {exc}",
                                      severity="warning", timeout=8, markup=False)
@@ -119,6 +119,6 @@ class ViewMemory:
         if view != self.last:
             self.last = view
             try:
-                save_view(self.home, view, lock_timeout=1.0)
+                save_view(self.home, view)
             except (HermesAdminError, StoreUnreadable, OSError):
                 pass          # closing: nobody left to tell; the file is left as it was

@@ -11,8 +11,9 @@ Only the console reads and writes this section: agents read the rest of the file
 look at it (:func:`store.config.settings.parse` lets it be). Read strictly: a field that cannot
 be used raises ConfigUnreadable naming the file and the field, and the console says so and starts
 with its defaults. A save keeps the operator's comments and every other section (ruamel round
-trip, re-read before it may replace the file), under a lock, and writes the file 0600 through
-``atomic_write_bytes(follow_link=False)``: a link at the name is replaced, never followed.
+trip, re-read before it may replace the file), replaces it only if it is still the file read,
+and writes it 0600 through ``atomic_write_bytes(follow_link=False)``: a symlink at the name is
+refused, never written through.
 """
 
 from __future__ import annotations
@@ -25,14 +26,13 @@ import yaml
 from store import safeio
 from store.authfile import atomic_write_bytes
 from store.config import settings, yamlguard
+from store.config.yamlcas import ConfigChanged, retry_on_change, unchanged_since
 from store.config.yamledit import dump_tree, set_key
 from store.config.yamlread import load_tree
 from store.errors import ConfigUnreadable, StoreUnreadable
-from store.lock import DEFAULT_LOCK_TIMEOUT, locked
 from store.paths import Home
 
 SECTION = "console"
-LOCK_FILE = "hermes-admin.yaml.lock"
 AUTO, WIDE = "auto", "wide"
 MAX_NAMES = 1000          # folded pools, chosen columns
 MAX_NAME = 200            # one pool or column name
@@ -88,12 +88,16 @@ def _path(home: Home) -> Any:
     return home.root / settings.SETTINGS_FILE
 
 
-def _read_raw(home: Home) -> bytes | None:
+def _read(home: Home) -> tuple[bytes, Any] | None:
     path = _path(home)
     try:
-        got = safeio.read_checked(path, settings.SETTINGS_CAP, ConfigUnreadable)
+        return safeio.read_checked(path, settings.SETTINGS_CAP, ConfigUnreadable)
     except StoreUnreadable as exc:
         raise ConfigUnreadable(path, exc.reason) from None
+
+
+def _read_raw(home: Home) -> bytes | None:
+    got = _read(home)
     return None if got is None else got[0]
 
 
@@ -129,27 +133,32 @@ def as_section(view: ConsoleView) -> dict[str, Any]:
     return out
 
 
-def save_view(home: Home, view: ConsoleView, lock_timeout: float = DEFAULT_LOCK_TIMEOUT) -> bool:
+@retry_on_change
+def save_view(home: Home, view: ConsoleView) -> bool:
     """Write *view* as the ``console:`` section, every other line of the file kept. False when
-    the file already says so (nothing written). ConfigUnreadable when the file cannot be used
-    (it is left alone)."""
+    the file already says so (nothing written). ConfigUnreadable when the file cannot be used,
+    WriteFailed for a symlink at its name (the file is left alone either way). No lock file:
+    as config.yaml's edits do, the file is replaced only if it is still the one read (another
+    console's save in between is read again, up to three times)."""
     path = _path(home)
     section = as_section(view)
     parse_view(section, path)                                  # never write what we would refuse
-    with locked(home.root / LOCK_FILE, lock_timeout):
-        raw = _read_raw(home)
-        before = _plain(raw, path) if raw is not None else None
-        if before is not None and not isinstance(before, dict):
-            raise ConfigUnreadable(path, "must be a mapping")
-        if (before or {}).get(SECTION) == section:
-            return False
-        tree, rt = load_tree(raw, path)
-        set_key(tree, SECTION, section)
-        data = dump_tree(rt, tree)
-        after = _plain(data, path)
-        others = {k: v for k, v in (before or {}).items() if k != SECTION}
-        if not isinstance(after, dict) or after.get(SECTION) != section or \
-                {k: v for k, v in after.items() if k != SECTION} != others:
-            raise ConfigUnreadable(path, "the edited file did not read back as intended; nothing was written")
-        atomic_write_bytes(path, data, mode=0o600, follow_link=False)
+    got = _read(home)
+    raw = None if got is None else got[0]
+    before = _plain(raw, path) if raw is not None else None
+    if before is not None and not isinstance(before, dict):
+        raise ConfigUnreadable(path, "must be a mapping")
+    if (before or {}).get(SECTION) == section:
+        return False
+    tree, rt = load_tree(raw, path)
+    set_key(tree, SECTION, section)
+    data = dump_tree(rt, tree)
+    after = _plain(data, path)
+    others = {k: v for k, v in (before or {}).items() if k != SECTION}
+    if not isinstance(after, dict) or after.get(SECTION) != section or \
+            {k: v for k, v in after.items() if k != SECTION} != others:
+        raise ConfigUnreadable(path, "the edited file did not read back as intended; nothing was written")
+    if not unchanged_since(path, got):
+        raise ConfigChanged(path)
+    atomic_write_bytes(path, data, mode=0o600, follow_link=False)
     return True
