@@ -25,6 +25,7 @@ from screens.detail import DetailScreen
 from screens.explain import Refusals
 from screens.monitor_view import MonitorWatch
 from screens.proxy_view import ProxyWatch
+from screens.request_log import RequestLogScreen
 from screens.view_memory import ViewMemory
 from store.paths import Home
 from store.pools.view import PoolView
@@ -83,6 +84,8 @@ class DashboardScreen(Screen):
         Binding("e", "events", "Events", show=False, id="dashboard.events",
                 tooltip="Toggle events timeline — transitions seen in the store"),
         Binding("v", "config", "Config", id="dashboard.config"),
+        Binding("l", "request_log", "Requests", show=False, id="dashboard.request_log",
+                tooltip="Request log — the row's recent requests through any proxy on this home"),
         Binding("x", "proxy", "Proxy", show=False, id="dashboard.proxy",
                 tooltip="Proxy panel — live traffic of the proxy running on this home"),
         Binding("A", "monitor", "Monitor", show=False, id="dashboard.monitor", tooltip="Monitor view — open alerts"),
@@ -244,7 +247,7 @@ class DashboardScreen(Screen):
         if action in WRITING:
             # None: shown dimmed in the footer; pressing it says why (on_key below).
             return self.refusals.availability(action, parameters) if self._ready else None
-        if action == "detail":
+        if action in ("detail", "request_log"):
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
         if action == "end_range":
@@ -315,6 +318,10 @@ class DashboardScreen(Screen):
 
     def action_audit(self) -> None:
         self.operator.audit()
+
+    def action_request_log(self) -> None:
+        if (cv := self.table.cursor_credential) is not None:
+            self.app.push_screen(RequestLogScreen(host(self).home, cv.pool, cv.id, cv.label or cv.id))
 
     def action_proxy(self) -> None:
         self.proxy.open_panel()

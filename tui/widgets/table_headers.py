@@ -53,9 +53,12 @@ def span_width(widths: Sequence[int], n: int) -> int:
     return sum(widths[:n]) + 2 * PAD * (n - 1)
 
 
-def pool_header(name: str, rest: Sequence[str], widths: Sequence[int]) -> list[Run]:
+def pool_header(name: str, rest: Sequence[str], widths: Sequence[int],
+                extra: Sequence[str] = ()) -> list[Run]:
     """A pool header's runs over cells of *widths* (the cells after the ``#`` cell): *name*
-    first, then *rest* (the strategy, then the counts), each count whole.
+    first, then *rest* (the strategy, then the counts), each count whole, then one of *extra*
+    (its forms, longest first: ``usable again at 14:05``, ``usable 14:05``) when one fits: the
+    strategy goes before it does, and it goes before a count is cut.
 
     The name takes as few cells as hold it; when the rest then does not fit, the name is
     cut to leave them room; when not even one cell of name does, the strategy (rest[0]) is
@@ -64,7 +67,8 @@ def pool_header(name: str, rest: Sequence[str], widths: Sequence[int]) -> list[R
     n = len(widths)
     if n == 0:
         return []
-    for tokens in (list(rest), list(rest[1:])):
+    tries = [[*rest, form] for form in extra] + [[*rest[1:], form] for form in extra]
+    for tokens in (*tries, list(rest), list(rest[1:])):
         whole = next((j for j in range(1, n + 1) if len(name) <= span_width(widths, j)), n)
         for j in range(whole, 0, -1):
             runs = fill(tokens, widths[j:])

@@ -106,7 +106,7 @@ class RowPainter:
         e = self._rows.entry(key)
         assert e is not None and e.cred is None, key
         name, *rest = C.header_tokens(e.pool)
-        return pool_header(name, rest, self._layout.widths[1:])
+        return pool_header(name, rest, self._layout.widths[1:], C.usable_again(e.pool))
 
     def header_strip(self, key: str, base: Style) -> Strip:
         """A pool header's line: the fold mark, then its runs, full width."""

@@ -303,8 +303,8 @@ class RowStore:
         if isinstance(e.pool, ProfileBanner):
             return ("banner", e.pool.tokens, e.pool.error)
         if cv is None:
-            return ("hdr", e.pool.strategy, e.pool.strategy_known,
-                    tuple(sorted(e.pool.counts.items())), e.pool.key in self._folded)
+            return ("hdr", e.pool.strategy, e.pool.strategy_known, tuple(sorted(e.pool.counts.items())),
+                    e.pool.key in self._folded, e.pool.next_available_at)
         mk = mark_key(e)
         return (*C.signature(cv), self._marks.get(mk, ""), self._notes.get(mk, ""), fps.get(cv.key),
                 self.headroom.of(mk))
