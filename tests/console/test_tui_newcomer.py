@@ -124,3 +124,28 @@ def test_feedback_never_names_internal_fields_or_config_keys() -> None:
     assert fb.flash == "strategy · openrouter · strategy of openrouter: least_used → round_robin", fb.flash
     # The control: the words come from the map, an unknown name is left as it is.
     assert note_words("kept some_new_field") == "kept some_new_field"
+
+
+async def test_help_at_80_columns_has_no_twin_lines_and_a_whole_title(tmp_home: Home) -> None:
+    """Without its ``where`` column (80 columns), help names the screen in the words of a key
+    that acts elsewhere than its id says: ``r Reset`` no longer appears twice; the title fits."""
+    from textual.widgets import DataTable
+
+    from screens.help import TITLE, HelpScreen
+
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark", *"reset")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HelpScreen)
+        table = screen.query_one(DataTable)
+        assert "where" not in [str(c.label) for c in table.columns.values()]
+        lines = [tuple(str(c) for c in table.get_row_at(i)) for i in range(table.row_count)]
+        assert len(lines) == len(set(lines)), lines
+        assert ("r", "Reset (on profiles)", "dashboard.reset") in [tuple(x.strip() for x in ln) for ln in lines]
+        title = str(screen.query_one("#help-title").render())
+        assert title.endswith("Esc: close)") and len(title) <= screen.query_one("#help-title").size.width
+        assert len(TITLE.format(what="4 of 151 keys")) > 72                 # the long one would be cut
