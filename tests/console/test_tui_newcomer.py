@@ -149,3 +149,42 @@ async def test_help_at_80_columns_has_no_twin_lines_and_a_whole_title(tmp_home: 
         title = str(screen.query_one("#help-title").render())
         assert title.endswith("Esc: close)") and len(title) <= screen.query_one("#help-title").size.width
         assert len(TITLE.format(what="4 of 151 keys")) > 72                 # the long one would be cut
+
+
+async def test_a_keymap_warning_and_a_proxy_panel_message_never_cover_a_table(tmp_home: Home, tmp_path,
+                                                                            monkeypatch) -> None:
+    """A keymap warning at start lands on the dashboard's flash line (it is not composed yet
+    when the keymap is read), and a message in the proxy panel on the panel's own flash line:
+    no toast over a table. The control: the same message through Textual's own notify is a
+    toast over the table, so the harness sees one when there is one."""
+    from textual.app import App
+
+    from screens.proxy_view import ProxyScreen
+    from tests.tui_sample import proxy_status
+    from tui.app.console import HermesAdminApp
+    from tui.services.clock import FakeClock
+    from tui.widgets.flash import FlashLine
+
+    async def toasts(app, pilot) -> list:
+        for _ in range(20):                      # bounded: the toast rack mounts later
+            await pilot.pause()
+        return [t for s in app.screen_stack for t in s.query("Toast")]
+
+    write_sample(tmp_home)
+    keymap = tmp_path / "keymap.yaml"
+    keymap.write_text("no.such_binding: X\n")
+    app = HermesAdminApp(tmp_home, clock=FakeClock(1_767_225_600.0), watch=False, tick=False,
+                         keymap_file=keymap)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:    # toasts drawn, if any
+        await pilot.pause()
+        assert await toasts(app, pilot) == []
+        assert "keymap ignored" in app.dashboard.query_one(FlashLine).text
+        App.notify(app, "a toast", timeout=30)                                 # the control
+        assert await toasts(app, pilot) != []
+        app.clear_notifications()
+        monkeypatch.setattr(ProxyScreen, "poll", lambda self: self.show(proxy_status()))
+        app.push_screen(ProxyScreen(tmp_home))
+        await pilot.pause()
+        app.notify("the proxy did not answer", severity="warning")
+        assert await toasts(app, pilot) == []
+        assert "the proxy did not answer" in app.screen.query_one(FlashLine).text

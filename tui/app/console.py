@@ -297,9 +297,11 @@ class HermesAdminApp(App):
 
     def flash_on_screen(self) -> bool:
         """Whether a flash line is visible: on the current screen, or under the modals over it."""
+        if not self.screen_stack:
+            return True         # before the dashboard: its flash line shows the log's last on mount
         for screen in reversed(self.screen_stack):
-            if screen.query(FlashLine):
-                return True
+            if screen.query(FlashLine) or (isinstance(screen, DashboardScreen) and not screen.is_mounted):
+                return True     # a dashboard not composed yet (a keymap warning at start) will
             if not screen.is_modal:
                 return False
         return False
