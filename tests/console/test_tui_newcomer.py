@@ -188,3 +188,18 @@ async def test_a_keymap_warning_and_a_proxy_panel_message_never_cover_a_table(tm
         app.notify("the proxy did not answer", severity="warning")
         assert await toasts(app, pilot) == []
         assert "the proxy did not answer" in app.screen.query_one(FlashLine).text
+
+
+async def test_the_cooldown_preview_error_wraps_at_80_columns(tmp_home: Home) -> None:
+    """A long ``✖`` preview wraps within the modal instead of losing its end (#28)."""
+    from textual.widgets import Static
+
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_row(app, pilot, "openrouter", "a1b2c3")
+        await pilot.press("c", *"soon")
+        await pilot.pause()
+        preview = app.screen.query_one("#cooldown-preview", Static)
+        assert app.screen.preview.endswith("2026-11-29T18:30)")
+        assert len(app.screen.preview) > preview.size.width and preview.size.height >= 2
