@@ -3,7 +3,7 @@
 Every column but ``#`` is listed with a box (``[x]``): ↑/↓ move, space ticks or unticks, Enter shows
 the ticked ones (always in the table's one order), ``a`` goes back to the automatic layout
 (as many columns as the terminal has room for), Esc leaves the table as it was. The choice
-lasts as long as the console runs; ``w`` still switches to every column and back to it.
+is kept between sessions (screens.view_memory); ``w`` still switches to every column and back.
 """
 
 from __future__ import annotations
