@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.console.test_tui_habits import all_cooling, proxy_file, req
-from tests.console.test_tui_headroom import FIVE_H, seed_sidecar
+from tests.console.habits_helpers import FIVE_H, all_cooling, proxy_file, req, seed_sidecar
 from tests.tui_sample import NOW, fitted, make_app, on_row, write_sample
 
 pytestmark = pytest.mark.usefixtures("utc")

@@ -183,28 +183,6 @@ async def test_cooldown_modal_previews_applies_and_cancels(tmp_home: Home) -> No
     assert [e["action"] for e in audit_lines(tmp_home)] == ["cooldown"]
 
 
-async def test_cooldown_default_is_a_real_value_enter_benches_15m(tmp_home: Home) -> None:
-    """The for/until field opens holding 15m (not a placeholder that looks filled in, #28):
-    its preview shows at once and Enter benches for 15 minutes; typing replaces it."""
-    write_sample(tmp_home)
-    app = app_for(tmp_home)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await on_row(app, pilot, "openrouter", "a1b2c3")
-        await pilot.press("c")
-        await pilot.pause()
-        assert isinstance(app.screen, CooldownScreen)
-        assert app.screen.preview == "until 00:15:00, in 15m"
-        await pilot.press("enter")
-        await settle(app, pilot)
-        assert isinstance(app.screen, DashboardScreen)
-        row = rows_by_id(tmp_home)["a1b2c3"]
-        assert row["last_error_reset_at"] == NOW + 900 and row["last_status"] == "exhausted"
-        await on_row(app, pilot, "openrouter", "a1b2c3")
-        await pilot.press("c", *"2h")                  # typed over the default, not after it
-        await pilot.pause()
-        assert app.screen.preview == "until 02:00:00, in 2h 0m"
-
-
 async def test_cooldown_skips_dead_rows_and_refuses_only_dead(tmp_home: Home) -> None:
     write_sample(tmp_home)
     before = tmp_home.auth.read_bytes()

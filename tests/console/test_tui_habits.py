@@ -3,26 +3,16 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from screens.request_log import RequestLogScreen
 from store.paths import Home
 from tests.conftest import make_row, make_store, write_store
-from tests.tui_sample import NOW, app_for, on_row, proxy_status, table_of, visible_text, write_sample
+from tests.console.habits_helpers import all_cooling, proxy_file, req
+from tests.tui_sample import NOW, app_for, on_row, table_of, visible_text, write_sample
 from tui.widgets.table_rows import RowStore
 
 HEADER = "pool\x1fopenrouter"
-
-
-def all_cooling(home: Home, second_until: float = NOW + 900) -> None:
-    write_store(home, make_store({"openrouter": [
-        make_row("aaaaaa", label="one", priority=0, last_status="exhausted", last_status_at=NOW - 10,
-                 last_error_code=429, last_error_reset_at=NOW + 300),
-        make_row("bbbbbb", label="two", priority=1, last_status="exhausted", last_status_at=NOW - 10,
-                 last_error_code=429, last_error_reset_at=second_until),
-    ], "nous": [make_row("cccccc", label="fine", priority=0)]}))
 
 
 async def test_a_pool_with_nothing_usable_says_when_it_is_usable_again(tmp_home: Home, utc) -> None:
@@ -66,20 +56,6 @@ async def test_the_header_follows_a_change_of_the_bench(tmp_home: Home, utc, mon
         assert ("usable again at 00:15" in visible_text(app)) is not control
 
 
-def proxy_file(home: Home, port: int, recent: list[dict], pid: int | None = None) -> None:
-    from store.proxy.stats import status_path, write_status
-
-    st = proxy_status(pid=pid or os.getpid())
-    st.update(port=port, recent_requests=recent, updated_at=NOW)
-    write_status(home, st)
-    assert status_path(home, port).exists()
-
-
-def req(at: float, pool: str, rid: str, status: int, outcome: str, route: str = "openrouter") -> dict:
-    return {"at": at, "rid": "r", "path": "/v1/chat/completions", "route": route, "pool": pool, "id": rid,
-            "status": status, "ms": 12.5, "upstream_ms": 10.0, "tries": 1, "outcome": outcome}
-
-
 async def test_l_lists_the_rows_requests_from_every_proxy_newest_first(tmp_home: Home, utc) -> None:
     write_sample(tmp_home)
     proxy_file(tmp_home, 8645, [req(NOW - 60, "openrouter", "a1b2c3", 200, "served"),
@@ -118,3 +94,32 @@ async def test_l_says_when_no_proxy_ran_or_none_used_the_key(tmp_home: Home) -> 
         await pilot.press("l")
         await pilot.pause()
         assert app.screen.rows == [] and "None of the last requests of 1 proxy" in visible_text(app)
+
+
+async def test_ctrl_d_and_ctrl_u_move_half_a_page(tmp_home: Home) -> None:
+    """less's and vi's half page: ctrl+d moves the cursor (and the view) half the table's
+    height down, ctrl+u back up; pagedown still moves a whole page."""
+    write_store(tmp_home, make_store({"openrouter": [
+        make_row(f"r{i:05d}", label=f"key-{i}", priority=i) for i in range(60)]}))
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = table_of(app)
+        table.move_cursor(row=0)
+        page = table.size.height - 1            # the title line is not a row's
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        half = table.cursor_row
+        assert 1 < half < page and abs(half - page // 2) <= 1, (half, page)
+        await pilot.press("ctrl+d", "ctrl+d")
+        await pilot.pause()
+        assert table.cursor_row == 3 * half and table.scroll_y > 0     # the view followed
+        await pilot.press("ctrl+u")
+        await pilot.pause()
+        assert table.cursor_row == 2 * half
+        await pilot.press("ctrl+u", "ctrl+u", "ctrl+u")
+        await pilot.pause()
+        assert table.cursor_row == 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert table.cursor_row > half + 1

@@ -7,10 +7,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.agent.headroom import Headroom
 from store.agent.ratelimits import Reading
 from store.paths import Home
-from store.pools.view import row_fingerprint
+from tests.console.habits_helpers import seed_sidecar
 from tests.tui_sample import NOW, key, make_app, table_of, visible_text, write_sample
 from tui.text import headroom as words
 from tui.widgets import table_columns as TC
@@ -18,16 +17,6 @@ from tui.widgets.table_columns import columns_for
 
 RPM = Reading("requests", "openai", NOW - 2, limit=500, remaining=12, reset_at=NOW + 25)
 FIVE_H = Reading("5h", "anthropic-unified", NOW - 2, utilization=0.62, reset_at=NOW + 3600)
-
-
-def seed_sidecar(home: Home, readings: dict[str, list[Reading]], *, fp_of=None) -> None:
-    doc = write_sample(home)
-    rows = {r["id"]: r for r in doc["credential_pool"]["openrouter"]}
-    room = Headroom(home, clock=lambda: NOW)
-    for rid, rs in readings.items():
-        fp = fp_of(rid) if fp_of else row_fingerprint("openrouter", rows[rid])
-        room.record("openrouter", rid, fp, rs)
-    assert room.flush(force=True)
 
 
 def cell_text(app, rid: str) -> str:

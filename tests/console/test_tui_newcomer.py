@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from screens.cooldown import CooldownScreen
+from screens.dashboard import DashboardScreen
 from store.paths import Home
-from tests.tui_sample import app_for, notes, on_row, rows_by_id, settle, write_sample
+from tests.tui_sample import NOW, app_for, notes, on_row, rows_by_id, settle, write_sample
 
 
 async def test_move_under_a_status_sort_is_refused_saying_why(tmp_home: Home) -> None:
@@ -203,3 +205,25 @@ async def test_the_cooldown_preview_error_wraps_at_80_columns(tmp_home: Home) ->
         preview = app.screen.query_one("#cooldown-preview", Static)
         assert app.screen.preview.endswith("2026-11-29T18:30)")
         assert len(app.screen.preview) > preview.size.width and preview.size.height >= 2
+
+
+async def test_cooldown_default_is_a_real_value_enter_benches_15m(tmp_home: Home) -> None:
+    """The for/until field opens holding 15m (not a placeholder that looks filled in, #28):
+    its preview shows at once and Enter benches for 15 minutes; typing replaces it."""
+    write_sample(tmp_home)
+    app = app_for(tmp_home)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_row(app, pilot, "openrouter", "a1b2c3")
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, CooldownScreen)
+        assert app.screen.preview == "until 00:15:00, in 15m"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert isinstance(app.screen, DashboardScreen)
+        row = rows_by_id(tmp_home)["a1b2c3"]
+        assert row["last_error_reset_at"] == NOW + 900 and row["last_status"] == "exhausted"
+        await on_row(app, pilot, "openrouter", "a1b2c3")
+        await pilot.press("c", *"2h")                  # typed over the default, not after it
+        await pilot.pause()
+        assert app.screen.preview == "until 02:00:00, in 2h 0m"

@@ -388,31 +388,3 @@ async def test_one_row_reload_repaints_that_line_and_the_status_bar_only(tmp_hom
         await relabel("key-YYYYY")
         assert layouts
 
-
-async def test_ctrl_d_and_ctrl_u_move_half_a_page(tmp_home: Home) -> None:
-    """less's and vi's half page: ctrl+d moves the cursor (and the view) half the table's
-    height down, ctrl+u back up; pagedown still moves a whole page."""
-    write_store(tmp_home, make_store({"openrouter": [
-        make_row(f"r{i:05d}", label=f"key-{i}", priority=i) for i in range(60)]}))
-    app = app_for(tmp_home)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        table = table_of(app)
-        table.move_cursor(row=0)
-        page = table.size.height - 1            # the title line is not a row's
-        await pilot.press("ctrl+d")
-        await pilot.pause()
-        half = table.cursor_row
-        assert 1 < half < page and abs(half - page // 2) <= 1, (half, page)
-        await pilot.press("ctrl+d", "ctrl+d")
-        await pilot.pause()
-        assert table.cursor_row == 3 * half and table.scroll_y > 0     # the view followed
-        await pilot.press("ctrl+u")
-        await pilot.pause()
-        assert table.cursor_row == 2 * half
-        await pilot.press("ctrl+u", "ctrl+u", "ctrl+u")
-        await pilot.pause()
-        assert table.cursor_row == 0
-        await pilot.press("pagedown")
-        await pilot.pause()
-        assert table.cursor_row > half + 1
