@@ -27,6 +27,7 @@ from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
 from screens.profiles_view import ProfilesDashboard
 from screens.proxy_view import ProxyScreen, RouteScreen
+from screens.request_log import RequestLogScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
 from tui.widgets import CredentialTable
@@ -42,7 +43,7 @@ SCOPES: tuple[tuple[str, type], ...] = (
     ("profiles", ProfilesDashboard), ("profile picker", ProfilePicker),
     ("command line", CommandLine), ("findings", FindingsScreen), ("profile config", ProfileConfigScreen),
     ("columns", ColumnChooser),
-    ("messages", MessagesScreen),
+    ("messages", MessagesScreen), ("requests", RequestLogScreen),
 )
 
 

@@ -3,7 +3,7 @@
 Every column but ``#`` is listed with a box (``[x]``): ↑/↓ move, space ticks or unticks, Enter shows
 the ticked ones (always in the table's one order), ``a`` goes back to the automatic layout
 (as many columns as the terminal has room for), Esc leaves the table as it was. The choice
-lasts as long as the console runs; ``w`` still switches to every column and back to it.
+is kept between sessions (screens.view_memory); ``w`` still switches to every column and back.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ ABOUT: dict[str, str] = {
     "source": "where the key came from: manual, env:VAR, claude_code…",
     "status": "ok, cooling, ready or dead",
     "left": "time left of a cooldown",
+    "headroom": "the tightest rate-limit window a provider reported",
     "resets": "when the cooldown ends, local time",
     "error": "the code and the reason in one column",
     "code": "the provider's status code",

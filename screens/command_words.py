@@ -9,7 +9,8 @@ A command's argument says where it acts:
 - a row: ``:reset openrouter backup-key`` (label or id), or a pool: ``:reset openrouter``
   (the pool's header row); in the all-profiles view a pool may be ``team-a/openrouter``;
 - ``:sort status``, ``:config fallback``, ``:filter cooling``, ``:help reset``;
-- and two that are not one key: ``:profile <name>|all`` and ``:undo [N|ID]``.
+- and three that are not one key: ``:profile <name>|all``, ``:undo [N|ID]`` and
+  ``:export csv|json FILE`` (the current view, to a file).
 
 A row or pool command moves the cursor there, then does what the key does, so it is
 refused, confirmed and written exactly as the key is.
@@ -23,8 +24,9 @@ from typing import Callable, Iterable, Sequence
 
 from textual.binding import Binding
 
-NONE, ROW, POOL, SORT, TAB, WORDS, PROFILE, UNDO = (
-    "none", "row", "pool", "sort", "tab", "words", "profile", "undo")
+NONE, ROW, POOL, SORT, TAB, WORDS, PROFILE, UNDO, EXPORT = (
+    "none", "row", "pool", "sort", "tab", "words", "profile", "undo", "export")
+EXPORT_FORMATS = ("csv", "json")
 # What each action's argument is (actions not named here take none).
 ARGS: dict[str, str] = {
     "detail": ROW, "reset": ROW, "cooldown": ROW, "remove": ROW, "move_up": ROW, "move_down": ROW,
@@ -33,7 +35,7 @@ ARGS: dict[str, str] = {
     "sort": SORT, "config": TAB, "filter": WORDS, "help": WORDS,
 }
 USAGE = {NONE: "", ROW: "POOL [ROW]", POOL: "POOL", SORT: "ORDER", TAB: "[TAB]", WORDS: "[TEXT]",
-         PROFILE: "NAME|all", UNDO: "[N|ID]"}
+         PROFILE: "NAME|all", UNDO: "[N|ID]", EXPORT: "csv|json FILE"}
 # Names that are not the id's tail (two ids would give one name, or the tail says little).
 NAMES = {"app.quit": "quit", "profiles.config": "profile-config", "profiles.pick": "profiles",
          "app.command_palette": "palette", "app.dismiss_notifications": "dismiss"}
@@ -118,6 +120,8 @@ def specs_from(groups: Iterable[tuple[str, Sequence[Binding]]], key_of: Callable
                                       ARGS.get(action, NONE), b.id))
     undo = Spec("undo", "line", "undo", "L u", "Undo an operator action (1 = the newest)", UNDO)
     out.setdefault("undo", undo)
+    out.setdefault("export", Spec("export", "line", "export", "", "Export the current view: csv or json, to a file",
+                                  EXPORT))
     # On one home it is there too, to say how to get profiles.
     out.setdefault("profile", Spec("profile", "line", "profile", "P" if profiles else "",
                                    "Narrow the console to a profile, or all", PROFILE))
@@ -165,6 +169,8 @@ def parse(text: str, specs: Sequence[Spec], vocab: Vocabulary) -> Parsed | str:
             return "profile <name> | profile all"
         if args[0] != "all" and args[0] not in vocab.profiles:
             return f"no profile {args[0]!r} (profiles: {', '.join(vocab.profiles) or 'none'})"
+    if kind == EXPORT and (len(args) != 2 or args[0] not in EXPORT_FORMATS):
+        return "export csv FILE | export json FILE: the current view, to a file"
     if kind == UNDO and len(args) > 1:
         return "undo [N|ID]: one action (1 = the newest; see hermes-admin history)"
     return Parsed(spec, args)
@@ -218,7 +224,7 @@ def _options(spec: Spec, done: list[str], vocab: Vocabulary) -> list[str]:
     if done:
         return []
     return {SORT: list(vocab.sorts), TAB: list(vocab.tabs),
-            PROFILE: ["all", *(vocab.profiles or ())],
+            PROFILE: ["all", *(vocab.profiles or ())], EXPORT: list(EXPORT_FORMATS),
             UNDO: [str(i + 1) for i in range(min(9, len(vocab.undo_ids)))]}.get(kind, [])
 
 

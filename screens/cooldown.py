@@ -24,6 +24,8 @@ from tui.text.format import countdown, local_time
 from tui.text.shown import shown
 from tui.widgets.guarded import GuardedModal
 
+DEFAULT_FOR = "15m"     # what the for/until field holds when the modal opens
+
 
 def describe_until(until: float, now: float) -> str:
     """``until 18:42:10, in 15m 0s`` (the date too when it is not today)."""
@@ -52,15 +54,20 @@ class CooldownScreen(GuardedModal["tuple[float, str | None] | None"]):
             if self.notes:
                 yield Static(Text("\n".join(f"⚠ {n}" for n in self.notes)), classes="modal-notes")
             yield Label("For (90s, 15m, 2h, 1d) or until (18:30, 2026-11-29T18:30)")
-            yield Input(placeholder="15m", id="cooldown-when", compact=True)
+            # A real default, not a placeholder that looks filled in (#28): Enter benches for
+            # 15m; typing replaces it (the value is selected on focus).
+            yield Input(DEFAULT_FOR, placeholder="a duration or a time", id="cooldown-when",
+                        compact=True, select_on_focus=True)
             yield Static(id="cooldown-preview")
             yield Label("Reason (optional, stored as last_error_reason)")
-            yield Input(placeholder="manual_cooldown", id="cooldown-reason", compact=True)
+            yield Input(placeholder="(empty: manual_cooldown)", id="cooldown-reason", compact=True)
             yield ErrorLine(classes="form-error")
             yield Static("Enter: apply   ·   Tab: next field   ·   Esc: cancel", classes="modal-keys")
 
     def on_mount(self) -> None:
-        self.query_one("#cooldown-when", Input).focus()
+        when = self.query_one("#cooldown-when", Input)
+        when.focus()
+        self._show_preview(when.value)
 
     @property
     def error_text(self) -> str:
@@ -75,7 +82,11 @@ class CooldownScreen(GuardedModal["tuple[float, str | None] | None"]):
 
     @on(Input.Changed, "#cooldown-when")
     def _typed(self, event: Input.Changed) -> None:
-        text = event.value.strip()
+        self._show_preview(event.value)
+        self.query_one(ErrorLine).set_error(None)
+
+    def _show_preview(self, value: str) -> None:
+        text = value.strip()
         self.preview = ""
         if text:
             try:
@@ -83,7 +94,6 @@ class CooldownScreen(GuardedModal["tuple[float, str | None] | None"]):
             except ValueError as exc:
                 self.preview = f"✖ {exc}"
         self.query_one("#cooldown-preview", Static).update(Text(self.preview))
-        self.query_one(ErrorLine).set_error(None)
 
     @on(Input.Submitted)
     def _enter(self, event: Input.Submitted) -> None:

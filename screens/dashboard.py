@@ -9,7 +9,6 @@ summaries (ProxyWatch, MonitorWatch) and the one answer to why a key is disabled
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
 from textual import events
@@ -20,15 +19,16 @@ from textual.widgets import Footer, Input
 
 from screens.config_view import ConfigScreen
 from screens.dashboard_actions import WRITING, Operator
-from screens.dashboard_chrome import clock_time, empty_message, problems
+from screens.dashboard_chrome import clock_time, empty_message, live_and_held, problems, ran_out
 from screens.dashboard_view import VIEW_BINDINGS, ViewControls
 from screens.detail import DetailScreen
 from screens.explain import Refusals
 from screens.monitor_view import MonitorWatch
 from screens.proxy_view import ProxyWatch
+from screens.request_log import RequestLogScreen
+from screens.view_memory import ViewMemory
 from store.paths import Home
-from store.pools import events as ev
-from store.pools.view import PoolView, build_pools
+from store.pools.view import PoolView
 from store.watch.home import HomeState
 from tui.services.heap import settle_heap
 from tui.services.host import host
@@ -84,6 +84,8 @@ class DashboardScreen(Screen):
         Binding("e", "events", "Events", show=False, id="dashboard.events",
                 tooltip="Toggle events timeline — transitions seen in the store"),
         Binding("v", "config", "Config", id="dashboard.config"),
+        Binding("l", "request_log", "Requests", show=False, id="dashboard.request_log",
+                tooltip="Request log — the row's recent requests through any proxy on this home"),
         Binding("x", "proxy", "Proxy", show=False, id="dashboard.proxy",
                 tooltip="Proxy panel — live traffic of the proxy running on this home"),
         Binding("A", "monitor", "Monitor", show=False, id="dashboard.monitor", tooltip="Monitor view — open alerts"),
@@ -109,6 +111,7 @@ class DashboardScreen(Screen):
         self.proxy = ProxyWatch(self, self._refresh_chrome)   # the status bar's proxy summary
         self.monitor = MonitorWatch(self, self._refresh_chrome, self.monitor_target)
         self.controls = ViewControls(self)       # sort, columns, range mark, n/N
+        self.memory = ViewMemory(self)           # that view, kept between sessions
 
     def make_operator(self) -> Operator:
         return Operator(self)
@@ -149,12 +152,16 @@ class DashboardScreen(Screen):
             self.proxy.pace_poll()
         self.proxy.poll()
         self.monitor.start(follow=self._tick_enabled)
+        self.memory.restore()
         if self.latest is not None:
             self._apply(self.latest)
         else:
             self._refresh_chrome()
         self.add_events(self._pending_events)
         self._pending_events = []
+
+    def on_unmount(self) -> None:
+        self.memory.save_now()          # the folds (sort and columns are saved as they change)
 
     # ------------------------------------------------------------ state in
     def show_state(self, state: HomeState) -> None:
@@ -174,6 +181,7 @@ class DashboardScreen(Screen):
             # A tag follows its credential; a credential that left the store takes it along.
             self.operator.tags &= {cv.key for pv in self.pools for cv in pv.credentials}
         self.refresh_table()
+        self.memory.fold_pending()
         self.operator.follow_pending_cursor()
         app = host(self)
         if state.pools and app.freeze_heap:
@@ -209,12 +217,9 @@ class DashboardScreen(Screen):
         table.display = msg is None
         # Problems show even while paused: pausing holds the table, not the warnings.
         self.query_one(Banner).set_problems(problems(self.latest or state))
-        held = 0
-        if self.paused and self.latest is not None and state is not None:
-            held = self.latest.generation - state.generation
+        live, held = live_and_held(host(self).liveness, state, self.latest, self.paused)
         self.query_one(StatusBar).set_parts(
-            home=str(state.home.root) if state else "",
-            live="⏸ PAUSED" if self.paused else "● LIVE",
+            home=str(state.home.root) if state else "", live=live,
             read_only=self.read_only, stale=bool(state and state.stale),
             sort=self.controls.sort_text, filter_text=self.filter_text,
             generation=state.generation if state else 0,
@@ -231,34 +236,18 @@ class DashboardScreen(Screen):
         agent will see it on its next selection.
         """
         now = self.clock()
-        table = self.table
-        flipped = table.tick(now)
-        if not flipped or self.state is None:
-            return
-        state = self.state
-        flipped_views = [e.cred for e in map(table.entry, flipped) if e is not None and e.cred]
-        touched = {cv.pool for cv in flipped_views}
-        fresh = {
-            pv.key: pv
-            for pool in touched
-            for pv in build_pools(state.doc, strategies=state.strategies, now=now,
-                                  ttls=state.ttls, env=state.env, only=pool)
-        }
-        self.pools = [fresh.get(pv.key, pv) for pv in self.pools]
-        self.refresh_table()
-        avail: dict[tuple[str, str], float] = {}
-        labels: dict[tuple[str, str], str] = {}
-        for cv in flipped_views:
-            avail[cv.key] = cv.effective.available_at or now
-            labels[cv.key] = cv.label
-        host(self).log_events(ev.elapsed(avail, labels, -math.inf, now))
+        flipped = self.table.tick(now)
+        if flipped and self.state is not None:
+            self.pools, elapsed = ran_out(self.state, self.pools, self.table, flipped, now)
+            self.refresh_table()
+            host(self).log_events(elapsed)
 
     # ------------------------------------------------------------ actions
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in WRITING:
             # None: shown dimmed in the footer; pressing it says why (on_key below).
             return self.refusals.availability(action, parameters) if self._ready else None
-        if action == "detail":
+        if action in ("detail", "request_log"):
             # None: shown but dimmed while the cursor is on a pool header.
             return True if self._ready and self.table.cursor_credential is not None else None
         if action == "end_range":
@@ -329,6 +318,10 @@ class DashboardScreen(Screen):
 
     def action_audit(self) -> None:
         self.operator.audit()
+
+    def action_request_log(self) -> None:
+        if (cv := self.table.cursor_credential) is not None:
+            self.app.push_screen(RequestLogScreen(host(self).home, cv.pool, cv.id, cv.label or cv.id))
 
     def action_proxy(self) -> None:
         self.proxy.open_panel()

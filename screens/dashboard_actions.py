@@ -59,6 +59,7 @@ class Board(HasApp, Protocol):
     """What the operator's actions need of the dashboard they act on."""
 
     read_only: bool
+    sort: str                  # the table's order (K / J move only under the priority order)
     pools: list[PoolView]      # the pools the actions see (a root: the acting profile's)
     refusals: Refusals
 
@@ -153,6 +154,10 @@ class Operator:
         if action in ("remove", "move_up", "move_down"):
             if cursor is None:
                 return "move the cursor to a credential row first"
+            if action != "remove" and self.board.sort != "priority":
+                # The move would not show: refused, saying how to see it (#28).
+                return f"K / J change the priority order, but the table is sorted by {self.board.sort}: " \
+                       "press o until the sort is priority"
             if action == "move_up" and cursor.index <= 1:
                 return f"{cursor.label or cursor.id} is already first in {cursor.pool}"
             if action == "move_down" and cursor.index >= self.pool_size(cursor.pool):

@@ -1,11 +1,18 @@
 """What the dashboard says around its table: the time of a read, why the table is empty,
-and the banner's problems (pure functions of a :class:`store.watch.home.HomeState`)."""
+the banner's problems and the status bar's live word (pure functions of a
+:class:`store.watch.home.HomeState`)."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
+from typing import Iterable
 
+from store.pools import events as ev
+from store.pools.view import PoolView, build_pools
 from store.watch.home import HomeState
+from tui.services.liveness import Liveness
+from tui.widgets import CredentialTable
 
 
 def clock_time(epoch: float) -> str:
@@ -62,3 +69,28 @@ def problems(state: HomeState | None) -> list[tuple[str, str]]:
     for w in state.warnings:
         out.append(("warning", str(w)))
     return out
+
+
+def live_and_held(liveness: Liveness, state: HomeState | None, latest: HomeState | None,
+                  paused: bool) -> tuple[str, int]:
+    """The status bar's live word (never LIVE over an unreadable store or a stopped watcher)
+    and how many reads a pause holds back."""
+    held = latest.generation - state.generation if paused and latest and state else 0
+    newest = latest or state
+    live = liveness.badge(paused=paused, unreadable=bool(newest and newest.store_error),
+                          seen=state.read_at if state else None)
+    return live, held
+
+
+def ran_out(state: HomeState, pools: list[PoolView], table: CredentialTable, flipped: Iterable[str],
+            now: float) -> tuple[list[PoolView], list[ev.Event]]:
+    """The tick's rows whose cooldown ran out (*flipped*): their pools built again at *now*
+    (only those), and the events that say so. Nothing is written: ``ready`` is computed from
+    the clock, exactly as the agent will see it on its next selection."""
+    views = [e.cred for e in map(table.entry, flipped) if e is not None and e.cred]
+    fresh = {pv.key: pv for pool in {cv.pool for cv in views}
+             for pv in build_pools(state.doc, strategies=state.strategies, now=now,
+                                   ttls=state.ttls, env=state.env, only=pool)}
+    avail = {cv.key: cv.effective.available_at or now for cv in views}
+    labels = {cv.key: cv.label for cv in views}
+    return [fresh.get(pv.key, pv) for pv in pools], ev.elapsed(avail, labels, -math.inf, now)

@@ -16,6 +16,7 @@ from textual.widgets import Input
 
 from screens.column_chooser import ColumnChooser
 from screens.dashboard_changes import count
+from screens.view_memory import ViewMemory
 from tui.services.host import HasApp, Host, host
 from tui.widgets import CredentialTable
 from tui.widgets.rows import REVERSED, SORT_ORDER, SORTS, sort_arrow
@@ -34,7 +35,7 @@ VIEW_BINDINGS = [
     Binding("w", "wide", "Wide", show=False, id="dashboard.wide",
             tooltip="Toggle wide columns — every column: auth, source, resets at, message, ids..."),
     Binding("W", "columns", "Columns", show=False, id="dashboard.columns",
-            tooltip="Choose columns — which columns the table shows (this session)"),
+            tooltip="Choose columns — which columns the table shows (kept between sessions)"),
     Binding("m", "mark_range", "Mark range", show=False, id="dashboard.mark_range",
             tooltip="Mark a range — from this row to wherever the cursor goes; space tags it, "
                     "r / c act on it"),
@@ -52,6 +53,9 @@ class Viewer(HasApp, Protocol):
 
     @property
     def filter_box(self) -> Input: ...
+
+    @property
+    def memory(self) -> ViewMemory: ...
 
     def refresh_table(self) -> None:
         """Show the pools again under the current filter and sort."""
@@ -122,6 +126,7 @@ class ViewControls:
         v = self.viewer
         v.sort = SORT_ORDER[(SORT_ORDER.index(v.sort) + 1) % len(SORT_ORDER)]
         v.refresh_table()
+        v.memory.remember()
         self.say(f"Sort: {self.sort_words()}", timeout=2)
 
     def reverse_sort(self) -> None:
@@ -129,12 +134,14 @@ class ViewControls:
         table = self.viewer.table
         table.reverse = not table.reverse
         self.viewer.refresh_table()
+        self.viewer.memory.remember()
         self.say(f"Sort: {self.sort_words()} ({self.sort_text})", timeout=2)
 
     # ------------------------------------------------------------ columns
     def toggle_wide(self) -> None:
         table = self.viewer.table
         table.set_wide(not table.wide)
+        self.viewer.memory.remember()
 
     def choose_columns(self) -> None:
         """``W``: the column chooser, the columns on screen ticked."""
@@ -146,6 +153,7 @@ class ViewControls:
                 return
             table = self.viewer.table
             table.set_columns(None if keys == AUTO else list(keys))
+            self.viewer.memory.remember()
             self.say("Columns: as many as fit" if keys == AUTO
                      else f"Columns: {', '.join(c.label for c in table.columns)}", timeout=2)
 

@@ -98,10 +98,10 @@ class HelpScreen(ModalScreen[None]):
             table.clear()
         at = {name: COLUMNS.index(name) for name in widths}
         for row in shown:
-            table.add_row(*(Text(ellipsize(row[at[c]], w), no_wrap=True) for c, w in widths.items()))
+            cells = narrow_row(row) if "where" not in widths else row
+            table.add_row(*(Text(ellipsize(cells[at[c]], w), no_wrap=True) for c, w in widths.items()))
         what = f"{len(shown)} of {len(self.rows)} keys" if query.strip() else f"{len(self.rows)} keys"
-        self.query_one("#help-title", Static).update(
-            Text(f"Keys: {what}  (type to filter · ↓ to the list · Esc closes · ctrl+p: commands)"))
+        self.query_one("#help-title", Static).update(Text(title(what, table.size.width)))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self.show_rows(event.value)
@@ -130,6 +130,26 @@ def column_widths(rows: list[tuple[str, str, str, str]], width: int) -> dict[str
             return out
     fixed = need["key"] + need["id"] + PADDING * len(NARROW)
     return {"key": need["key"], "does": max(MIN_DOES, width - fixed), "id": need["id"]}
+
+
+TITLE = "Keys: {what}  (type to filter · ↓ to the list · Esc closes · ctrl+p: commands)"
+SHORT_TITLE = "Keys: {what}  (type to filter · ↓ list · Esc: close)"
+
+
+def title(what: str, width: int) -> str:
+    """The title line, whole when it fits *width*, else its short form (never cut mid-word)."""
+    full = TITLE.format(what=what)
+    return full if len(full) <= width or width <= 0 else SHORT_TITLE.format(what=what)
+
+
+def narrow_row(row: tuple[str, str, str, str]) -> tuple[str, str, str, str]:
+    """Without the ``where`` column, a binding that acts on another screen than its id says
+    names that screen in its words: ``r  Reset (on profiles)  dashboard.reset``, so no two
+    lines read the same."""
+    where, key, does, bid = row
+    if bid.partition(".")[0] == where.replace(" ", "_") or not where:
+        return row
+    return (where, key, f"{does} (on {where})", bid)
 
 
 def matching(rows: list[tuple[str, str, str, str]], query: str) -> list[tuple[str, str, str, str]]:

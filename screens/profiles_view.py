@@ -289,7 +289,8 @@ class ProfilesDashboard(DashboardScreen):
         self.query_one(StatusBar).set_parts(
             # The acting profile is never the part a narrow line cuts; the root's path is.
             home=str(app.root.path), profile=app.context or "all", acting=app.acting,
-            live="⏸ PAUSED" if self.paused else "● LIVE",
+            live=app.liveness.badge(paused=self.paused, unreadable=False,
+                                    seen=rs.read_at if rs else None),
             read_only=self.read_only, stale=False, sort=self.controls.sort_text, filter_text=self.filter_text,
             generation=rs.generation if rs else 0,
             updated=clock_time(rs.read_at) if rs else "",

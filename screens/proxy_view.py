@@ -40,6 +40,7 @@ from tui.services.host import host
 from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
+from tui.widgets.flash import FlashLine
 
 POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
 PROXY_FIND_SECONDS = 5.0   # the dashboard's look for a proxy while none is live
@@ -161,6 +162,7 @@ class ProxyScreen(Screen[None]):
         yield DataTable(id="proxy-creds", cursor_type="row", zebra_stripes=True)
         yield VerticalScroll(id="proxy-sparks")
         yield DataTable(id="proxy-requests", cursor_type="row", zebra_stripes=True)
+        yield FlashLine(id="flash")     # messages on one line below the tables, never over them
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

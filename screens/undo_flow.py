@@ -28,7 +28,9 @@ from store.ops.write import StoreChange
 from store.profiles import undo_all
 from tui.services.host import Host
 from tui.services.writer import WriteResult
+from tui.text.format import full_time
 from tui.text.sentences import READ_ONLY
+from tui.text.shown import shown
 
 NOTE = ("Only what that action changed goes back, on the file as it is now: a field an agent "
         "changed since (a new bench, new counts) is kept.")
@@ -52,6 +54,19 @@ def refusal(app: Host, which: str | None) -> tuple[str | None, list[undo_all.Hom
     return None, hps
 
 
+def plan_heading(plan: undo.Plan) -> str:
+    """``reset · openrouter of 2026-12-03 10:54:38``: the action as the audit log names it,
+    never its history id alone (``:undo`` asks as ``L`` then ``u`` does)."""
+    meta = plan.meta
+    acts = meta.get("actions")
+    action = meta.get("action") or (", ".join(map(str, acts)) if isinstance(acts, list) else "")
+    if not isinstance(action, str) or not action:
+        return plan.id
+    pools = dict.fromkeys(str(r.get("pool")) for r in plan.rows)
+    where = f" · {shown(', '.join(pools))}" if pools else (" · config.yaml" if meta.get("config") else "")
+    return f"{shown(action)}{where} of {full_time(meta.get('at'))}"
+
+
 def start_undo(app: Host, which: str | None, *, heading: str = "",
           on_done: Callable[[WriteResult], Any] | None = None) -> bool:
     """Plan the undo of *which*, refuse with the reason or ask, then write. True if it asks."""
@@ -61,7 +76,7 @@ def start_undo(app: Host, which: str | None, *, heading: str = "",
         return False
     plan = hps[0].plan
     lines = ["Comes back as it was before that action:", *[f"  {line}" for line in undo_all.describe(hps)]]
-    title = f"Undo {heading or plan.id}?"
+    title = f"Undo {heading or plan_heading(plan)}?"
     if len(hps) > 1:
         lines.insert(0, f"In every profile it changed: {', '.join(hp.profile for hp in hps)}")
 

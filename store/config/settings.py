@@ -11,6 +11,8 @@ What hermes-admin decides for itself and Hermes must not see: how a key's headro
     history:
       keep: 50                  # operator actions kept for undo
       days: 14
+    console:                    # how the console was last left (store.config.console_view)
+      sort: status
 
 Read strictly (PyYAML safe_load after the alias/depth guard); a missing file is the
 defaults; a file that cannot be used raises ConfigUnreadable naming the file and the field.
@@ -30,7 +32,7 @@ from store.paths import Home
 
 SETTINGS_FILE = "hermes-admin.yaml"
 SETTINGS_CAP = 256 * 1024
-_TOP = ("headroom", "history")
+_TOP = ("headroom", "history", "console")    # console: the console's own (store.config.console_view)
 
 
 @dataclass(frozen=True)

@@ -195,7 +195,7 @@ async def test_read_only_dims_the_steering_keys_and_sends_nothing(seeded: Home) 
         await pilot.press("r", "p", "u")
         await pilot.pause()
         assert isinstance(app.screen, ProxyScreen)
-        assert any("read-only" in n.message for n in app._notifications)
+        assert any("read-only" in "\n".join(m.lines) for m in app.messages)     # on the panel's flash line
         assert control_files(seeded) == []
 
 

@@ -170,6 +170,36 @@ def test_modal_cooldown_preview(snap_compare, home_at) -> None:
     assert snap_compare(app, terminal_size=(100, 24), run_before=cooldown)
 
 
+def test_modal_cooldown_opens_on_its_default_80x24(snap_compare, home_at) -> None:
+    """15m is the field's value (its preview shows), the reason's placeholder says it is one."""
+    home = home_at("m-cooldown-default")
+    write_sample(home)
+    app = make_app(home)
+
+    async def cooldown(pilot) -> None:
+        await pilot.pause()
+        _on(app, "openrouter", "a1b2c3")
+        await pilot.press("c")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=cooldown)
+
+
+def test_modal_cooldown_error_wraps_80x24(snap_compare, home_at) -> None:
+    """A long preview error wraps within the modal, its end on screen."""
+    home = home_at("m-cooldown-error")
+    write_sample(home)
+    app = make_app(home)
+
+    async def cooldown(pilot) -> None:
+        await pilot.pause()
+        _on(app, "openrouter", "a1b2c3")
+        await pilot.press("c", *"soon", "enter")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=cooldown)
+
+
 def test_modal_strategy_picker(snap_compare, home_at) -> None:
     home = home_at("m-strategy")
     write_sample(home)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import yaml
 
 from store.model import pool_rows
 from store.paths import Home
@@ -371,7 +372,10 @@ async def test_dashboard_session_leaves_store_byte_identical(tmp_home: Home) -> 
             await pilot.pause()
         assert table_of(app).cell_text(key("openrouter", "aaaaaa"), "status") == "○ ready"
     assert {p: (p.read_bytes(), os.stat(p).st_mtime_ns) for p in snap} == snap
-    assert sorted(os.listdir(tmp_home.root)) == listing
+    # The one new file is hermes-admin's own settings: the view the operator changed (w, o),
+    # kept for the next session (#28); nothing of Hermes's.
+    assert sorted(set(os.listdir(tmp_home.root)) - {"hermes-admin.yaml"}) == listing
+    assert list(yaml.safe_load((tmp_home.root / "hermes-admin.yaml").read_text())) == ["console"]
     # Control: the same check does notice a write through the store's own path.
     with transaction(tmp_home) as d:
         d["credential_pool"]["openrouter"][0]["request_count"] = 1

@@ -7,26 +7,16 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.agent.headroom import Headroom
 from store.dialects.readings import Reading
 from store.paths import Home
-from store.pools.view import row_fingerprint
+from tests.console.habits_helpers import seed_sidecar
 from tests.tui_sample import NOW, key, make_app, table_of, visible_text, write_sample
 from tui.text import headroom as words
+from tui.widgets import table_columns as TC
 from tui.widgets.table_columns import columns_for
 
 RPM = Reading("requests", "openai", NOW - 2, limit=500, remaining=12, reset_at=NOW + 25)
 FIVE_H = Reading("5h", "anthropic-unified", NOW - 2, utilization=0.62, reset_at=NOW + 3600)
-
-
-def seed_sidecar(home: Home, readings: dict[str, list[Reading]], *, fp_of=None) -> None:
-    doc = write_sample(home)
-    rows = {r["id"]: r for r in doc["credential_pool"]["openrouter"]}
-    room = Headroom(home, clock=lambda: NOW)
-    for rid, rs in readings.items():
-        fp = fp_of(rid) if fp_of else row_fingerprint("openrouter", rows[rid])
-        room.record("openrouter", rid, fp, rs)
-    assert room.flush(force=True)
 
 
 def cell_text(app, rid: str) -> str:
@@ -70,6 +60,26 @@ def test_column_joins_from_80_and_gives_way_below():
     assert "headroom" in {s.key for s in columns_for("auto", (), 79, natural)}
     assert "headroom" not in {s.key for s in columns_for("auto", (), 78, natural)}
     assert "headroom" not in {s.key for s in columns_for("auto", (), 200, {})}     # no reading: no column
+
+
+def test_headroom_gives_way_before_the_code_and_reason():
+    """At 80 columns a mostly empty headroom column shrinks to its words (no bar) before the
+    code/reason column loses a cell: the reason keeps 13 cells, not 9 (#28)."""
+    natural = {"headroom": len("▕██░░░▏ 38% 5h"), "label": len("backup-key")}
+    specs = columns_for("auto", (), 79, natural)
+    got = dict(zip((s.key for s in specs), TC.widths(specs, 79, natural), strict=True))
+    assert got["headroom"] == 6 and got["error"] >= 13, got
+    assert words.fit("▕██░░░▏ 38% 5h", got["headroom"]) == "38% 5h"
+
+
+def test_headroom_gives_way_negative_control(monkeypatch):
+    """With the headroom's old floor (10 cells, a bar kept) the reason is cut to 9 again."""
+    natural = {"headroom": len("▕██░░░▏ 38% 5h"), "label": len("backup-key")}
+    monkeypatch.setattr(TC, "SHRINK", (("headroom", 10), *TC.SHRINK[1:]))
+    monkeypatch.setattr(TC, "FLOOR", {**TC.FLOOR, "headroom": 10})
+    specs = columns_for("auto", (), 79, natural)
+    got = dict(zip((s.key for s in specs), TC.widths(specs, 79, natural), strict=True))
+    assert got["error"] == 9 and got["headroom"] == 10, got
 
 
 async def test_dashboard_shows_the_sidecar(tmp_path):

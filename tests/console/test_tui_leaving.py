@@ -29,6 +29,7 @@ from screens.probe_result import ProbeResultScreen
 from screens.profile_config_view import ProfileConfigScreen
 from screens.profile_picker import ProfilePicker
 from screens.proxy_view import ProxyScreen, RouteScreen
+from screens.request_log import RequestLogScreen
 from screens.routing_edit import RoutingEditScreen
 from screens.strategy import StrategyScreen
 from store.ops.probe_report import ProbeReport
@@ -67,6 +68,7 @@ OPEN: dict[str, Callable[[Any], Screen]] = {
     "profile config": lambda app: ProfileConfigScreen(read_root(Root(app.home.root))[0]),
     "columns": lambda app: ColumnChooser(["label", "status"], "auto"),
     "messages": lambda app: MessagesScreen(list(app.messages)),
+    "requests": lambda app: RequestLogScreen(app.home, "openrouter", "a1b2c3", "primary", follow=False),
 }
 # The profiles dashboard is the dashboard over a root (tests/console/test_tui_profiles.py).
 NOT_SCREENS = {"dashboard", "table", "profiles"}

@@ -92,7 +92,7 @@ async def test_after_a_reset_at_80x24_the_flash_line_covers_no_row_and_m_shows_e
         await settle(app, pilot)
         flash = app.dashboard.query_one(FlashLine)
         table = app.dashboard.query_one(CredentialTable)
-        assert flash.display and flash.text.startswith("✔ reset · openrouter · backup-key: exhausted → ok")
+        assert flash.display and flash.text.startswith("✔ reset · openrouter · backup-key: cooling 59m → ok")
         assert len(flash.text) <= 78 and "\\x" not in flash.text
         assert not regions_overlap(flash.region, table.region)       # beside the table, not over it
         assert [n.message for n in app._notifications] == []         # and no toast either
@@ -112,7 +112,7 @@ async def test_after_a_reset_at_80x24_the_flash_line_covers_no_row_and_m_shows_e
         assert isinstance(screen, MessagesScreen)
         text = screen.text
         assert "reset · openrouter: done" in text
-        assert "\n    backup-key: exhausted → ok" in text and "\n    note: " in text
+        assert "\n    backup-key: cooling 59m → ok" in text and "\n    note: " in text
         assert "\\x" not in text
         await pilot.press("escape")
         await pilot.pause()

@@ -387,3 +387,4 @@ async def test_one_row_reload_repaints_that_line_and_the_status_bar_only(tmp_hom
         monkeypatch.setattr(StatusBar, "FIXED_SIZE", False)
         await relabel("key-YYYYY")
         assert layouts
+

@@ -44,7 +44,7 @@ async def test_l_then_u_after_a_remove_brings_the_row_back(tmp_home: Home) -> No
         await pilot.press("d", "y")
         await settle(app, pilot)
         assert "0f0f0f" not in rows_by_id(tmp_home)
-        assert flash(app).startswith("✔ remove · openrouter · third: exhausted → removed · undo: L, then u")
+        assert flash(app).startswith("✔ remove · openrouter · third: cooling 1m 35s → removed · undo: L, then u")
         # What the flash line says, pressed as it says.
         audit_view = await open_audit(app, pilot)
         await pilot.press("u")
@@ -61,7 +61,7 @@ async def test_l_then_u_after_a_remove_brings_the_row_back(tmp_home: Home) -> No
         assert app.screen is audit_view
         assert audit_view.entries[0]["action"] == "undo"
         assert audit_view.query_one(DataTable).row_count == 2
-        assert "undo · openrouter · third: back (exhausted)" in flash(app) and "redo: L, then u" in flash(app)
+        assert "undo · openrouter · third: back (cooling 1m 35s)" in flash(app) and "redo: L, then u" in flash(app)
 
 
 async def test_undo_is_refused_when_a_later_action_changed_the_same_row(tmp_home: Home) -> None:

@@ -15,8 +15,7 @@ import types
 
 import pytest
 
-from store.agent import outcomes
-from store.agent import judge
+from store.agent import judge, outcomes
 from tests.mutant import mutant
 
 WRAPPED = "Provider returned error"

@@ -22,7 +22,10 @@ from screens.help import class_bindings
 from screens.profile_rows import split_view_key
 from screens.profiles_view import ProfilesDashboard
 from screens.undo_flow import start_undo
+from store.errors import HermesAdminError
 from store.ops import undo
+from tui.services.export import export_view
+from tui.text.paths import tilde
 from tui.widgets.rows import SORT_ORDER, ProfileBanner
 
 
@@ -76,6 +79,8 @@ class CommandRunner:
         if spec.target == "line":
             if spec.action == "undo":
                 start_undo(app, args[0] if args else None)
+            elif spec.action == "export":
+                self._export(args[0], args[1])
             else:
                 app.views.show_dashboard()
                 dash = app.views.dashboard
@@ -89,6 +94,19 @@ class CommandRunner:
                 app.call_later(app.run_action, spec.action)
             return
         self._on_dashboard(parsed)
+
+    def _export(self, fmt: str, file: str) -> None:
+        """``:export csv|json FILE``: the dashboard's current view, to a file (0600, no link)."""
+        app = self.app
+        try:
+            path, rows = export_view(app.views.dashboard.table, fmt, file)
+        except HermesAdminError as exc:
+            text = f"export: {exc}"
+            text += "" if "nothing was written" in text else "; nothing was written"
+            app.notify(text, severity="error", timeout=10, markup=False)
+            return
+        app.notify(f"exported {rows} rows of the current view as {fmt} to {tilde(path)} (0600)",
+                   timeout=6, markup=False)
 
     def _on_dashboard(self, parsed: Parsed) -> None:
         spec, args, app = parsed.spec, parsed.args, self.app

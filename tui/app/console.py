@@ -21,6 +21,7 @@ from textual import events, work
 from textual.app import App
 from textual.binding import Binding, Keymap
 from textual.signal import Signal
+from textual.worker import Worker
 
 from screens import all_screens
 from screens.commands import ConsoleCommands
@@ -39,6 +40,7 @@ from tui.app.registry import Views
 from tui.app.session_end import SessionEnd
 from tui.services.clock import Clock, system_clock
 from tui.services.fleet_feed import FleetConfig
+from tui.services.liveness import Liveness
 from tui.services.messages import StoreLoaded, WatchFailed
 from tui.services.write_feedback import DISMISS_KEY, DONE_TIMEOUT, MESSAGES_KEY, Feedback
 from tui.services.writer import WriteDone, Writer, WriteWaiting
@@ -106,6 +108,7 @@ class HermesAdminApp(App):
         self.state_signal: Signal[HomeState] = Signal(self, "state")
         self.writes_signal: Signal[None] = Signal(self, "writes")
         self.writer = Writer(self)
+        self.liveness = Liveness()               # the status bar's LIVE, or why not
         self.messages = MessageLog(self, clock)   # the flash line's messages, the last 100
         # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
         self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
@@ -239,7 +242,17 @@ class HermesAdminApp(App):
                 self.post_message(WatchFailed(f"{type(exc).__name__}: {exc}"))
                 self._stop.wait(1.0)
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The watcher's worker ending while the app runs leaves nothing following the files.
+        if event.worker.group == "watch" and event.worker.is_finished and not self._stop.is_set():
+            self.liveness.stopped(str(event.worker.error or "ended"), self.clock())
+            self.notify("the watcher stopped: the screen no longer follows the files "
+                        "(restart the console)", severity="error", timeout=10)
+            self.writes_signal.publish(None)            # the chrome redraws: NOT LIVE
+
     def on_watch_failed(self, message: WatchFailed) -> None:
+        self.liveness.failed(message.error, self.clock())
+        self.writes_signal.publish(None)                # the chrome redraws: NOT LIVE
         text = f"live reload failed ({message.error}); retrying"
         self.notify(text, severity="error", timeout=5)
         self.log_events([ev.notice("watcher", text, self.clock())])
@@ -258,6 +271,7 @@ class HermesAdminApp(App):
                 state.read_at)]
             self._store_was_bad = bad
         self.state = state
+        self.liveness.loaded()
         # Every screen shows store text through tui.text.shown: teach it this generation's secrets.
         shown.use(shown.secrets_of(state, self._secrets))
         self.log_events(events)
@@ -308,9 +322,11 @@ class HermesAdminApp(App):
 
     def flash_on_screen(self) -> bool:
         """Whether a flash line is visible: on the current screen, or under the modals over it."""
+        if not self.screen_stack:
+            return True         # before the dashboard: its flash line shows the log's last on mount
         for screen in reversed(self.screen_stack):
-            if screen.query(FlashLine):
-                return True
+            if screen.query(FlashLine) or (isinstance(screen, DashboardScreen) and not screen.is_mounted):
+                return True     # a dashboard not composed yet (a keymap warning at start) will
             if not screen.is_modal:
                 return False
         return False

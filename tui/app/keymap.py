@@ -2,7 +2,7 @@
 
     # ~/.config/hermes-admin/keymap.yaml   (or $HERMES_ADMIN_KEYMAP)
     dashboard.reset: R
-    dashboard.remove: "ctrl+d"
+    dashboard.remove: D
     app.quit: "q,ctrl+c"
 
 Every Binding in the app has an id, so any key can be moved; the help screen and the

@@ -68,6 +68,7 @@ class RootApp(HermesAdminApp):
             return
         before = self.root_state.states if self.root_state is not None else {}
         self.root_state = state
+        self.liveness.loaded()
         # A row of any profile may be on screen: the funnel knows every profile's secrets.
         # Each profile's redactor is the same object while its secrets are; the merged one
         # is rebuilt only when one of them changed.

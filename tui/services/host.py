@@ -7,7 +7,8 @@ modules (the layers contract in pyproject forbids it). Changes reach screens as 
 signals they subscribe to on mount:
 
 - ``state_signal``: a new :class:`store.watch.home.HomeState` (auth.json, config.yaml, .env);
-- ``writes_signal``: the writer's set of pending or waiting writes changed;
+- ``writes_signal``: the writer's set of pending or waiting writes changed, or the watcher's
+  health (``liveness``): the chrome redraws;
 - ``root_signal`` (a root only): a new :class:`store.profiles.live.RootState`.
 """
 
@@ -23,6 +24,7 @@ from store.profiles.live import RootState
 from store.profiles.root import Root
 from store.watch.home import HomeState
 from tui.services.clock import Clock
+from tui.services.liveness import Liveness
 from tui.services.writer import Writer
 
 
@@ -40,6 +42,7 @@ class Host(Protocol):
     state_signal: Signal[HomeState]
     writes_signal: Signal[None]
     watch_enabled: bool     # False: no watcher, so a screen that wrote outside the writer reloads
+    liveness: Liveness      # whether the watcher follows the files (tui.services.liveness)
     freeze_heap: bool       # True until the first home is on screen (tui.services.heap.settle_heap)
 
     def notify(self, message: str, *, title: str = "", severity: Any = "information",

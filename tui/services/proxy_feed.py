@@ -167,3 +167,22 @@ def route_choices(st: dict[str, Any]) -> list[tuple[str, str]]:
             out.append((r["name"], f"{mark} {r['name']:<16} {text(r.get('usable'))}/{text(r.get('rows'))} usable"
                                    f"{'  upstream down' if r.get('down') else ''}"))
     return out
+
+
+def key_requests(home: Home, pool: str, row_id: str) -> tuple[list[tuple[str, ...]], int]:
+    """``l``: the recent requests one key served, from every proxy status file on *home* (each
+    keeps its proxy's last 50), newest first: time, proxy, route, status, ms, outcome; and how
+    many proxies were read. Read as ``proxy status`` reads them (no link followed, giants and
+    broken files skipped); no body, header or query is there to show."""
+    statuses = read_statuses(home)
+    lines: list[tuple[float, tuple[str, ...]]] = []
+    for st in statuses:
+        port = f":{text(st.get('port'))}"
+        for r in st.get("recent_requests") or []:
+            if not isinstance(r, dict) or r.get("pool") != pool or r.get("id") != row_id:
+                continue
+            at = r.get("at") if _finite(r.get("at")) else 0.0
+            lines.append((at, (hhmm(r.get("at")), port, text(r.get("route")), text(r.get("status")),
+                               _ms(r.get("ms")), text(r.get("outcome")))))
+    lines.sort(key=lambda x: x[0], reverse=True)
+    return [row for _, row in lines], len(statuses)

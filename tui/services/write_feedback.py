@@ -13,10 +13,13 @@ way. A failed write stays on the flash line until the operator dismisses it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
 from store.ops.actions import Change, Outcome
+from store.pools.policy import COOLING, effective
+from tui.text.format import countdown
 
 NULL = "—"
 MAX_ROWS = 3                     # rows named in the details; the rest are counted
@@ -71,30 +74,85 @@ def value_words(value: Any) -> str:
     return str(value)
 
 
-def _row_result(action: str, c: Change) -> str:
-    """"or-primary: cooling → ok" — the row and how its status moved."""
+# A config edit's action and its setting in the operator's words, not config.yaml's keys.
+CONFIG_ACTIONS = {"config.strategy": "strategy", "config.fallback.add": "fallback added",
+                  "config.fallback.remove": "fallback removed", "config.fallback.move": "fallback moved",
+                  "config.fallback.clear": "fallback cleared", "config.routing.set": "routing set",
+                  "config.routing.unset": "routing unset", "config.undo": "config undo"}
+CONFIG_SECTIONS = {"credential_pool_strategies": "strategy of", "fallback_providers": "fallback chain",
+                   "provider_routing": "routing"}
+
+
+# auth.json's field names, as a note in the console says them (``M`` never lists internal names).
+FIELD_WORDS = {
+    "last_status_at": "status time", "last_status": "status", "last_error_code": "error code",
+    "last_error_reason": "reason", "last_error_message": "message",
+    "last_error_reset_at": "reset time", "failure_reason": "failure reason",
+    "status_cleared_at": "cleared time", "request_count": "request count",
+    "access_token": "key", "refresh_token": "refresh token", "agent_key": "agent key",
+    "model_cooldowns": "model benches", "priority": "priority",
+}
+_FIELD = re.compile(r"\b(" + "|".join(sorted(FIELD_WORDS, key=len, reverse=True)) + r")\b")
+
+
+def note_words(note: str) -> str:
+    """*note* with auth.json's field names in words: ``kept failure_reason, last_error_code``
+    reads ``kept failure reason, error code``."""
+    return _FIELD.sub(lambda m: FIELD_WORDS[m.group(1)], note)
+
+
+def action_words(action: str) -> str:
+    """``config.strategy`` -> ``strategy``: a config edit named as the operator would."""
+    return CONFIG_ACTIONS.get(action, action.removeprefix("config.").replace(".", " "))
+
+
+def setting_words(key: str) -> str:
+    """``credential_pool_strategies.openrouter`` -> ``strategy of openrouter``;
+    ``fallback_providers[1]`` -> ``fallback chain [1]``; ``provider_routing.sort`` -> ``routing sort``."""
+    for section, words in CONFIG_SECTIONS.items():
+        if key.startswith(section):
+            rest = key[len(section):].lstrip(".")
+            return f"{words} {rest}".strip() if rest else words
+    return key.replace(".", " ")
+
+
+def status_words(fields: dict[str, Any], now: float | None) -> str:
+    """A row's status as the table says it: ``cooling 10m``, ``ready``, ``dead``, ``ok`` (at
+    *now*; without a clock, the stored word). A bench's length is what an operator changes,
+    so a cooldown reads ``cooling 1m → cooling 10m``, never ``exhausted → exhausted``."""
+    if now is None:
+        return fields.get("last_status") or "ok"
+    row = dict(fields)
+    eff = effective(row, [row], now)         # type: ignore[arg-type]
+    if eff.status == COOLING:
+        return f"{COOLING} {countdown(eff.seconds_left)}"
+    return eff.status
+
+
+def _row_result(action: str, c: Change, now: float | None = None) -> str:
+    """"or-primary: cooling 59m → ok" — the row and how its status moved."""
     name = c.label or c.id or NULL
     before, after = c.before or {}, c.after or {}
     if "value" in before or "value" in after:                 # a config.yaml edit
-        return f"{c.id}: {value_words(before.get('value'))} → {value_words(after.get('value'))}"
-    b = before.get("last_status") or "ok"
+        return f"{setting_words(c.id)}: {value_words(before.get('value'))} → {value_words(after.get('value'))}"
+    b, a = status_words(before, now), status_words(after, now)
     if action == "undo":
         if not before:
-            return f"{name}: back ({after.get('last_status') or 'ok'})"
+            return f"{name}: back ({a})"
         if not after:
             return f"{name}: removed again"
-        return f"{name}: put back, {b} → {after.get('last_status') or 'ok'}"
+        return f"{name}: put back, {b} → {a}"
     if not after:
         return f"{name}: {b} → removed"
     if not before:
-        return f"{name}: added ({after.get('last_status') or 'ok'})"
+        return f"{name}: added ({a})"
     if action == "priority" or before.get("priority") != after.get("priority"):
         return f"{name}: priority {before.get('priority')} → {after.get('priority')}"
-    return f"{name}: {b} → {after.get('last_status') or 'ok'}"
+    return f"{name}: {b} → {a}"
 
 
-def _rows(action: str, changes: list[Change]) -> list[str]:
-    lines = [_row_result(action, c) for c in changes[:MAX_ROWS]]
+def _rows(action: str, changes: list[Change], now: float | None = None) -> list[str]:
+    lines = [_row_result(action, c, now) for c in changes[:MAX_ROWS]]
     if len(changes) > MAX_ROWS:
         lines.append(f"… and {len(changes) - MAX_ROWS} more")
     return lines
@@ -106,12 +164,13 @@ def undo_hint(history_id: str) -> str:
 
 
 def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] = (), *,
-                  history_id: str | None = None) -> Feedback:
+                  history_id: str | None = None, now: float | None = None) -> Feedback:
     """The feedback for a write that landed (*what* is the request's own words); a destructive
-    one names the undo of this write (*history_id*, from the operator history)."""
+    one names the undo of this write (*history_id*, from the operator history). With *now*,
+    statuses read as the table's (``cooling 10m``)."""
     outcomes = list(outcomes)
     if not outcomes:
-        extra = "; ".join(notes)
+        extra = "; ".join(map(note_words, notes))
         message = "nothing to change" + (f" ({extra})" if extra else "")
         return Feedback(f"{what}: done", message, line=f"{what}: {message}")
     lines: list[str] = []
@@ -121,9 +180,10 @@ def done_feedback(what: str, outcomes: Iterable[Outcome], notes: Iterable[str] =
     for out in outcomes:
         n = len(out.changes)
         rows += n
-        titles.append(f"{out.action} · {out.pool}" + (f" · {n} rows" if n > 1 else ""))
-        lines += _rows(out.action, out.changes)
-        lines += [f"note: {note}" for note in out.notes]
+        where = "" if out.pool == "config.yaml" and out.action.startswith("config.") else f" · {out.pool}"
+        titles.append(f"{action_words(out.action)}{where}" + (f" · {n} rows" if n > 1 else ""))
+        lines += _rows(out.action, out.changes, now)
+        lines += [f"note: {note_words(note)}" for note in out.notes]
         destructive |= out.action in DESTRUCTIVE
         undone |= out.action in ("undo", "config.undo")
     head = "; ".join(dict.fromkeys(titles))

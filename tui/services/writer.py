@@ -244,7 +244,7 @@ class Writer:
         if result.ok:
             # Every write that landed says so: action, rows, status after (and the way back).
             feedback = done_feedback(req.what, result.outcomes, getattr(result.value, "notes", ()) or (),
-                                     history_id=result.history_id)
+                                     history_id=result.history_id, now=app.clock())
         elif not handled:
             # A failure stays until dismissed: the operator must not miss that nothing was written.
             feedback = failed_feedback("store busy" if result.kind == LOCK_TIMEOUT else "", result.message(),

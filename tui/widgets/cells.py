@@ -14,7 +14,7 @@ from rich.text import Text
 
 from store.model import as_int
 from store.pools.view import CredentialView, PoolView
-from tui.text.format import NULL, STATUS_STYLE, ellipsize, local_time, status_word, time_left
+from tui.text.format import NULL, STATUS_STYLE, clock_time, ellipsize, local_time, status_word, time_left
 from tui.text.shown import shown
 
 
@@ -203,6 +203,18 @@ def header_tokens(pv: PoolView, counts: dict[str, int] | None = None) -> list[st
         tokens.append(f"{c['ready']} ready")
     tokens.append(f"{c['dead']} dead")
     return tokens
+
+
+def usable_again(pv: PoolView) -> list[str]:
+    """``usable again at 14:05`` (and its shorter form, ``usable 14:05``) when no row of the pool
+    is usable now and one cools down (the local time the first one is usable again); nothing
+    otherwise."""
+    at = pv.next_available_at
+    if at is None:
+        return []
+    hhmm = clock_time(at)
+    hhmm = hhmm[:5] if hhmm[:2].isdigit() else hhmm
+    return [f"usable again at {hhmm}", f"usable {hhmm}"]
 
 
 def flow(tokens: Sequence[str], widths: Sequence[int]) -> list[str]:

@@ -22,7 +22,6 @@ from typing import Callable, Mapping, Sequence
 
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -31,7 +30,7 @@ from store.pools.view import CredentialView, PoolView
 from tui.widgets.rows import Entry, header_key
 from tui.widgets.table_cells import CellStore
 from tui.widgets.table_clock import CountdownClock
-from tui.widgets.table_cursor import RowMessage, TableCursor, Window
+from tui.widgets.table_cursor import TABLE_BINDINGS, RowMessage, TableCursor, Window
 from tui.widgets.table_layout import Column, ColumnLayout
 from tui.widgets.table_paint import CURSOR, HEADER, POOL, RowPainter
 from tui.widgets.table_rows import RowStore
@@ -50,21 +49,7 @@ class CredentialTable(ScrollView, can_focus=True):
     CredentialTable > .credential-table--pool { text-style: bold; }
     """
     COMPONENT_CLASSES = {HEADER, CURSOR, POOL}
-    BINDINGS = [
-        Binding("enter", "select_cursor", "Open detail / fold pool", show=False, id="table.select"),
-        Binding("up", "move('up')", "Cursor up", show=False, id="table.up"),
-        Binding("down", "move('down')", "Cursor down", show=False, id="table.down"),
-        Binding("left", "sideways(True, -4)", "Fold pool / scroll left", show=False, id="table.left"),
-        Binding("right", "sideways(False, 4)", "Unfold pool / scroll right", show=False, id="table.right"),
-        Binding("pageup", "move('page_up')", "Page up", show=False, id="table.page_up"),
-        Binding("pagedown", "move('page_down')", "Page down", show=False, id="table.page_down"),
-        Binding("home,ctrl+home", "move('first')", "First row", show=False, id="table.top"),
-        Binding("end,ctrl+end", "move('last')", "Last row", show=False, id="table.bottom"),
-        Binding("left_square_bracket", "move('prev_pool')", "Previous pool", show=False, key_display="[",
-                id="table.prev_pool"),
-        Binding("right_square_bracket", "move('next_pool')", "Next pool", show=False, key_display="]",
-                id="table.next_pool"),
-    ]
+    BINDINGS = TABLE_BINDINGS
 
     class RowHighlighted(RowMessage):
         """The cursor moved to another row."""

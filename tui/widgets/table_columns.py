@@ -86,7 +86,7 @@ EXTRAS: tuple[str, ...] = ("message", "requests", "resets", "source", "priority"
 # first, in order, down to these widths: the message and the source, then the label down
 # to ten, before the reason; the label's last cells go last.
 SHRINK: tuple[tuple[str, int], ...] = (
-    ("headroom", 10), ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8), ("label", 8),
+    ("headroom", 6), ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8), ("label", 8),
 )
 FLOOR: dict[str, int] = {k: min(f for key, f in SHRINK if key == k) for k, _ in SHRINK}
 NATURAL, WANT, REST = "natural", "want", "rest"
@@ -97,6 +97,18 @@ GROW: tuple[tuple[str, str, int], ...] = (
     ("error", WANT, CODE_WIDTH + REASON_CAP),
     ("reason", WANT, REASON_CAP), ("source", NATURAL, 30), ("message", REST, 120),
 )
+
+
+# A title too long for its column's width reads as this instead of being cut (the headroom
+# column, once it has given way to its words at 80 columns).
+SHORT_TITLES: dict[str, str] = {"headroom": "room"}
+
+
+def title(spec: ColumnSpec, width: int) -> str:
+    """*spec*'s title in *width* cells: whole, else its short form, else cut."""
+    if len(spec.label) > width and len(SHORT_TITLES.get(spec.key, spec.label)) <= width:
+        return SHORT_TITLES[spec.key]
+    return spec.label[:width]
 
 
 def want(key: str) -> int:

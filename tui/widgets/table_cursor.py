@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.binding import Binding
 from textual.message import Message
 
 from tui.widgets.rows import Entry, mark_key
@@ -25,6 +26,27 @@ class RowMessage(Message):
     def __init__(self, row_key: str | None) -> None:
         super().__init__()
         self.row_key = row_key
+
+
+# The table's keys (tui.widgets.credential_table.CredentialTable.BINDINGS).
+TABLE_BINDINGS = [
+    Binding("enter", "select_cursor", "Open detail / fold pool", show=False, id="table.select"),
+    Binding("up", "move('up')", "Cursor up", show=False, id="table.up"),
+    Binding("down", "move('down')", "Cursor down", show=False, id="table.down"),
+    Binding("left", "sideways(True, -4)", "Fold pool / scroll left", show=False, id="table.left"),
+    Binding("right", "sideways(False, 4)", "Unfold pool / scroll right", show=False, id="table.right"),
+    Binding("pageup", "move('page_up')", "Page up", show=False, id="table.page_up"),
+    Binding("pagedown", "move('page_down')", "Page down", show=False, id="table.page_down"),
+    # vi's and less's half page (#28)
+    Binding("ctrl+d", "move('half_down')", "Half a page down", show=False, id="table.half_down"),
+    Binding("ctrl+u", "move('half_up')", "Half a page up", show=False, id="table.half_up"),
+    Binding("home,ctrl+home", "move('first')", "First row", show=False, id="table.top"),
+    Binding("end,ctrl+end", "move('last')", "Last row", show=False, id="table.bottom"),
+    Binding("left_square_bracket", "move('prev_pool')", "Previous pool", show=False, key_display="[",
+            id="table.prev_pool"),
+    Binding("right_square_bracket", "move('next_pool')", "Next pool", show=False, key_display="]",
+            id="table.next_pool"),
+]
 
 
 RANGE_MARK = "┃"   # in the # cell of a range mark's rows: a symbol, not a colour alone
@@ -77,13 +99,15 @@ class TableCursor:
 
     def target(self, where: str, page: int) -> int | None:
         """The row a move *where* goes to (kept in range by the move): ``up``, ``down``,
-        ``page_up``, ``page_down`` (by *page* rows), ``first``, ``last``, ``prev_pool``,
-        ``next_pool`` (None: no pool header that way)."""
+        ``page_up``, ``page_down`` (by *page* rows), ``half_up``, ``half_down`` (by half of it),
+        ``first``, ``last``, ``prev_pool``, ``next_pool`` (None: no pool header that way)."""
         if where == "prev_pool":
             return self.pool_above()
         if where == "next_pool":
             return self.pool_below()
-        steps = {"up": -1, "down": 1, "page_up": -page, "page_down": page}
+        half = max(1, page // 2)
+        steps = {"up": -1, "down": 1, "page_up": -page, "page_down": page,
+                 "half_up": -half, "half_down": half}
         if where in steps:
             return self.row + steps[where]
         return 0 if where == "first" else self._rows.row_count - 1

@@ -53,9 +53,12 @@ def span_width(widths: Sequence[int], n: int) -> int:
     return sum(widths[:n]) + 2 * PAD * (n - 1)
 
 
-def pool_header(name: str, rest: Sequence[str], widths: Sequence[int]) -> list[Run]:
+def pool_header(name: str, rest: Sequence[str], widths: Sequence[int],
+                extra: Sequence[str] = ()) -> list[Run]:
     """A pool header's runs over cells of *widths* (the cells after the ``#`` cell): *name*
-    first, then *rest* (the strategy, then the counts), each count whole.
+    first, then *rest* (the strategy, then the counts), each count whole, then one of *extra*
+    (its forms, longest first: ``usable again at 14:05``, ``usable 14:05``) when one fits in
+    what the line leaves: it never shortens the name nor cuts a count (the strategy goes first).
 
     The name takes as few cells as hold it; when the rest then does not fit, the name is
     cut to leave them room; when not even one cell of name does, the strategy (rest[0]) is
@@ -64,17 +67,29 @@ def pool_header(name: str, rest: Sequence[str], widths: Sequence[int]) -> list[R
     n = len(widths)
     if n == 0:
         return []
-    for tokens in (list(rest), list(rest[1:])):
-        whole = next((j for j in range(1, n + 1) if len(name) <= span_width(widths, j)), n)
-        for j in range(whole, 0, -1):
+    base = _laid(name, [list(rest), list(rest[1:])], widths)
+    if base is None:
+        counts = " ".join(rest[1:])
+        if n == 1:
+            return [(ellipsize(f"{name} {counts}", widths[0]), 1)]
+        return [(ellipsize(name, widths[0]), 1), (ellipsize(counts, span_width(widths[1:], n - 1)), n - 1)]
+    tries = [[*rest, form] for form in extra] + [[*rest[1:], form] for form in extra]
+    more = _laid(name, tries, widths, keep=base[0][1]) if tries else None
+    return more or base
+
+
+def _laid(name: str, tries: Sequence[Sequence[str]], widths: Sequence[int], keep: int = 1) -> list[Run] | None:
+    """The first of *tries* (token lists) that fits after the name, the name spanning as few
+    cells as hold it, or fewer down to *keep*; None when none fits."""
+    n = len(widths)
+    whole = next((j for j in range(1, n + 1) if len(name) <= span_width(widths, j)), n)
+    for tokens in tries:
+        for j in range(whole, keep - 1, -1):
             runs = fill(tokens, widths[j:])
             if runs is not None:
                 shown = name if len(name) <= span_width(widths, j) else ellipsize(name, span_width(widths, j))
                 return [(shown, j), *runs]
-    counts = " ".join(rest[1:])
-    if n == 1:
-        return [(ellipsize(f"{name} {counts}", widths[0]), 1)]
-    return [(ellipsize(name, widths[0]), 1), (ellipsize(counts, span_width(widths[1:], n - 1)), n - 1)]
+    return None
 
 
 def runs_to_cells(runs: Sequence[Run]) -> list[str]:

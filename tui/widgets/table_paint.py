@@ -22,7 +22,7 @@ from tui.text.headroom import fit as fit_headroom
 from tui.widgets import cells as C
 from tui.widgets.rows import ProfileBanner
 from tui.widgets.table_cells import CellStore
-from tui.widgets.table_columns import PAD
+from tui.widgets.table_columns import PAD, title
 from tui.widgets.table_headers import Run, banner_text, pool_header, runs_line, runs_to_cells
 from tui.widgets.table_layout import ColumnLayout, cut_fingerprint
 from tui.widgets.table_rows import RowStore
@@ -106,7 +106,7 @@ class RowPainter:
         e = self._rows.entry(key)
         assert e is not None and e.cred is None, key
         name, *rest = C.header_tokens(e.pool)
-        return pool_header(name, rest, self._layout.widths[1:])
+        return pool_header(name, rest, self._layout.widths[1:], C.usable_again(e.pool))
 
     def header_strip(self, key: str, base: Style) -> Strip:
         """A pool header's line: the fold mark, then its runs, full width."""
@@ -133,7 +133,7 @@ class RowPainter:
         style = self._style_of(None) + self._style_of(HEADER)
         pad = " " * PAD
         layout = self._layout
-        text = "".join(pad + s.label.ljust(w)[:w] + pad
+        text = "".join(pad + title(s, w).ljust(w) + pad
                        for s, w in zip(layout.specs, layout.widths, strict=True))
         return Strip([Segment(text, style)]).extend_cell_length(layout.full, style)
 

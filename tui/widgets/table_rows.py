@@ -303,8 +303,9 @@ class RowStore:
         if isinstance(e.pool, ProfileBanner):
             return ("banner", e.pool.tokens, e.pool.error)
         if cv is None:
-            return ("hdr", e.pool.strategy, e.pool.strategy_known,
-                    tuple(sorted(e.pool.counts.items())), e.pool.key in self._folded)
+            c = e.pool.counts       # the time only when nothing is usable (one walk of the pool)
+            return ("hdr", e.pool.strategy, e.pool.strategy_known, tuple(sorted(c.items())), e.pool.key
+                    in self._folded, None if c["ok"] or c["ready"] else e.pool.next_available_at)
         mk = mark_key(e)
         return (*C.signature(cv), self._marks.get(mk, ""), self._notes.get(mk, ""), fps.get(cv.key),
                 self.headroom.of(mk))
