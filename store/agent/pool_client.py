@@ -45,7 +45,7 @@ from store.config import settings as settings_file
 from store.config.agent_view import ConfigView
 from store.errors import HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import AUTH_OAUTH, Row, pool_rows
+from store.model import AUTH_OAUTH, Row, pool_rows, row_by_id
 from store.paths import Home
 from store.pools import least_used, policy
 from store.transaction import skip_write, transaction
@@ -195,8 +195,7 @@ class PoolClient:
         if self.refresh_hook is None:
             return sel
         snap = read_store(self.home)
-        row = next((r for r in pool_rows(snap.doc or {}, self.pool)
-                    if str(r.get("id")) == sel.row_id), None)
+        row = row_by_id(pool_rows(snap.doc or {}, self.pool), sel.row_id)
         if row is None or not refresh.needs_refresh(self.pool, row, now):
             return sel
         outcome = self.refresh_hook(self.home, self.pool, sel.row_id)
@@ -301,8 +300,7 @@ class PoolClient:
         reason = result.reason
         if self.refresh_hook is not None and not policy.terminal_auth_failure(401, reason):
             snap = read_store(self.home)
-            row = next((r for r in pool_rows(snap.doc or {}, self.pool)
-                        if str(r.get("id")) == sel.row_id), None)
+            row = row_by_id(pool_rows(snap.doc or {}, self.pool), sel.row_id)
             if row is not None and row.get("auth_type") == AUTH_OAUTH:
                 # Outside the lock: a token request can take many seconds.
                 outcome = self.refresh_hook(self.home, self.pool, sel.row_id)
@@ -318,7 +316,7 @@ class PoolClient:
 
     def _reload(self, row_id: str) -> Selection | None:
         snap = read_store(self.home)
-        row = next((r for r in pool_rows(snap.doc or {}, self.pool) if str(r.get("id")) == row_id), None)
+        row = row_by_id(pool_rows(snap.doc or {}, self.pool), row_id)
         return self.selection_of(row) if row is not None else None
 
     def _bench_and_rotate(self, sel: Selection, result: Result, verdict: Verdict, failure_reason: str,
@@ -337,7 +335,7 @@ class PoolClient:
             if rows is None:
                 skip_write()
             dict_rows = self._rows_only(rows)
-            row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
+            row = row_by_id(dict_rows, sel.row_id)
             if row is not None:
                 policy.mark_exhausted(dict_rows, row, now, code=result.status, reason=result.reason,
                                       message=result.message, reset_at=reset_at,

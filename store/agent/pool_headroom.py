@@ -14,7 +14,7 @@ from store.agent.headroom import BENCH_MESSAGE, BENCH_REASON, Headroom, Hold, he
 from store.agent.outcomes import Selection
 from store.errors import HermesAdminError
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import STATUS_EXHAUSTED, Row, ensure_pool, parse_epoch, pools
+from store.model import STATUS_EXHAUSTED, Row, ensure_pool, parse_epoch, pools, row_by_id
 from store.paths import Home
 from store.pools import least_used, policy
 from store.pools.view import row_fingerprint
@@ -92,7 +92,7 @@ class PoolHeadroom:
                 if rows is None:
                     skip_write()
                 dict_rows = [r for r in rows if isinstance(r, dict)]
-                row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
+                row = row_by_id(dict_rows, sel.row_id)
                 if row is None or row_fingerprint(self.pool, row, self.env) != sel.fingerprint or (
                         row.get("last_status") == STATUS_EXHAUSTED
                         and (parse_epoch(row.get("last_error_reset_at")) or 0.0) >= reset_at - 1.0):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store import outside
+from store.durations import GO_UNITS, seconds_in
 
 # Window lengths, for a reading that carries no reset: it goes stale after one length.
 MINUTE = 60.0
@@ -130,17 +131,11 @@ def opt_seconds(v: Any) -> float | None:
 
 # --- durations and resets --------------------------------------------------------------------
 
-_GO_PART = re.compile(r"(\d+(?:\.\d+)?)(h|ms|us|µs|ns|m|s)")
-_GO_DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:h|ms|us|µs|ns|m|s))+")
-_UNIT = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-
-
 def go_duration(text: str) -> float | None:
-    """Seconds in a duration as Go prints it (``12ms``, ``6m0s``, ``1h2m3.5s``); None otherwise."""
-    raw = text.strip().lower()
-    if len(raw) > 40 or not _GO_DURATION.fullmatch(raw):
-        return None
-    return outside.seconds(sum(float(n) * _UNIT[u] for n, u in _GO_PART.findall(raw)), "duration")
+    """Seconds in a duration as Go prints it (``12ms``, ``6m0s``, ``1h2m3.5s``); None otherwise
+    (read by the one duration reader, :func:`store.durations.seconds_in`, then bounded)."""
+    d = seconds_in(text, GO_UNITS)
+    return None if d is None else outside.seconds(d, "duration")
 
 
 def relative_or_absolute(raw: str, now: float) -> float | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from store.model import Row, as_int, pool_rows
+from store.model import Row, as_int, pool_rows, row_by_id
 from store.paths import Home
 from store.transaction import skip_write, transaction
 
@@ -35,7 +35,7 @@ class PendingCounts:
         with self._lock:
             items = list(self._pending.items())
         for (pool, rid), n in items:
-            row = next((r for r in rows_by_pool.get(pool) or () if str(r.get("id")) == rid), None)
+            row = row_by_id(rows_by_pool.get(pool) or (), rid)
             if row is not None:
                 row["request_count"] = as_int(row.get("request_count")) + n
 
@@ -57,8 +57,7 @@ class PendingCounts:
             with transaction(home, lock_timeout=lock_timeout) as doc:
                 written = 0
                 for (pool, rid), n in batch.items():
-                    row = next((r for r in pool_rows(doc, pool) if isinstance(r, dict)
-                                and str(r.get("id")) == rid), None)
+                    row = row_by_id(pool_rows(doc, pool), rid)
                     if row is not None:
                         row["request_count"] = as_int(row.get("request_count")) + n
                         written += n

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from store.agent.outcomes import Selection
-from store.model import Row, ensure_pool, pools
+from store.model import Row, ensure_pool, pools, row_by_id
 from store.paths import Home
 from store.pools import model_cooldowns
 from store.transaction import skip_write, transaction
@@ -35,7 +35,7 @@ def record(home: Home, sel: Selection, model: str, until_at: float, now: float, 
             skip_write()
         rows = ensure_pool(doc, sel.pool)
         dict_rows = [r for r in rows if isinstance(r, dict)]
-        row = next((r for r in dict_rows if str(r.get("id")) == sel.row_id), None)
+        row = row_by_id(dict_rows, sel.row_id)
         if row is not None:
             model_cooldowns.bench_model(dict_rows, row, model, now, until_at)
         nxt = choose(dict_rows, now)

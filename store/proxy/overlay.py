@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from store.model import Row, parse_epoch
+from store.model import Row, parse_epoch, row_by_id
 from store.pools import model_cooldowns
 
 STATUS_FIELDS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
@@ -31,7 +31,7 @@ def _num(value: Any) -> float:
 
 def find_row(rows: list[Row] | None, rid: str) -> Row | None:
     """The row of *rows* whose id is *rid*, or None."""
-    return next((r for r in rows or () if str(r.get("id")) == rid), None)
+    return row_by_id(rows or (), rid)
 
 
 class Overlay:

@@ -43,6 +43,7 @@ from typing import Any
 
 from store.authfile import atomic_write_bytes
 from store.paths import Home
+from store.pids import process_exists
 from store.proxy import STATUS_PREFIX
 
 BUCKET_SECONDS = 10
@@ -212,11 +213,4 @@ def is_live(status: dict[str, Any], now: float) -> bool:
     if not isinstance(updated, (int, float)) or now - updated > STALE_AFTER:
         return False
     pid = status.get("pid")
-    if isinstance(pid, int):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            pass
-    return True
+    return not isinstance(pid, int) or process_exists(pid)
