@@ -23,9 +23,9 @@ from typing import Any
 
 import yaml
 
-from store import safeio
+from store import safeio, yamlguard
 from store.authfile import atomic_write_bytes
-from store.config import settings, yamlguard
+from store.config import settings
 from store.config.yamlcas import ConfigChanged, retry_on_change, unchanged_since
 from store.config.yamledit import dump_tree, set_key
 from store.config.yamlread import load_tree

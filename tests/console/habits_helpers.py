@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from store.agent.headroom import Headroom
-from store.agent.ratelimits import Reading
+from store.dialects.readings import Reading
 from store.paths import Home
 from store.pools.view import row_fingerprint
 from tests.conftest import make_row, make_store, write_store

@@ -21,8 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from screens.dashboard_chrome import problems  # the console's banner lines
-from store import authfile, envelope
-from store.config import envfile
+from store import authfile, envelope, envfile
 from store.errors import EXIT_UNREADABLE, EncryptedStore, StoreUnreadable
 from store.monitor import conditions, rules
 from store.monitor.sample import ProfileSample, Sample
