@@ -49,8 +49,9 @@ from tui.text import shown as shown_module
 
 FORGED = "FORGEDLINE"
 # Verbs that serve or daemonise (or open the console) are run only in their status form;
-# `probe` asks a provider over the network (its printer passes the funnel, see probe.py).
-SKIP = {("demo",), ("fleet", "sync"), ("probe",)}
+# `probe` asks a provider over the network (its printer passes the funnel, see probe.py);
+# `web` serves until stopped and has no status form (its output: tests/web/test_web_cli.py).
+SKIP = {("demo",), ("fleet", "sync"), ("probe",), ("web",)}
 SEPARATORS = ["\n", "\r\n", "\r", "\x1b[2J\n", "\n\x1b]2;t\x07", "\x85", "\u2028", "\n\n  "]
 WIDE = list("ab 漢字🔑ｗé-_.")
 
