@@ -15,6 +15,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,12 @@ NEW_KEY = "sk-or-v1-undoharm-rotated" + "z" * 33
 
 
 def _home(home: Home) -> None:
-    write_store(home, make_store({"openrouter": [make_row(f"r{i}", label=f"k{i}", token=KEYS[i], priority=i)
-                                                 for i in range(2)]}))
+    """Two keys, k0 benched: a reset of it is a write (a reset of an ok key writes nothing)."""
+    now = time.time()
+    bench = {"last_status": "exhausted", "last_status_at": now - 10, "last_error_code": 429,
+             "last_error_reset_at": now + 3600}
+    write_store(home, make_store({"openrouter": [make_row(f"r{i}", label=f"k{i}", token=KEYS[i], priority=i,
+                                                          **(bench if i == 0 else {})) for i in range(2)]}))
 
 
 def _row(home: Home, rid: str) -> dict | None:

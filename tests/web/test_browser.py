@@ -74,7 +74,7 @@ def test_token_link_loads_the_console_and_r_y_resets_a_cooling_row(tmp_home: Hom
         screen.wait_for(page, "Reset openrouter #2 backup")
         page.keyboard.press("y")
         wait_until(lambda: backup(tmp_home)["last_status"] is None, 15, "the reset in auth.json")
-        screen.wait_for(page, "exhausted → ok")
+        screen.wait_for(page, "→ ok")      # the flash line: "backup: cooling 59m → ok"
         wait_until(lambda: "● ok" in screen.line_with("backup"), 15, "backup shown ok on the page")
         page.screenshot(path=str(tmp_path / "after-reset.png"))
         entry = json.loads(tmp_home.audit.read_text().splitlines()[-1])
@@ -167,10 +167,13 @@ ATTACK = """<!DOCTYPE html><title>elsewhere</title><script>
 window.result = {ws: "pending", post: "pending"};
 const ws = new WebSocket("ws://127.0.0.1:%(port)d/ws?width=80&height=24");
 ws.onopen = () => { window.result.ws = "open";
-  ws.send(JSON.stringify(["stdin", "\\u001b[B"])); ws.send(JSON.stringify(["stdin", "r"]));
-  // "y" again and again: a confirmation only takes a key typed after it showed.
-  let n = 0;
-  const t = setInterval(() => { ws.send(JSON.stringify(["stdin", "y"])); if (++n > 20) clearInterval(t); }, 500);
+  // Down and r once the console has drawn its rows (the page cannot see when: it waits),
+  // then "y" again and again: a confirmation only takes a key typed after it showed.
+  setTimeout(() => {
+    ws.send(JSON.stringify(["stdin", "\\u001b[B"])); ws.send(JSON.stringify(["stdin", "r"]));
+    let n = 0;
+    const t = setInterval(() => { ws.send(JSON.stringify(["stdin", "y"])); if (++n > 20) clearInterval(t); }, 500);
+  }, 3000);
 };
 ws.onerror = () => { window.result.ws = "refused"; };
 fetch("http://127.0.0.1:%(port)d/ws", {method: "POST", body: "y", mode: "no-cors",
