@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from store.model import Row
-from store.pools import policy
+from store.pools import policy, view
 from store.proxy.headroom_gate import HeadroomGate
 from store.proxy.upstreams import Breakers, base_for
 
@@ -121,7 +121,7 @@ class Eligibility:
 
     def check(self, ask: Ask, row: Row) -> Refusal | None:
         """The first filter that refuses *row* (None: it may serve *ask*)."""
-        eff = policy.effective(row, ask.rows, ask.now, self.ttls())
+        eff = view.judge(row, ask.rows, ask.now, self.ttls(), self.env)
         for f in self.filters:
             if (refused := f(ask, row, eff)) is not None:
                 return refused
@@ -132,7 +132,7 @@ class Eligibility:
         ttls = self.ttls()
         out = []
         for row in ask.rows:
-            eff = policy.effective(row, ask.rows, ask.now, ttls)
+            eff = view.judge(row, ask.rows, ask.now, ttls, self.env)
             out.append((eff, next((r for f in self.filters if (r := f(ask, row, eff)) is not None), None)))
         return out
 

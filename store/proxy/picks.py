@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from store.agent import probe
 from store.model import Row, as_int, sorted_rows
-from store.pools import least_used, policy
+from store.pools import least_used, policy, view
 
 
 @dataclass
@@ -44,7 +44,7 @@ def usable_rows(rows: list[Row], strategy: str | None, now: float, ttls: policy.
     until = math.inf
     usable, every, benches = [], [], {}
     for row in ordered:
-        eff = policy.effective(row, ordered, now, ttls)
+        eff = view.judge(row, ordered, now, ttls, env)     # a renewed secret (admin era): afresh
         if eff.available_at is not None and eff.available_at > now:
             until = min(until, eff.available_at)
         for t in eff.model_benches.values():

@@ -245,3 +245,15 @@ def test_a_hostile_generation_value_is_a_warning_never_a_crash(value: object) ->
         assert value is None or any("hermes_admin.hermes_generation" in x for x in w)
     else:
         assert ttls.told.generation in generations.GENERATIONS and not w
+
+
+def test_the_proxys_usable_rows_follow_the_renewed_secret_rule_by_generation() -> None:
+    """The proxy judges a row as the console does (store.pools.view.judge): a secret-less
+    row whose .env key changed is usable at once in the admin era, and keeps its bench in
+    every other generation; the unchanged key keeps its bench everywhere."""
+    rows, env = _borrowed_pool()
+    for g in ORDER:
+        usable = picks.usable_rows([dict(r) for r in rows], "fill_first", NOW, TTLS[g], env, 1)
+        assert [r["id"] for r in usable.rows] == (["a"] if g == "admin" else []), g
+    same = {"OPENROUTER_API_KEY": "sk-or-v1-" + "1" * 32}
+    assert picks.usable_rows([dict(r) for r in rows], "fill_first", NOW, TTLS["admin"], same, 1).rows == []
