@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import contextlib
 import hashlib
-import io
 import json
 import os
 import re
 import secrets
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -40,6 +37,7 @@ from hypothesis import strategies as st
 from store.ops import history
 from store.paths import Home
 from store.redaction import redact
+from tests.cli.inprocess import run_main
 from tests.conftest import HERMES_ADMIN, cli_env, make_row, make_store
 from tui.cli import entry
 
@@ -205,28 +203,6 @@ STDINS = st.sampled_from([b"", STDIN_KEY.encode() + b"\n", STDIN_KEY.encode(), (
 
 
 # --- running ------------------------------------------------------------------------------------
-
-class _Stdin(io.TextIOWrapper):
-    def isatty(self) -> bool:
-        return False
-
-
-def run_main(argv: list[str], stdin: bytes) -> tuple[int, str, str]:
-    """main() in-process with captured streams; argparse's SystemExit is its exit code."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    sys.stdin = _Stdin(io.BytesIO(stdin), encoding="utf-8")
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = entry.main(argv)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 2
-    finally:
-        sys.stdin = saved
-        redact.clear_registered()
-    return code, out.getvalue(), err.getvalue()
-
 
 def snapshot(root: Path) -> dict[str, str]:
     """Path -> sha256 (or the kind, for what is not a regular file) of everything under *root*."""

@@ -24,12 +24,9 @@ and sees the same checks fail.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import re
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -42,7 +39,7 @@ from hypothesis import strategies as st
 
 from store.paths import AUDIT_FILE
 from store.proxy import STATUS_PREFIX
-from store.redaction import redact
+from tests.cli.inprocess import run_main
 from tests.conftest import make_row, make_store
 from tui.cli import entry
 from tui.text import shown as shown_module
@@ -67,23 +64,6 @@ def _walk(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterat
 
 
 VERBS = [(p, sp) for p, sp in _walk(entry.build_parser()) if p not in SKIP]
-
-
-def run_main(argv: list[str], stdin: bytes) -> tuple[int, str, str]:
-    """main() in-process with captured streams (stdin not a terminal); argparse's exit is its code."""
-    out, err = io.StringIO(), io.StringIO()
-    saved = sys.stdin
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = entry.main(argv)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 2
-    finally:
-        sys.stdin = saved
-        redact.clear_registered()
-    return code, out.getvalue(), err.getvalue()
 
 
 @st.composite

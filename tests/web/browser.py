@@ -19,18 +19,18 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pyte
 
 from store.paths import Home
 from tests.conftest import HERMES_ADMIN, cli_env
+from tests.monitor.helpers import free_port, wait_until
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -46,24 +46,6 @@ def available() -> bool:
     except ImportError:
         return False
     return True
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(pred: Callable[[], Any], timeout: float, what: str, step: float = 0.05) -> Any:
-    """Poll *pred* until it returns something true (bounded); AssertionError naming *what*."""
-    deadline = time.monotonic() + timeout
-    while True:
-        got = pred()
-        if got:
-            return got
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(step)
 
 
 class WebProcess:
