@@ -13,6 +13,9 @@ What hermes-admin decides for itself and Hermes must not see: how a key's headro
       days: 14
     console:                    # how the console was last left (store.config.console_view)
       sort: status
+    budgets: ...                # per-key and per-pool spend, caps (store.config.budgets, #29)
+    usage: ...                  # the usage ledger's bounds and prices (store.config.usage_settings, #29)
+    proxy: ...                  # affinity, pacing, hold, prefer (store.config.proxy_settings, #30)
 
 Read strictly (PyYAML safe_load after the alias/depth guard); a missing file is the
 defaults; a file that cannot be used raises ConfigUnreadable naming the file and the field.
@@ -27,12 +30,17 @@ from typing import Any
 import yaml
 
 from store import outside, safeio, yamlguard
+from store.config import budgets, proxy_settings, usage_settings
+from store.config.budgets import PoolBudget
+from store.config.proxy_settings import ProxySettings
+from store.config.usage_settings import UsageSettings
 from store.errors import ConfigUnreadable, StoreUnreadable
 from store.paths import Home
 
 SETTINGS_FILE = "hermes-admin.yaml"
 SETTINGS_CAP = 256 * 1024
-_TOP = ("headroom", "history", "console")    # console: the console's own (store.config.console_view)
+# console: the console's own (store.config.console_view); budgets, usage, proxy: their modules
+_TOP = ("headroom", "history", "console", "budgets", "usage", "proxy")
 
 
 @dataclass(frozen=True)
@@ -42,6 +50,9 @@ class Settings:
     least_used_weighs_headroom: bool = False
     history_keep: int = 50
     history_days: float = 14.0
+    budgets: Mapping[str, PoolBudget] = field(default_factory=dict)
+    usage: UsageSettings = usage_settings.DEFAULTS
+    proxy: ProxySettings = proxy_settings.DEFAULTS
 
     def threshold_for(self, pool: str) -> float:
         return self.pool_thresholds.get(pool, self.threshold)
@@ -88,7 +99,10 @@ def parse(data: Any, path: Any) -> Settings:
     return Settings(
         threshold=_fraction(head.get("threshold", 0.0), "headroom.threshold", path),
         pool_thresholds={k: _fraction(v, f"headroom.pools.{k[:40]}", path) for k, v in pools.items()},
-        least_used_weighs_headroom=weigh, history_keep=keep, history_days=days)
+        least_used_weighs_headroom=weigh, history_keep=keep, history_days=days,
+        budgets=budgets.parse(data.get("budgets"), path),
+        usage=usage_settings.parse(data.get("usage"), path),
+        proxy=proxy_settings.parse(data.get("proxy"), path))
 
 
 def read(home: Home) -> Settings:
