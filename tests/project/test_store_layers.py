@@ -16,8 +16,8 @@ import pytest
 from tests.import_graph import LINT_IMPORTS, copy_tree, lint_imports, store_package_pairs
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTRACT = ("store: monitor > fleet, proxy > profiles > ops, watch > agent > usage > config > pools > redaction > dialects "
-            "> core")
+CONTRACT = ("store: monitor > fleet, proxy > profiles > ops, watch > agent > usage > config > pools > redaction "
+            "> dialects > core")
 
 needs_linter = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter not installed (test extra)")
 
