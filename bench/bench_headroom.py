@@ -70,8 +70,8 @@ def upstream_main(script: Path, port_file: Path) -> int:
 def proxy_main(home: Path, port_file: Path, headroom: bool) -> int:
     """hermes-admin's proxy on *home* (the same code as ``hermes-admin proxy``), headroom on or off."""
     from store.paths import Home
-    from store.proxy.chain import Chain
-    from store.proxy.inbound import Gate
+    from store.proxy.edge.inbound import Gate
+    from store.proxy.routing.chain import Chain
     from store.proxy.server import ProxyServer, serve
 
     h = Home(home)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.paths import Home
-from store.proxy.stats import BUCKETS, write_status
+from store.proxy.observing.stats import BUCKETS, write_status
 from store.watch.home import HomeLoader
 from tui.demo.launch import config_yaml, seed_store
 from tui.services import proxy_feed

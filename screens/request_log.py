@@ -1,6 +1,6 @@
 """``l`` on a row: that key's recent requests, from every proxy on the home (k9s's ``l``).
 
-Each proxy keeps its last 50 requests in its status file (``store.proxy.requests``); this
+Each proxy keeps its last 50 requests in its status file (``store.proxy.observing.requests``); this
 modal lists those the highlighted key served, newest first: time, proxy, route, status, the
 latency in ms and the outcome. There is never a body, a header or a query string to show: the
 proxy does not keep them. Read when it opens and once a second while open (one small file per

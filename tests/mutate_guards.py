@@ -9,7 +9,7 @@ module: mutants, killed, survived, no covering test, timeouts and the kill rate,
 kill rate counts a mutant without a covering test as a survivor.
 
     python -m tests.mutate_guards                     # every guard module
-    python -m tests.mutate_guards store/monitor/alerts.py store/proxy/steering.py
+    python -m tests.mutate_guards store/monitor/alerts.py store/proxy/routing/steering.py
     python -m tests.mutate_guards --list              # the modules and their tests
     python -m tests.mutate_guards --survivors store/monitor/alerts.py   # after a run: the diffs
 
@@ -44,9 +44,9 @@ GUARDS: dict[str, list[str]] = {
     "store/pools/policy.py": ["tests/store/test_policy.py", "tests/store/test_policy_ttls.py",
                               "tests/store/test_policy_exact.py", "tests/store/test_policy_newest_hermes.py"],
     # eligibility and selection
-    "store/proxy/eligibility.py": ["tests/proxy/test_no_key_reason.py", "tests/proxy/test_look_again.py",
+    "store/proxy/routing/eligibility.py": ["tests/proxy/test_no_key_reason.py", "tests/proxy/test_look_again.py",
                                    "tests/proxy/test_proxy_select.py", "tests/proxy/test_proxy_chain.py"],
-    "store/proxy/picks.py": ["tests/proxy/test_proxy_select.py", "tests/proxy/test_proxy_chain.py"],
+    "store/proxy/routing/picks.py": ["tests/proxy/test_proxy_select.py", "tests/proxy/test_proxy_chain.py"],
     "store/pools/least_used.py": ["tests/store/test_policy_exact.py", "tests/agent"],
     # undo and history
     "store/ops/history.py": ["tests/guards/test_guard_history.py", "tests/store/test_undo.py"],
@@ -56,7 +56,7 @@ GUARDS: dict[str, list[str]] = {
                                 "tests/guards/test_guard_alerts_steering.py"],
     "store/monitor/conditions.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_conditions_exact.py"],
     # steering
-    "store/proxy/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
+    "store/proxy/routing/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
     # outside values
     "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_outside_exact.py",

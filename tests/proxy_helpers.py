@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from store.paths import Home
-from store.proxy.chain import Chain
-from store.proxy.inbound import Gate
+from store.proxy.edge.inbound import Gate
+from store.proxy.routing.chain import Chain
 from store.proxy.server import ProxyServer
 from tests.conftest import make_row, make_store, write_store
 from tui.demo.fake_provider import FakeProvider

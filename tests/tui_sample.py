@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from store.paths import Home
-from store.proxy.stats import BUCKETS
+from store.proxy.observing.stats import BUCKETS
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tui.app.console import HermesAdminApp
 from tui.services.clock import FakeClock
@@ -107,7 +107,7 @@ async def fitted(pilot: Any) -> None:
 
 
 def proxy_status(now: float = NOW, pid: int = 4242) -> dict[str, Any]:
-    """A proxy on fallback, as its status file would say (``store.proxy.stats.write_status``)."""
+    """A proxy on fallback, as its status file would say (``store.proxy.observing.stats.write_status``)."""
     buckets = BUCKETS
     return {
         "pid": pid, "host": "127.0.0.1", "port": 8645, "url": "http://127.0.0.1:8645/v1",

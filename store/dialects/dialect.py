@@ -11,7 +11,7 @@ from typing import Any
 from store import outside
 from store.dialects.readings import Reading, Usage
 
-OPENAI = "openai"          # the protocols a client path speaks (store.proxy.protocols)
+OPENAI = "openai"          # the protocols a client path speaks (store.proxy.routing.protocols)
 ANTHROPIC = "anthropic"
 RESPONSES = "responses"
 

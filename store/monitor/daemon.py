@@ -11,7 +11,7 @@ while a proxy on a followed home is live (its status file changes every second; 
 watchers follow only the store's own files).
 
 The metrics server is aiohttp on the loop (no thread that wakes to poll); ``/metrics`` passes
-the proxy's inbound-auth rule (:func:`store.proxy.inbound.gate_for`) and serves
+the proxy's inbound-auth rule (:func:`store.proxy.edge.inbound.gate_for`) and serves
 :class:`store.monitor.metrics.Exposition`. Deliveries run one at a time on a worker thread.
 """
 
@@ -43,7 +43,7 @@ from store.paths import Home, profile_name
 from store.profiles.findings import Finding
 from store.profiles.live import follow_root
 from store.profiles.root import Root
-from store.proxy.inbound import Gate
+from store.proxy.edge.inbound import Gate
 from store.redaction import crash
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls, merged
 from store.watch.home import HomeState, follow

@@ -24,8 +24,8 @@ from store.model import as_int
 from store.monitor.sample import ProfileSample, ProxyView, Sample, state_at
 from store.pools.policy import COOLING, DEAD, OK, READY
 from store.pools.view import CredentialView
-from store.proxy import metrics as proxy_metrics
-from store.proxy.metrics import Figures
+from store.proxy.observing import metrics as proxy_metrics
+from store.proxy.observing.metrics import Figures
 from store.redaction.redact import Redactor, escape_controls
 
 STATES = (OK, COOLING, READY, DEAD)
@@ -88,7 +88,7 @@ OTHER_FAMILIES = (
        "metrics then show the last good read)", ("profile",)),
     _g("hermes_admin_proxy_up", "1 while the proxy on this port runs (its status file is fresh)",
        ("profile", "port")),
-    # The proxy's own metrics, as its /metrics serves them (store.proxy.metrics), with profile and port.
+    # The proxy's own metrics, as its /metrics serves them (store.proxy.observing.metrics), with profile and port.
     *(Family(s.name, s.kind, s.help, ("profile", "port") + s.labels) for s in proxy_metrics.SPECS),
     _g("hermes_admin_root_findings", "Findings over the root's profiles, by kind", ("kind", "severity")),
     _g("hermes_admin_monitor_open_alerts", "Alerts open now, by rule", ("rule",)),
@@ -96,7 +96,7 @@ OTHER_FAMILIES = (
 )
 N_CRED = len(CRED_FAMILIES)
 (HR_RATIO, HR_REMAINING, HR_LIMIT, HR_RESET, POOL_CREDS, POOL_USABLE, POOL_NEXT, STORE_OK, PROXY_UP) = range(9)
-PROXY_BASE = PROXY_UP + 1          # then one family per store.proxy.metrics.SPECS, in its order
+PROXY_BASE = PROXY_UP + 1          # then one family per store.proxy.observing.metrics.SPECS, in its order
 FINDINGS, OPEN_ALERTS, DELIVERIES = range(PROXY_BASE + len(proxy_metrics.SPECS), len(OTHER_FAMILIES))
 
 Samples = list[tuple[int, tuple[str, ...], Any]]     # a value is a float, or a histogram's Histo
@@ -258,7 +258,7 @@ def figures(proxy: ProxyView) -> Figures:
 
 
 def _proxy(p: ProfileSample, proxy: ProxyView, counters: ProxyCounters, inert: Inert) -> Samples:
-    """The proxy's own samples (store.proxy.metrics.samples) with profile and port; per pool, an
+    """The proxy's own samples (store.proxy.observing.metrics.samples) with profile and port; per pool, an
     older proxy's file without exact totals gives the sums of its 10 s buckets."""
     labels = (p.name, str(proxy.port))
     out: Samples = [(PROXY_UP, labels, 1.0 if proxy.live else 0.0)]

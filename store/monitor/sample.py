@@ -28,8 +28,8 @@ from store.pools.policy import COOLING, READY
 from store.pools.view import CredentialView, PoolView
 from store.profiles.findings import Finding
 from store.proxy import STATUS_PREFIX
-from store.proxy.metrics import Figures, figures_of
-from store.proxy.stats import is_live
+from store.proxy.observing.metrics import Figures, figures_of
+from store.proxy.observing.stats import is_live
 from store.redaction.redact import Redactor
 
 PROXY_STATUS_CAP = 4 * 1024 * 1024
@@ -82,7 +82,7 @@ class ProxyView:
     routes: tuple[Route, ...] = ()
     # pool -> (bucket seconds, requests per bucket, 429s per bucket), oldest bucket first
     pools: Mapping[str, tuple[int, tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
-    figures: Figures | None = None     # what the proxy's own /metrics shows (store.proxy.metrics)
+    figures: Figures | None = None     # what the proxy's own /metrics shows (store.proxy.observing.metrics)
 
     @property
     def on_fallback(self) -> bool:

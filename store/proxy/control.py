@@ -38,12 +38,12 @@ from store.ops import audit
 from store.ops.actions import Outcome
 from store.paths import Home
 from store.proxy import STATUS_PREFIX
-from store.proxy.chain import Chain
+from store.proxy.observing.report import describe
+from store.proxy.observing.stats import is_live, read_statuses
 from store.proxy.offloop import run_blocking
-from store.proxy.report import describe
-from store.proxy.stats import is_live, read_statuses
-from store.proxy.steering import CONTROL_RESTORE
-from store.proxy.upstreams import route_name
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.steering import CONTROL_RESTORE
+from store.proxy.routing.upstreams import route_name
 
 COMMANDS = ("restore", "pin", "unpin")
 REQUEST_CAP = 4096

@@ -12,9 +12,9 @@ Every failure is judged once (:func:`store.agent.outcomes.classify`, RELIABILITY
   can serve, the client gets the last upstream answer or a 502/504 that says so;
 - the **request's** fault: the client gets the provider's answer as it came.
 
-Relayed answers carry no key (:mod:`store.proxy.wire`), redirects are returned as they
+Relayed answers carry no key (:mod:`store.proxy.edge.wire`), redirects are returned as they
 came (never followed: a 307 elsewhere never sees the prompt or the key), a 2xx is relayed
-as it arrives (:mod:`store.proxy.relay`).
+as it arrives (:mod:`store.proxy.edge.relay`).
 """
 
 from __future__ import annotations
@@ -44,18 +44,10 @@ from store.agent.outcomes import (
 )
 from store.dialects.dialect import Credential
 from store.dialects.registry import dialect_for
-from store.proxy import requests as trace
-from store.proxy.answers import Answers
-from store.proxy.attempt import Attempt
-from store.proxy.chain import Chain
-from store.proxy.offloop import run_blocking
-from store.proxy.protocols import ANTHROPIC, OPENAI, Want
-from store.proxy.redacting import ProxySecrets
-from store.proxy.relay import Relay
-from store.proxy.stats import Stats
-from store.proxy.upstreams import base_for, display, route_name
-from store.proxy.verdict import bench_exhausted, judge_attempt
-from store.proxy.wire import (
+from store.proxy.edge.answers import Answers
+from store.proxy.edge.redacting import ProxySecrets
+from store.proxy.edge.relay import Relay
+from store.proxy.edge.wire import (
     DROP_REQUEST,
     ERROR_CAP,
     Answer,
@@ -67,6 +59,14 @@ from store.proxy.wire import (
     transport_kind,
     with_model,
 )
+from store.proxy.observing import requests as trace
+from store.proxy.observing.stats import Stats
+from store.proxy.offloop import run_blocking
+from store.proxy.routing.attempt import Attempt
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.protocols import ANTHROPIC, OPENAI, Want
+from store.proxy.routing.upstreams import base_for, display, route_name
+from store.proxy.routing.verdict import bench_exhausted, judge_attempt
 
 log = logging.getLogger("hermes_admin.proxy")
 MAX_TRIES = 4
@@ -103,7 +103,7 @@ class Forwarder:
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
                       protocol: str = OPENAI) -> web.StreamResponse:
-        """Serve one request of *protocol* (:mod:`store.proxy.protocols`) along the chain:
+        """Serve one request of *protocol* (:mod:`store.proxy.routing.protocols`) along the chain:
         only routes that speak it, never a row benched for the model it asks for."""
         chain = self.chain
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")

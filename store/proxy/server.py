@@ -1,7 +1,7 @@
 """The proxy's HTTP side: an aiohttp server and ONE pooled upstream ClientSession.
 
 Per request: check the path (the served paths and ``/metrics``) and the method; the inbound
-key, the body cap and how long the body takes to arrive are :class:`store.proxy.door.Door`'s;
+key, the body cap and how long the body takes to arrive are :class:`store.proxy.edge.door.Door`'s;
 then :class:`store.proxy.forward.Forwarder` walks the chain. Every failure is an answer
 (RELIABILITY 43): whatever goes wrong inside, the client gets JSON with a request id that the
 log line carries too (Anthropic-shaped on ``/v1/messages``, OpenAI-shaped elsewhere), never
@@ -40,21 +40,21 @@ from store.agent.headroom import SIDECAR
 from store.errors import StoreUnreadable
 from store.paths import AUTH_FILE, CONFIG_FILE, ENV_FILE, Home
 from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT, control
-from store.proxy.anthropic import shaped
-from store.proxy.chain import Chain
-from store.proxy.door import Door, ProxyHttpServer
+from store.proxy.edge.anthropic import shaped
+from store.proxy.edge.door import Door, ProxyHttpServer
+from store.proxy.edge.inbound import Gate
+from store.proxy.edge.redacting import ProxySecrets
+from store.proxy.edge.wire import error_body
 from store.proxy.forward import Forwarder
-from store.proxy.inbound import Gate
 from store.proxy.loop import loop_name
-from store.proxy.metrics import METRICS_PATH, metrics_response
+from store.proxy.observing.metrics import METRICS_PATH, metrics_response
+from store.proxy.observing.report import describe
+from store.proxy.observing.requests import CURRENT, RequestLog, answered_as
+from store.proxy.observing.stats import Stats, write_status
 from store.proxy.offloop import run_blocking
-from store.proxy.protocols import ANTHROPIC, PROTOCOL_OF
-from store.proxy.redacting import ProxySecrets
-from store.proxy.report import describe
-from store.proxy.requests import CURRENT, RequestLog, answered_as
-from store.proxy.stats import Stats, write_status
-from store.proxy.upstreams import route_name
-from store.proxy.wire import error_body
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.protocols import ANTHROPIC, PROTOCOL_OF
+from store.proxy.routing.upstreams import route_name
 from store.watch.home import watch_home
 
 log = logging.getLogger("hermes_admin.proxy")
@@ -66,7 +66,7 @@ FLUSH_INTERVAL = 1.0
 FINAL_LOCK_WAIT = 5.0     # the last flush of counts on shutdown waits this long for the lock
 # A client that closes its connection has its handler cancelled at once (aiohttp's default is
 # to let it run on): its in-flight counts, its upstream connection and any hold on its key
-# end then, not when a silent upstream's read timeout passes (store.proxy.relay).
+# end then, not when a silent upstream's read timeout passes (store.proxy.edge.relay).
 HANDLER_CANCELLATION = True
 # Upstream: connect fast or fail over; a stream may stay quiet a long while (reasoning models).
 UPSTREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=600)

@@ -25,7 +25,7 @@ def all_cooling(home: Home, second_until: float = NOW + 900) -> None:
 
 
 def proxy_file(home: Home, port: int, recent: list[dict], pid: int | None = None) -> None:
-    from store.proxy.stats import status_path, write_status
+    from store.proxy.observing.stats import status_path, write_status
 
     st = proxy_status(pid=pid or os.getpid())
     st.update(port=port, recent_requests=recent, updated_at=NOW)

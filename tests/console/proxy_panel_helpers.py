@@ -10,7 +10,7 @@ from typing import Any
 from textual.widgets import DataTable
 
 from screens.proxy_view import ProxyScreen
-from store.proxy.stats import BUCKETS
+from store.proxy.observing.stats import BUCKETS
 from tui.app.console import HermesAdminApp
 
 CLIENT_KEY = "hapk-client-canary-0000000000000000000000C1"

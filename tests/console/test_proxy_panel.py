@@ -2,7 +2,7 @@
 
 One test drives a real proxy in this process (fallback after a 429 storm) and opens the
 panel on the status file it wrote; the others write status files with the proxy's own
-writer (``store.proxy.stats.write_status``) to pin a stale file and the secret canary.
+writer (``store.proxy.observing.stats.write_status``) to pin a stale file and the secret canary.
 The canary's control shows the check finds a key when one is on screen.
 """
 
@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Sparkline
 from screens.proxy_view import POLL_SECONDS, PROXY_FIND_SECONDS, PoolSparks, ProxyScreen
 from store.paths import Home
 from store.proxy import CLIENT_KEYS_FILE
-from store.proxy.stats import write_status
+from store.proxy.observing.stats import write_status
 from tests.console.proxy_panel_helpers import CLIENT_KEY, SIZE, cells, panel_of, screen_text, status
 from tests.proxy_helpers import NOUS_KEY, OR_KEYS, running_proxy, seed
 from tests.tui_sample import NOW, app_for, notes

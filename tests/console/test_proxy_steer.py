@@ -27,7 +27,7 @@ from screens.proxy_view import ProxyScreen, RouteScreen
 from store.ops import audit
 from store.paths import Home
 from store.proxy import CLIENT_KEYS_FILE
-from store.proxy.stats import write_status
+from store.proxy.observing.stats import write_status
 from tests.console.proxy_panel_helpers import CLIENT_KEY, SIZE, cells, panel_of, screen_text, status
 from tests.proxy_helpers import NOUS_KEY, OR_KEYS, running_proxy, seed
 from tests.tui_sample import app_for

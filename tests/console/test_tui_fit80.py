@@ -19,7 +19,7 @@ from screens.help import COLUMNS, HelpScreen, column_widths
 from screens.probe_result import ProbeResultScreen
 from store.ops.probe_report import ProbeReport, ProbeRow
 from store.paths import Home
-from store.proxy.stats import write_status
+from store.proxy.observing.stats import write_status
 from tests.profiles_sample import home, make_root, root_app
 from tests.tui_sample import NOW, app_for, fitted, proxy_status, write_sample
 from tui.widgets import StatusBar

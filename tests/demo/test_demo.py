@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from store.proxy.stats import read_statuses
+from store.proxy.observing.stats import read_statuses
 from tests import tmux
 from tui.demo import launch as demo
 

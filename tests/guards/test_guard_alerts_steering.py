@@ -17,7 +17,7 @@ import pytest
 from store.monitor import alerts
 from store.monitor.conditions import Condition
 from store.pools import policy
-from store.proxy import steering
+from store.proxy.routing import steering
 from tests.conftest import make_row
 from tests.mutant import mutant
 
@@ -68,7 +68,8 @@ def test_a_cooldown_that_ran_out_in_the_view_is_not_the_operators_reset() -> Non
 
 
 def test_control_without_the_check_a_ran_out_cooldown_jumps_back_to_the_primary() -> None:
-    wrong = mutant("store.proxy.steering", "if policy.effective(prev, list(before), now, ttls).usable:", "if False:")
+    wrong = mutant("store.proxy.routing.steering", "if policy.effective(prev, list(before), now, ttls).usable:",
+                   "if False:")
     with pytest.raises(AssertionError):
         check_ran_out_is_not_a_lift(wrong)
 
@@ -77,4 +78,4 @@ def test_unchanged_copies_pass_both_checks() -> None:
     """The controls above are worth something only if a copy WITHOUT the mistake passes."""
     same = "from __future__ import annotations"
     check_recovery_waits_from_the_last_clear(mutant("store.monitor.alerts", same, same))
-    check_ran_out_is_not_a_lift(mutant("store.proxy.steering", same, same))
+    check_ran_out_is_not_a_lift(mutant("store.proxy.routing.steering", same, same))

@@ -23,7 +23,7 @@ from store.monitor.daemon import Monitor
 from store.monitor.delivery import target
 from store.paths import Home
 from store.pools import policy as pool_policy
-from store.proxy.inbound import Gate
+from store.proxy.edge.inbound import Gate
 from store.transaction import transaction
 from tests.conftest import make_row, make_store, write_store
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from store.paths import Home
-from store.proxy.inbound import Gate
+from store.proxy.edge.inbound import Gate
 from tests.conftest import HERMES_ADMIN, cli_env, run_cli
 from tests.monitor.helpers import BOUND, Running, canaries_in, canary, exhaust_all, rules, seed_home, wait_until
 

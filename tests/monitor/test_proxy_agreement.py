@@ -27,7 +27,7 @@ from store.monitor.metrics import MonitorCollector, MonitorStats
 from store.monitor.sample import ProfileSample, Sample, proxy_view
 from store.paths import Home
 from store.pools.view import build_pools
-from store.proxy.stats import status_path
+from store.proxy.observing.stats import status_path
 from store.redaction.redact import Redactor
 from tests.conftest import read_doc
 from tests.proxy_helpers import OR_KEYS, running_proxy, seed

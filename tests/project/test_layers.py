@@ -45,7 +45,7 @@ needs_linter = pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-lint
 def test_import_contracts_are_kept() -> None:
     result = _lint(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 kept, 0 broken" in result.stdout
+    assert "5 kept, 0 broken" in result.stdout
 
 
 @needs_linter
@@ -54,6 +54,8 @@ def test_import_contracts_are_kept() -> None:
     ("store/_bad.py", "from textual.widget import Widget\n", "store never imports"),
     ("tui/widgets/_bad.py", "from screens.help import HelpScreen\n", "app shell, CLI, demo and web > screens"),
     ("tui/cli/_bad.py", "def late():\n    import screens.help\n", "only the app shell imports screens"),
+    ("store/proxy/routing/_bad.py", "from store.proxy.edge import relay\n", "proxy: serving > edge"),
+    ("store/proxy/observing/_bad.py", "def late():\n    import store.proxy.forward\n", "proxy: serving > edge"),
 ])
 def test_a_violating_import_breaks_a_contract(tmp_path: Path, module: str, line: str, contract: str) -> None:
     root = _copy_tree(tmp_path)

@@ -25,7 +25,7 @@ from store.agent.outcomes import (
     TRUNCATED,
     Result,
 )
-from store.proxy.wire import result_of
+from store.proxy.edge.wire import result_of
 from tests.proxy.upstream import Behaviour, cut, http, raw, reset, stall
 
 

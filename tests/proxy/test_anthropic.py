@@ -19,8 +19,8 @@ import pytest
 
 from store.agent import judge as judge_mod
 from store.dialects import anthropic as proxy_anthropic
-from store.proxy.chain import Chain
-from store.proxy.inbound import Gate
+from store.proxy.edge.inbound import Gate
+from store.proxy.routing.chain import Chain
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.proxy.upstream import ScriptedUpstream, http, stream
 from tests.proxy_helpers import running_chain_proxy

@@ -23,7 +23,7 @@ import pytest
 from store.ops import audit
 from store.paths import Home
 from store.proxy import control
-from store.proxy.inbound import gate_for
+from store.proxy.edge.inbound import gate_for
 from tests.conftest import HERMES_ADMIN, cli_env, run_cli
 from tests.proxy_helpers import running_proxy, seed, start_proxy_proc, wait_until
 from tui.demo.fake_provider import FakeProvider

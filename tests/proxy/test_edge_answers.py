@@ -24,10 +24,11 @@ from store import outside
 from store.agent.pool_client import PoolClient
 from store.model import parse_epoch
 from store.pools import policy
-from store.proxy import answers, forward
-from store.proxy import chain as chain_mod
-from store.proxy.chain import Chain
+from store.proxy import forward
+from store.proxy.edge import answers
 from store.proxy.offloop import run_blocking
+from store.proxy.routing import chain as chain_mod
+from store.proxy.routing.chain import Chain
 from store.proxy.server import ProxyServer
 from tests.proxy.upstream import ScriptedUpstream, cut, http
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy, status_fields, strict_json
@@ -241,7 +242,7 @@ def test_an_exception_in_our_code_is_json_with_a_request_id_logged_without_a_sec
 
 def test_control_without_the_guard_the_500_has_no_request_id(tmp_home, up, monkeypatch) -> None:
     """aiohttp's own last answer (made JSON and redacted by the proxy's HTTP handler,
-    store.proxy.door.ProxyHttpServer) carries no request id the log could be searched for."""
+    store.proxy.edge.door.ProxyHttpServer) carries no request id the log could be searched for."""
     def broken(self, *a, **k):
         raise RuntimeError("a bug")
 

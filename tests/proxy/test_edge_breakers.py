@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.proxy import upstreams
-from store.proxy.upstreams import FIRST_OPEN, LONGEST_OPEN, Breakers, display, route_name
+from store.proxy.routing import upstreams
+from store.proxy.routing.upstreams import FIRST_OPEN, LONGEST_OPEN, Breakers, display, route_name
 from tui.services.proxy_feed import breaker_text
 
 BASE = "https://openrouter.ai/api/v1"

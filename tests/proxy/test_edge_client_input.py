@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from store.pools import model_cooldowns
-from store.proxy import door, redacting
-from store.proxy.inbound import Gate
+from store.proxy.edge import door, redacting
+from store.proxy.edge.inbound import Gate
 from store.redaction import redact
 from store.redaction.fingerprints import fingerprint
 from tests.conftest import make_row, make_store, write_store

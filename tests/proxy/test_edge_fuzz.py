@@ -44,8 +44,8 @@ from hypothesis import strategies as st
 
 from store.paths import Home
 from store.proxy import server as server_mod
-from store.proxy.stats import status_path
-from store.proxy.upstreams import Breakers
+from store.proxy.observing.stats import status_path
+from store.proxy.routing.upstreams import Breakers
 from store.transaction import transaction
 from tests.conftest import make_row, make_store, write_store
 from tests.proxy.upstream import Behaviour, ScriptedUpstream, cut, http, raw, reset, stall

@@ -26,7 +26,8 @@ from store.agent import judge as judge_mod
 from store.agent import outcomes
 from store.agent.outcomes import KEY, REQUEST, ROUTE, Result, Verdict, classify
 from store.paths import Home
-from store.proxy import server, upstreams
+from store.proxy import server
+from store.proxy.routing import upstreams
 from tests.proxy.outcome_table import TABLE, Case
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import EDGE_KEYS, EDGE_NOUS, edge_seed, running_chain_proxy, status_fields

@@ -18,8 +18,9 @@ import httpx
 import pytest
 
 from store.paths import Home
-from store.proxy import redacting, stats
-from store.proxy.stats import status_path
+from store.proxy.edge import redacting
+from store.proxy.observing import stats
+from store.proxy.observing.stats import status_path
 from store.redaction import crash
 from store.redaction.fingerprints import fingerprint
 from store.redaction.redact import HomeSecrets

@@ -19,8 +19,8 @@ import pytest
 from aiohttp import web
 
 from store.proxy import server as server_mod
+from store.proxy.observing.stats import status_path
 from store.proxy.server import ProxyServer
-from store.proxy.stats import status_path
 from tests.conftest import read_doc
 from tests.proxy.upstream import ScriptedUpstream, stream
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy, start_proxy_proc, wait_until

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.proxy import wire
+from store.proxy.edge import wire
 from store.redaction.redact import KEY_PATTERNS
 
 

@@ -10,7 +10,7 @@ from store.config.settings import DEFAULTS
 from store.dialects.registry import read_headers
 from store.paths import Home
 from store.pools.view import row_fingerprint
-from store.proxy.headroom_gate import HeadroomGate
+from store.proxy.routing.headroom_gate import HeadroomGate
 from tests.conftest import make_row
 
 T = 1_800_000_000.0

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from store.paths import Home
 from store.pools import policy
-from store.proxy.chain import Chain
-from store.proxy.eligibility import Ask
-from store.proxy.inbound import Gate
+from store.proxy.edge.inbound import Gate
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.eligibility import Ask
 from store.proxy.server import ProxyServer
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import EDGE_KEYS, EDGE_NOUS, edge_seed, serving

@@ -8,7 +8,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from store.proxy import eligibility
+from store.proxy.routing import eligibility
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy, status_fields
 
@@ -56,6 +56,6 @@ def test_control_a_breaker_counted_as_a_bench_says_cooling(tmp_home, up, monkeyp
                                    for eff, r in checks]) for name, checks in per_route)
         return kind, parts
 
-    monkeypatch.setattr("store.proxy.answers.why", as_benches)
+    monkeypatch.setattr("store.proxy.edge.answers.why", as_benches)
     err = second_answer(tmp_home, up)
     assert err["type"] == "all_credentials_cooling" and "cooling" in err["message"]     # caught

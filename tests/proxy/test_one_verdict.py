@@ -195,7 +195,7 @@ def test_each_answers_readings_are_recorded_once(tmp_home, up, monkeypatch) -> N
 
 
 def test_control_a_pool_client_that_records_again_is_caught(tmp_home, up, monkeypatch) -> None:
-    from store.proxy.request_client import RequestClient
+    from store.proxy.routing.request_client import RequestClient
 
     calls = _count_records(monkeypatch)
     monkeypatch.setattr(RequestClient, "report", lambda self, result, verdict:

@@ -5,7 +5,7 @@
   the real CLI; once the proxy's view shows the store's reset, the next request is served by
   the primary. Negative control: with the reset rule taken away (only the probe-based restore
   gate left), the same request is still served by the fallback.
-- :func:`store.proxy.steering.lifted_rows`, the rule itself: a reset or a rewritten bench counts,
+- :func:`store.proxy.routing.steering.lifted_rows`, the rule itself: a reset or a rewritten bench counts,
   a cooldown that merely ran out does not, and a row the proxy's own restore gate cleared (its
   stamp) does not; the control without that exclusion counts the probe's clear as a reset.
 - Seed 003's restore table through the proxy's chain (fake clock, a store read after every
@@ -22,9 +22,9 @@ from store.agent import probe
 from store.agent.outcomes import OUT
 from store.paths import Home
 from store.pools import policy
-from store.proxy import chain as chain_module
-from store.proxy.chain import Chain
-from store.proxy.steering import lifted_rows
+from store.proxy.routing import chain as chain_module
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.steering import lifted_rows
 from tests.conftest import make_row, make_store, run_cli, write_store
 from tests.proxy_helpers import NOUS_KEY, OR_KEYS, restore_finished, running_proxy, seed, wait_until
 from tui.demo import fake_provider as fpv

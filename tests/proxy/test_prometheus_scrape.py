@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from store.paths import Home
-from store.proxy.inbound import gate_for
+from store.proxy.edge.inbound import gate_for
 from tests.monitor.helpers import free_port, wait_until
 from tests.proxy_helpers import running_proxy, seed
 from tui.demo.fake_provider import FakeProvider

@@ -23,9 +23,9 @@ import threading
 import pytest
 
 from store.proxy import loop as proxy_loop
-from store.proxy.chain import Chain
-from store.proxy.protocols import ANTHROPIC, OPENAI, RESPONSES
-from store.proxy.stats import status_path
+from store.proxy.observing.stats import status_path
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.protocols import ANTHROPIC, OPENAI, RESPONSES
 from tests.conftest import HERMES_ADMIN, cli_env, make_row, make_store, write_store
 from tests.proxy_helpers import running_chain_proxy
 

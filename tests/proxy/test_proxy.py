@@ -20,10 +20,10 @@ import pytest
 from store.agent import refresh
 from store.paths import Home
 from store.proxy import ALLOWED_PATHS
-from store.proxy.chain import Chain
-from store.proxy.inbound import Gate, InboundAuthError, gate_for, is_loopback
-from store.proxy.report import describe
-from store.proxy.stats import status_path
+from store.proxy.edge.inbound import Gate, InboundAuthError, gate_for, is_loopback
+from store.proxy.observing.report import describe
+from store.proxy.observing.stats import status_path
+from store.proxy.routing.chain import Chain
 from store.transaction import transaction
 from tests.conftest import read_doc
 from tests.proxy_helpers import CONFIG, NOUS_KEY, OR_KEYS, restore_finished, running_proxy, seed, wait_until
@@ -282,7 +282,7 @@ def test_counts_are_written_behind_in_batches(home, monkeypatch):
     """100 requests cost at most one count transaction per second, and every count lands."""
     import time
 
-    import store.proxy.counts as counts_mod
+    import store.proxy.routing.counts as counts_mod
 
     calls = []
     real = counts_mod.transaction
@@ -424,7 +424,7 @@ def test_a_key_from_the_environment_is_benched_in_memory_and_the_chain_moves_on(
 def test_control_without_the_in_memory_bench_the_429_reaches_the_client(home, fake, monkeypatch):
     env_fallback(home, fake)
     from store.agent.outcomes import Decision
-    from store.proxy.direct import DirectBenches
+    from store.proxy.routing.direct import DirectBenches
     monkeypatch.setattr(DirectBenches, "outcome",
                         lambda self, attempt, result, now: Decision("failed", attempt.selection, "no bench"))
     with running_proxy(home) as p:

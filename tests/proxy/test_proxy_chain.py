@@ -13,8 +13,8 @@ import threading
 
 from store.agent.outcomes import Result
 from store.paths import Home
-from store.proxy import chain as chain_mod
-from store.proxy.chain import Chain
+from store.proxy.routing import chain as chain_mod
+from store.proxy.routing.chain import Chain
 from tests.conftest import make_row, make_store, write_store
 
 KEYS = [f"sk-or-v1-viewtest-{i:030d}" for i in range(2)]

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from store.agent.headroom import BENCH_REASON, SIDECAR, load
 from store.paths import Home
 from store.pools import policy
-from store.proxy.chain import Chain
-from store.proxy.inbound import Gate
-from store.proxy.picks import pick, usable_rows
+from store.proxy.edge.inbound import Gate
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.picks import pick, usable_rows
 from store.proxy.server import ProxyServer
 from tests.conftest import make_row, read_doc
 from tests.proxy_helpers import OR_KEYS, Running, seed, serving, wait_until

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from store.paths import Home
-from store.proxy.stats import status_path
+from store.proxy.observing.stats import status_path
 from store.transaction import transaction
 from tests.conftest import HERMES_ADMIN, cli_env, read_doc
 from tests.proxy_helpers import seed, wait_until

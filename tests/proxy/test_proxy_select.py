@@ -20,8 +20,8 @@ from store.agent.judge import judge
 from store.agent.outcomes import Result, reset_time
 from store.paths import Home
 from store.pools import policy
-from store.proxy import chain as chain_mod
-from store.proxy.chain import Chain
+from store.proxy.routing import chain as chain_mod
+from store.proxy.routing.chain import Chain
 from tests.conftest import make_row, make_store
 
 T0 = 1_700_000_000.0

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from store.proxy import stats as stats_mod
-from store.proxy.stats import Stats
+from store.proxy.observing import stats as stats_mod
+from store.proxy.observing.stats import Stats
 
 T0 = 1_700_000_000.0
 

@@ -19,7 +19,8 @@ import httpx
 import openai
 import pytest
 
-from store.proxy import relay, server, sse
+from store.proxy import server
+from store.proxy.edge import relay, sse
 from store.redaction.fingerprints import fingerprint
 from tests.conftest import make_row, make_store, write_store
 from tests.proxy.upstream import ScriptedUpstream, stall, stream

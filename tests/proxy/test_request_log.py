@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from store.paths import Home
-from store.proxy import answers
-from store.proxy.stats import status_path
+from store.proxy.edge import answers
+from store.proxy.observing.stats import status_path
 from tests.conftest import make_row, make_store, write_store
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import CONFIG, running_chain_proxy

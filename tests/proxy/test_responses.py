@@ -20,7 +20,7 @@ import pytest
 
 from store.dialects import codex, registry
 from store.dialects.dialect import bearer
-from store.proxy.chain import Chain
+from store.proxy.routing.chain import Chain
 from tests.conftest import make_row, make_store, read_doc, write_store
 from tests.proxy.upstream import ScriptedUpstream, http, stream
 from tests.proxy_helpers import running_chain_proxy

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from store.dialects.readings import go_duration
-from store.proxy.stats import is_live
+from store.proxy.observing.stats import is_live
 
 NOW = 1_900_000_000.0
 

@@ -15,7 +15,7 @@ import pytest
 
 from store.paths import Home
 from store.pools.times import BAD_TIME
-from store.proxy.stats import write_status
+from store.proxy.observing.stats import write_status
 from tests.conftest import run_cli
 
 ABSURD = 1e300

@@ -1,4 +1,4 @@
-"""store.proxy.steering to the value: which rows a store read lifts (one row skipped for each
+"""store.proxy.routing.steering to the value: which rows a store read lifts (one row skipped for each
 reason before one that is lifted, the TTLs the chain passes, a sole-row cap that is the
 clock's doing), and the Steering object's own answers (pin_index, saw_lifted, take,
 back_to_primary). tests/proxy/test_operator_reset.py holds the rule's story through a proxy."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from store.pools import policy
-from store.proxy.steering import OPERATOR_RESTORE, Steering, lifted_rows
+from store.proxy.routing.steering import OPERATOR_RESTORE, Steering, lifted_rows
 from tests.conftest import make_row
 
 NOW = 1_900_000_000.0

@@ -7,8 +7,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.proxy.sse import Framing, StreamRedaction
-from store.proxy.wire import OwnToken
+from store.proxy.edge.sse import Framing, StreamRedaction
+from store.proxy.edge.wire import OwnToken
 from store.redaction.fingerprints import fingerprint
 
 KEY = "sk-or-v1-streamtest-" + "7" * 30

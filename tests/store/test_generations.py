@@ -27,7 +27,7 @@ from store.config.read import read_config
 from store.config.sections import read_ttls
 from store.paths import Home
 from store.pools import generations, policy, rule_words, view
-from store.proxy import picks
+from store.proxy.routing import picks
 from store.redaction.secret_ids import hash_secret
 from tests.conftest import make_row
 

@@ -33,7 +33,7 @@ from store.monitor import status as monitor_status
 from store.paths import Home, resolve_home
 from store.profiles.root import Root, resolve_root
 from store.proxy import CLIENT_KEYS_FILE
-from store.proxy.inbound import gate_for
+from store.proxy.edge.inbound import gate_for
 from tui.cli import boundary
 from tui.text.format import clock_time
 from tui.text.shown import shown

@@ -40,9 +40,9 @@ from store.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNREADABLE, BadInput, Herme
 from store.model import pools
 from store.paths import resolve_home
 from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIMEOUT, control
-from store.proxy.inbound import gate_for
-from store.proxy.stats import is_live, read_statuses
-from store.proxy.upstreams import route_name
+from store.proxy.edge.inbound import gate_for
+from store.proxy.observing.stats import is_live, read_statuses
+from store.proxy.routing.upstreams import route_name
 from tui.services.proxy_feed import breaker_text
 from tui.text.format import clock_time
 from tui.text.shown import shown
@@ -158,8 +158,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         raise BadInput(where, f"{primary!r} is no pool in {home.auth} (pools: {known})")
     # Imported here: aiohttp costs about 1 s of start-up (measured with -X importtime)
     # that every other verb would otherwise pay.
-    from store.proxy.chain import Chain
     from store.proxy.loop import run
+    from store.proxy.routing.chain import Chain
     from store.proxy.server import ProxyServer, serve
 
     gate = gate_for(host, args.client_keys or home.root / CLIENT_KEYS_FILE)

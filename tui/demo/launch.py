@@ -33,7 +33,7 @@ from store.authfile import atomic_write_bytes, ensure_home, serialize
 from store.errors import BadInput, HermesAdminError
 from store.paths import Home
 from store.profiles.root import Root
-from store.proxy.stats import read_statuses
+from store.proxy.observing.stats import read_statuses
 from tui.app import session_end
 from tui.app.root_console import run_root
 from tui.demo.agent import PARENT_ENV

@@ -21,8 +21,8 @@ from pathlib import Path
 from store.agent.refresh import RefreshHook
 from store.config.read import read_config
 from store.paths import Home
-from store.proxy.chain import Chain
-from store.proxy.inbound import Gate
+from store.proxy.edge.inbound import Gate
+from store.proxy.routing.chain import Chain
 from store.proxy.server import ProxyServer, serve
 from tui.demo.agent import expected_parent
 

@@ -2,7 +2,7 @@
 
 The proxy (``store.proxy``) rewrites ``<home>/hermes-admin-proxy-<port>.json`` every
 second; the console never talks to the proxy, so it needs no network at all. A file
-whose proxy is gone (``store.proxy.stats.is_live`` false) shows nothing.
+whose proxy is gone (``store.proxy.observing.stats.is_live`` false) shows nothing.
 
 Polled once a second by the dashboard's own tick (the one-line summary) and by the
 proxy panel while it is open. Cheaper than waking the store watcher: the watcher's wake
@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from store.paths import Home
-from store.proxy.stats import is_live, read_statuses
+from store.proxy.observing.stats import is_live, read_statuses
 from tui.text.format import NULL, clock_time
 
 

@@ -33,10 +33,10 @@ import aiohttp
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
-from store.proxy.inbound import Gate
-from store.proxy.protocols import ANTHROPIC
-from store.proxy.requests import answered_as
-from store.proxy.wire import error_body
+from store.proxy.edge.inbound import Gate
+from store.proxy.edge.wire import error_body
+from store.proxy.observing.requests import answered_as
+from store.proxy.routing.protocols import ANTHROPIC
 
 log = logging.getLogger("hermes_admin.proxy")
 MODEL_CAP = 256           # characters in a model name

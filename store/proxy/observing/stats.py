@@ -18,7 +18,7 @@ times_opened, strikes, down_since, last_error), ``in_flight``, ``pending_counts`
 ``pools`` (per pool: bucket_seconds, and ``requests`` / ``rate_limited``: 60 counts, oldest
 first, the last one the current 10 s), ``pool_totals`` (per pool: ``requests`` and
 ``rate_limited`` since the proxy started, exact), ``requests_total``, ``errors_total``,
-``stream_failures``; and what :mod:`store.proxy.requests` and :mod:`store.proxy.control`
+``stream_failures``; and what :mod:`store.proxy.observing.requests` and :mod:`store.proxy.control`
 add: ``recent_requests`` (the last 50: at, rid, path, route, pool, id, status, ms,
 upstream_ms, tries, outcome), ``counters`` (route_requests, fallbacks, restores,
 restore_failures), ``latency`` (added_seconds, upstream_seconds: le, cumulative counts, sum,

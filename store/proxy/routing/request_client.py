@@ -3,11 +3,11 @@
 A :class:`~store.agent.pool_client.PoolClient` (composed, not subclassed) given two things
 by its owner, the chain (seen through :class:`ViewHost`): the eligibility filter the
 agent's rules lack (never a row behind an open circuit breaker,
-:mod:`store.proxy.eligibility`), and a hook before each key bench, which benches the row in
+:mod:`store.proxy.routing.eligibility`), and a hook before each key bench, which benches the row in
 the proxy's in-memory view first (so no other request picks it while the store write is on
 its way), or takes the bench over when the verdict scopes the 429 to one model (and
 endpoint): then the (row, scope) pair is benched instead of the key
-(:mod:`store.proxy.model_benches`). Every bench takes the answer's one
+(:mod:`store.proxy.routing.model_benches`). Every bench takes the answer's one
 :class:`~store.agent.outcomes.Verdict`: the same reset time and stamp in the view and in
 auth.json. Blocking (the store's transactions): it runs in a worker thread.
 """
@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 from store.agent.outcomes import OUT, ROTATED, Decision, Result, Selection, Verdict
 from store.agent.pool_client import PoolClient
-from store.proxy.eligibility import Eligibility
-from store.proxy.model_benches import describe_bench, record
+from store.proxy.routing.eligibility import Eligibility
+from store.proxy.routing.model_benches import describe_bench, record
 
 log = logging.getLogger("hermes_admin.proxy")
 

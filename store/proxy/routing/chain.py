@@ -11,9 +11,9 @@ What the proxy changes reaches the store two ways:
   :class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one
   transaction. Until the store shows that write, an overlay keeps the bench in the view.
 
-Each answer is judged once (:mod:`store.proxy.verdict`): only a key's fault reaches
+Each answer is judged once (:mod:`store.proxy.routing.verdict`): only a key's fault reaches
 :meth:`Chain.outcome` and the store; a route's fault opens the chain's
-:class:`~store.proxy.upstreams.Breakers`. Which row may serve is :mod:`store.proxy.eligibility`'s.
+:class:`~store.proxy.routing.upstreams.Breakers`. Which row may serve is :mod:`store.proxy.routing.eligibility`'s.
 
 The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
 (turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the
@@ -40,18 +40,18 @@ from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Row, pool_rows, pools
 from store.paths import Home
 from store.pools import model_cooldowns, policy
-from store.proxy.attempt import Attempt
-from store.proxy.counts import PendingCounts
-from store.proxy.direct import DirectBenches
-from store.proxy.eligibility import Ask, Check, Eligibility
-from store.proxy.headroom_gate import HeadroomGate
-from store.proxy.overlay import Overlay, find_row
-from store.proxy.picks import Usable, choose, usable_rows
-from store.proxy.protocols import OPENAI, Want, route_protocols
-from store.proxy.request_client import RequestClient
-from store.proxy.steering import Steering, lifted_rows
-from store.proxy.upstreams import Breakers, route_name
-from store.proxy.verdict import judge_attempt
+from store.proxy.routing.attempt import Attempt
+from store.proxy.routing.counts import PendingCounts
+from store.proxy.routing.direct import DirectBenches
+from store.proxy.routing.eligibility import Ask, Check, Eligibility
+from store.proxy.routing.headroom_gate import HeadroomGate
+from store.proxy.routing.overlay import Overlay, find_row
+from store.proxy.routing.picks import Usable, choose, usable_rows
+from store.proxy.routing.protocols import OPENAI, Want, route_protocols
+from store.proxy.routing.request_client import RequestClient
+from store.proxy.routing.steering import Steering, lifted_rows
+from store.proxy.routing.upstreams import Breakers, route_name
+from store.proxy.routing.verdict import judge_attempt
 
 log = logging.getLogger("hermes_admin.proxy")
 
@@ -163,7 +163,7 @@ class Chain:
             self._generation += 1
 
     def protocols(self, index: int) -> frozenset[str]:
-        """The protocols route *index* speaks (:func:`store.proxy.protocols.route_protocols`)."""
+        """The protocols route *index* speaks (:func:`store.proxy.routing.protocols.route_protocols`)."""
         speaks = self._speaks
         return speaks[index] if index < len(speaks) else frozenset({OPENAI})
 
@@ -276,7 +276,7 @@ class Chain:
 
     def usable(self, sel: Selection, want: Want | None = None) -> bool:
         """Whether *sel*'s row may be sent to now: the eligibility filters
-        (:mod:`store.proxy.eligibility`) for the model (and endpoint) asked for."""
+        (:mod:`store.proxy.routing.eligibility`) for the model (and endpoint) asked for."""
         scope = scoped(sel.model or (want.model if want is not None else None),
                        want.endpoint if want is not None else None)
         with self._lock:
@@ -294,8 +294,8 @@ class Chain:
     def outcome(self, attempt: Attempt, result: Result, verdict: Verdict | None = None) -> Decision:
         """Record a request that failed by the key's fault the agent's way; the Decision
         says what to do next (never a row *attempt* already failed on). *verdict*: the
-        answer judged once (:func:`store.proxy.verdict.judge_attempt`; judged here when not given). A 429 it scopes to
-        the model asked for (and endpoint) benches that scope only."""
+        answer judged once (:func:`store.proxy.routing.verdict.judge_attempt`; judged here when
+        not given). A 429 it scopes to the model asked for (and endpoint) benches that scope only."""
         sel = attempt.selection
         if verdict is None or verdict.read_at is None:
             verdict = judge_attempt(self, attempt, result)
@@ -384,7 +384,7 @@ class Chain:
 
     def states(self, want: Want | None = None) -> list[tuple[int, Route, list[Check]]]:
         """Per route: each row's effective status and its first refusing eligibility filter
-        (read by :mod:`store.proxy.report` for the status file, ``proxy status``, the panel
+        (read by :mod:`store.proxy.observing.report` for the status file, ``proxy status``, the panel
         and a 503); *want*: for that request (its model's benches refuse). A key from the
         environment counts as one row, benched in memory or never."""
         now = self.clock()

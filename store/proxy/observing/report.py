@@ -1,9 +1,9 @@
 """What the chain looks like from outside: per route its rows by status for the status
 file (and ``proxy status``), and when each pool can serve again for a 503.
 
-Pure functions of :meth:`store.proxy.chain.Chain.states` and the clock. Route names may
+Pure functions of :meth:`store.proxy.routing.chain.Chain.states` and the clock. Route names may
 hold a base URL (a custom fallback): they are shown without any user or password in it
-(:func:`store.proxy.upstreams.route_name`).
+(:func:`store.proxy.routing.upstreams.route_name`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from store.pools import policy
-from store.proxy.chain import Chain
-from store.proxy.eligibility import BREAKER, HEADROOM, describe_refusals
-from store.proxy.protocols import OPENAI, Want, served_paths
-from store.proxy.upstreams import route_name
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.eligibility import BREAKER, HEADROOM, describe_refusals
+from store.proxy.routing.protocols import OPENAI, Want, served_paths
+from store.proxy.routing.upstreams import route_name
 
 
 def describe(chain: Chain) -> list[dict[str, Any]]:

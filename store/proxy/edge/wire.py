@@ -134,7 +134,7 @@ class OwnToken:
     A success's body is the model's output, where key-shaped text may well belong (code,
     examples), so only the token this request was sent with is hidden: an upstream has no
     business echoing it. One bytes search per body; a stream is redacted over its chunks
-    (:class:`store.proxy.sse.StreamRedaction`), so a token split across them is seen too."""
+    (:class:`store.proxy.edge.sse.StreamRedaction`), so a token split across them is seen too."""
 
     __slots__ = ("secret", "shown")
 
@@ -190,7 +190,7 @@ class UpstreamUrls:
 
 class ProxyError(web.Response):
     """An error answer the proxy made itself; ``error`` is its error object, so the Anthropic
-    paths can give it in their own shape (:func:`store.proxy.anthropic.shaped`)."""
+    paths can give it in their own shape (:func:`store.proxy.edge.anthropic.shaped`)."""
 
     def __init__(self, err: dict[str, Any], status: int) -> None:
         super().__init__(body=json.dumps({"error": err}).encode(), status=status, content_type="application/json")

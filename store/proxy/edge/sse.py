@@ -22,9 +22,9 @@ import json
 import aiohttp
 from aiohttp import web
 
-from store.proxy.anthropic import error_type
-from store.proxy.protocols import ANTHROPIC, OPENAI, PROTOCOL_OF, RESPONSES
-from store.proxy.wire import OwnToken
+from store.proxy.edge.anthropic import error_type
+from store.proxy.edge.wire import OwnToken
+from store.proxy.routing.protocols import ANTHROPIC, OPENAI, PROTOCOL_OF, RESPONSES
 
 BOUNDARIES = (b"\n\n", b"\r\r", b"\r\n\r\n")
 

@@ -3,7 +3,7 @@ answer once (:func:`store.agent.judge.judge`, with what the chain knows of the t
 model scope, the endpoint, whether the route's 429s are per model), and
 :func:`bench_exhausted` writes the bench a 2xx's readings call for to auth.json through
 the agent runtime's own transaction. *chain*: the proxy's
-:class:`~store.proxy.chain.Chain` (its clock, protocols, home, headroom gate, env)."""
+:class:`~store.proxy.routing.chain.Chain` (its clock, protocols, home, headroom gate, env)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from store.agent.judge import judge
 from store.agent.outcomes import Result, Verdict
 from store.agent.pool_headroom import PoolHeadroom
 from store.dialects.readings import Reading
-from store.proxy.attempt import Attempt
-from store.proxy.protocols import ANTHROPIC
+from store.proxy.routing.attempt import Attempt
+from store.proxy.routing.protocols import ANTHROPIC
 
 log = logging.getLogger("hermes_admin.proxy")
 

@@ -8,7 +8,7 @@ never the model itself.
 The bench goes on the row and on every row holding the same secret, with the provider's
 reset time or a 429's TTL (:func:`store.pools.model_cooldowns.bench_until`); the row's status
 fields are untouched, so every other model keeps using the key. It is applied to the
-proxy's view at once (:class:`store.proxy.overlay.Overlay` keeps it there until the store
+proxy's view at once (:class:`store.proxy.routing.overlay.Overlay` keeps it there until the store
 shows it) and written through one transaction (:func:`record`), which also chooses the next
 row for the same model.
 """

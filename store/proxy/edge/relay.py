@@ -4,11 +4,11 @@ redacted, a body read whole, a stream (SSE) passed on as it arrives.
 Its promises (docs/proxy.md, "The relay's promises"):
 
 - the row's key never reaches the client, however the upstream's chunks split it
-  (:class:`store.proxy.sse.StreamRedaction`: a hold-back of at most the key's length less
+  (:class:`store.proxy.edge.sse.StreamRedaction`: a hold-back of at most the key's length less
   one byte, nothing held at an event boundary);
 - bytes that reached the client are never tried again elsewhere: a stream the upstream
   breaks has its partial event closed, then the proxy's error event in the protocol's form
-  (:mod:`store.proxy.sse`), so the SDKs raise; the route takes the strike, no key is
+  (:mod:`store.proxy.edge.sse`), so the SDKs raise; the route takes the strike, no key is
   benched; a drain that runs out says so the same way;
 - a client that goes away is let go at once, even while the upstream is silent: its
   handler is cancelled (the server's ``handler_cancellation``), the upstream connection is
@@ -26,14 +26,9 @@ import aiohttp
 from aiohttp import web
 
 from store.agent.outcomes import Result
-from store.proxy import requests as trace
-from store.proxy.attempt import Attempt
-from store.proxy.chain import Chain
-from store.proxy.redacting import ProxySecrets
-from store.proxy.sse import Framing, StreamRedaction, error_event, write_error
-from store.proxy.stats import Stats
-from store.proxy.upstreams import display
-from store.proxy.wire import (
+from store.proxy.edge.redacting import ProxySecrets
+from store.proxy.edge.sse import Framing, StreamRedaction, error_event, write_error
+from store.proxy.edge.wire import (
     DROP_RESPONSE,
     Answer,
     OwnToken,
@@ -41,6 +36,11 @@ from store.proxy.wire import (
     redacted_headers,
     transport_kind,
 )
+from store.proxy.observing import requests as trace
+from store.proxy.observing.stats import Stats
+from store.proxy.routing.attempt import Attempt
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.upstreams import display
 
 log = logging.getLogger("hermes_admin.proxy")
 

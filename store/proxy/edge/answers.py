@@ -5,7 +5,7 @@ serve.
 Every one carries the request id the log line carries (RELIABILITY 43) and the marks of
 the route that answered (``X-Hermes-Pool``...). They are OpenAI-shaped here; on the
 Anthropic paths the server reshapes the proxy's own errors
-(:func:`store.proxy.anthropic.shaped`), while an upstream's answer stays as it came.
+(:func:`store.proxy.edge.anthropic.shaped`), while an upstream's answer stays as it came.
 """
 
 from __future__ import annotations
@@ -16,16 +16,8 @@ from typing import Any
 from aiohttp import web
 
 from store.agent.outcomes import Result, Verdict
-from store.proxy import requests as trace
-from store.proxy.attempt import Attempt
-from store.proxy.chain import Chain
-from store.proxy.eligibility import why
-from store.proxy.protocols import OPENAI, TITLES, Want, served_paths
-from store.proxy.redacting import ProxySecrets
-from store.proxy.report import reopen_times, retry_after
-from store.proxy.stats import Stats
-from store.proxy.upstreams import route_name
-from store.proxy.wire import (
+from store.proxy.edge.redacting import ProxySecrets
+from store.proxy.edge.wire import (
     DROP_RESPONSE,
     ERROR_CAP,
     H_CRED,
@@ -41,6 +33,14 @@ from store.proxy.wire import (
     redact_body,
     redacted_headers,
 )
+from store.proxy.observing import requests as trace
+from store.proxy.observing.report import reopen_times, retry_after
+from store.proxy.observing.stats import Stats
+from store.proxy.routing.attempt import Attempt
+from store.proxy.routing.chain import Chain
+from store.proxy.routing.eligibility import why
+from store.proxy.routing.protocols import OPENAI, TITLES, Want, served_paths
+from store.proxy.routing.upstreams import route_name
 
 log = logging.getLogger("hermes_admin.proxy")
 

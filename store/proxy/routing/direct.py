@@ -28,7 +28,7 @@ from store.agent.outcomes import (
 from store.config.agent_view import Route
 from store.model import Row
 from store.pools import policy
-from store.proxy.upstreams import Breakers, base_for, route_name
+from store.proxy.routing.upstreams import Breakers, base_for, route_name
 
 
 class DirectBenches:

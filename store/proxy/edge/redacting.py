@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterable
 
 from store.config.read import Config
-from store.proxy.chain import Chain
+from store.proxy.routing.chain import Chain
 from store.redaction.crash import LogRedaction
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls
 

@@ -4,13 +4,13 @@ Each filter answers for one row, on the view, at one moment: ``None`` (it may se
 :class:`Refusal` naming the filter and, where one is known, when it lifts. The same filters
 answer every question the proxy is asked about its rows:
 
-- selection (:meth:`store.proxy.chain.Chain.select`: the cooling and per-model filters run
-  in batch over the kept list of :mod:`store.proxy.picks`; the others through
+- selection (:meth:`store.proxy.routing.chain.Chain.select`: the cooling and per-model filters run
+  in batch over the kept list of :mod:`store.proxy.routing.picks`; the others through
   :meth:`Eligibility.keep` and :meth:`Eligibility.hold`);
-- "may the row chosen earlier still be sent to" (:meth:`store.proxy.chain.Chain.usable`);
+- "may the row chosen earlier still be sent to" (:meth:`store.proxy.routing.chain.Chain.usable`);
 - the status file, ``proxy status`` and the console's proxy panel
-  (:meth:`store.proxy.chain.Chain.states` -> :mod:`store.proxy.report`);
-- the agent's rules for the request (:class:`store.proxy.request_client.RequestClient`'s
+  (:meth:`store.proxy.routing.chain.Chain.states` -> :mod:`store.proxy.observing.report`);
+- the agent's rules for the request (:class:`store.proxy.routing.request_client.RequestClient`'s
   filter is :meth:`Eligibility.upstream_open`);
 - the answer to "why was no key used" (:func:`why`), which names the real reason.
 
@@ -40,8 +40,8 @@ from typing import Any
 
 from store.model import Row
 from store.pools import policy, view
-from store.proxy.headroom_gate import HeadroomGate
-from store.proxy.upstreams import Breakers, base_for
+from store.proxy.routing.headroom_gate import HeadroomGate
+from store.proxy.routing.upstreams import Breakers, base_for
 
 PROTOCOL, COOLING, DEAD, MODEL, BREAKER, HEADROOM, TRIED = (
     "protocol", "cooling", "dead", "model", "breaker", "headroom", "tried")

@@ -3,7 +3,7 @@
 How a credential is attached is the Anthropic dialect's (:mod:`store.dialects.anthropic`).
 
 ``anthropic-version`` and the client's ``anthropic-beta`` are passed on as they came; the
-client's own ``x-api-key`` or bearer never is (:data:`store.proxy.wire.DROP_REQUEST`).
+client's own ``x-api-key`` or bearer never is (:data:`store.proxy.edge.wire.DROP_REQUEST`).
 
 Errors the proxy makes itself on these paths are ``{"type": "error", "error": {"type",
 "message", ...}, "request_id"}``, the shape the Anthropic SDKs parse, with the proxy's own
@@ -19,7 +19,7 @@ import json
 import aiohttp
 from aiohttp import web
 
-from store.proxy.wire import ProxyError
+from store.proxy.edge.wire import ProxyError
 
 # HTTP status -> Anthropic's error type (its API reference, "Errors").
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 402: "billing_error",

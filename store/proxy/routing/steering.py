@@ -1,6 +1,6 @@
 """The operator's hand on the proxy's chain: a pinned route, a restore asked for, a reset seen.
 
-Three things an operator does reach the chain (:class:`store.proxy.chain.Chain`) here:
+Three things an operator does reach the chain (:class:`store.proxy.routing.chain.Chain`) here:
 
 - **an operator's reset, or a lifted bench, of a primary row** (``hermes-admin reset``, an
   undo of a cooldown, a fleet peer's reset): :func:`lifted_rows` compares the primary's rows

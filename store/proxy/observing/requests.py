@@ -22,7 +22,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from store.proxy.metrics import (
+from store.proxy.observing.metrics import (
     ADDED_BUCKETS,
     CONTROL,
     GATE_AVAILABLE,
@@ -31,7 +31,7 @@ from store.proxy.metrics import (
     UPSTREAM_BUCKETS,
     Histogram,
 )
-from store.proxy.steering import CONTROL_RESTORE, OPERATOR_RESTORE
+from store.proxy.routing.steering import CONTROL_RESTORE, OPERATOR_RESTORE
 
 LOG_SIZE = 50
 NO_ROUTE = "none"        # the route label of an answer no route served (a refusal, everything cooling)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from store.agent.outcomes import Selection
 from store.config.agent_view import Route
-from store.proxy.protocols import Want
-from store.proxy.request_client import RequestClient
+from store.proxy.routing.protocols import Want
+from store.proxy.routing.request_client import RequestClient
 
 
 @dataclass
