@@ -7,16 +7,15 @@ client's own ``x-api-key`` or bearer never is (:data:`store.proxy.edge.wire.DROP
 
 Errors the proxy makes itself on these paths are ``{"type": "error", "error": {"type",
 "message", ...}, "request_id"}``, the shape the Anthropic SDKs parse, with the proxy's own
-fields (``code``, ``pools``, ``routes``...) kept inside ``error``; a stream that breaks gets an
-``event: error`` in Anthropic's SSE form.
+fields (``code``, ``pools``, ``routes``...) kept inside ``error``. A stream that breaks gets its
+``event: error`` from :func:`store.proxy.edge.sse.error_event`, with the type :func:`error_type`
+names.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 
-import aiohttp
 from aiohttp import web
 
 from store.proxy.edge.wire import ProxyError
@@ -47,12 +46,3 @@ def shaped(resp: web.StreamResponse) -> web.StreamResponse:
     resp.body = json.dumps(body).encode()
     return resp
 
-
-async def in_band_error(resp: web.StreamResponse, message: str, code: int, rid: str) -> None:
-    """An Anthropic ``event: error`` on a stream already begun (the SDK raises on it)."""
-    data = {"type": "error", "error": {"type": error_type(code), "message": message}, "request_id": rid}
-    try:
-        async with asyncio.timeout(1.0):
-            await resp.write(b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n")
-    except (ConnectionResetError, aiohttp.ClientConnectionResetError, TimeoutError, RuntimeError):
-        pass
