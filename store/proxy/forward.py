@@ -148,6 +148,7 @@ class Forwarder:
                 return sent
             result, answer = sent
             verdict = judge_attempt(chain, attempt, result, attempt.readings)    # the one judgement of this answer
+            self._judged(attempt, verdict)
             if verdict.fault == REQUEST:
                 log.info("request %s: %s/%s answered HTTP %d (%s): the request's fault, passed on", rid,
                          sel.pool, sel.row_id, result.status, verdict.kind)
@@ -229,8 +230,6 @@ class Forwarder:
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                     kind = transport_kind(exc)
                     return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status} then {kind}"), None
-                if up.status == 429:
-                    self.stats.rate_limited(sel.pool)
                 answer = Answer(up.status, up.headers, raw[:ERROR_CAP], len(raw) > ERROR_CAP)
                 text = plain(answer.raw, up.headers.get("Content-Encoding", "")) or b""
                 return result_of(up.status, up.headers, text), answer
@@ -251,12 +250,18 @@ class Forwarder:
                                 dialect=dialect_for(sel.pool, base, self.chain.speaks(attempt.index, ANTHROPIC))
                                 if body else None,
                                 model=sel.model, endpoint=want.endpoint if want is not None else None)
+        self._judged(attempt, verdict)
         self.chain.breakers.succeeded(base)
         self.chain.success(attempt)
         if verdict.exhausted_until is not None and sel.pool in self.chain.pools:
             task = asyncio.get_running_loop().create_task(run_blocking(bench_exhausted, self.chain, attempt))
             self._benching.add(task)
             task.add_done_callback(self._benching.discard)
+
+    def _judged(self, attempt: Attempt, verdict: Verdict) -> None:
+        """The log and the counters take the one verdict on the answer (never the answer)."""
+        trace.judged(verdict)
+        self.stats.judged(attempt.selection.pool, verdict)
 
     # -- what next --
 

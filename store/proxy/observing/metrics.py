@@ -111,7 +111,8 @@ SPECS = (
     Spec("hermes_admin_proxy_route_usable_credentials", "gauge",
          "Usable credentials of each route of the proxy's chain", ("route",)),
     Spec("hermes_admin_proxy_pool_requests", "counter", "Requests the proxy sent to each pool", ("pool",)),
-    Spec("hermes_admin_proxy_pool_rate_limited", "counter", "Answers 429 the proxy got from each pool", ("pool",)),
+    Spec("hermes_admin_proxy_pool_rate_limited", "counter",
+         "Answers from each pool whose verdict is a rate limit (the key's or the upstream's)", ("pool",)),
     Spec("hermes_admin_proxy_route_requests", "counter",
          "Client requests answered, by the route that served (none: answered by the proxy itself) and HTTP "
          "status", ("route", "code")),
@@ -128,9 +129,12 @@ SPECS = (
          "Time waiting on upstreams for a request: every try, to the whole answer (a stream: to its headers)"),
     Spec("hermes_admin_proxy_pinned_route", "gauge", "1 for the route an operator pinned the proxy to (proxy pin)",
          ("route",)),
+    Spec("hermes_admin_proxy_answers", "counter",
+         "Upstream answers by their one verdict: class (success, key, route, request: whose fault) and kind",
+         ("class", "kind")),
 )
 (REQ, ERR, STREAM, FLIGHT, FALLBACK, SINCE, ACTIVE, USABLE, POOL_REQ, POOL_429, ROUTE_REQ, FALLBACKS, RESTORES,
- RESTORE_FAILED, ADDED, UPSTREAM, PINNED) = range(len(SPECS))
+ RESTORE_FAILED, ADDED, UPSTREAM, PINNED, ANSWERS) = range(len(SPECS))
 
 Sample = tuple[int, tuple[str, ...], Any]     # (spec index, label values, value or Histo)
 
@@ -154,6 +158,7 @@ class Figures:
     added: Histo | None = None
     upstream: Histo | None = None
     pinned: str | None = None
+    answers: tuple[tuple[str, str, int], ...] = ()          # verdict class, kind, count
 
 
 def _text(v: Any, limit: int = 200) -> str | None:
@@ -209,6 +214,10 @@ def figures_of(st: Mapping[str, Any], now: float) -> Figures:
     for e in (counters.get("route_requests") if isinstance(counters.get("route_requests"), list) else [])[:MAX_SERIES]:
         if isinstance(e, Mapping) and _text(e.get("route")) and _text(str(e.get("code")), 3):
             by_code.append((e["route"], str(e.get("code")), _count(e.get("n"), "proxy request count")))
+    answers = []
+    for e in (counters.get("answers") if isinstance(counters.get("answers"), list) else [])[:MAX_SERIES]:
+        if isinstance(e, Mapping) and _text(e.get("class"), 16) and _text(e.get("kind"), 64):
+            answers.append((e["class"], e["kind"], _count(e.get("n"), "proxy answer count")))
     primary, active = _text(st.get("primary")), _text(st.get("active"))
     return Figures(
         requests_total=_count(st.get("requests_total"), "proxy count"),
@@ -222,7 +231,7 @@ def figures_of(st: Mapping[str, Any], now: float) -> Figures:
         restores=_pairs(counters.get("restores"), "proxy restores"),
         restore_failures=_count(counters.get("restore_failures"), "proxy count"),
         added=_histo(latency.get("added_seconds")), upstream=_histo(latency.get("upstream_seconds")),
-        pinned=_text(st.get("pinned")))
+        pinned=_text(st.get("pinned")), answers=tuple(sorted(answers)))
 
 
 def samples(f: Figures, pools: Iterable[tuple[str, int, int]] | None = None) -> list[Sample]:
@@ -249,6 +258,7 @@ def samples(f: Figures, pools: Iterable[tuple[str, int, int]] | None = None) -> 
         out.append((UPSTREAM, (), f.upstream))
     if f.pinned is not None:
         out.append((PINNED, (f.pinned,), 1.0))
+    out.extend((ANSWERS, (cls, kind), float(n)) for cls, kind, n in f.answers)
     return out
 
 

@@ -2,12 +2,15 @@
 
 Per request, on the event loop: the server begins a :class:`Trace` (:meth:`RequestLog.begin`
 makes it the current one of the task serving the request); the forwarder notes on it each
-wait on an upstream (:func:`upstream_begin`, :func:`upstream_end`), which row of which route
-served (:func:`served_by`) and the kind of an error it answered itself (:func:`answered_as`);
-:meth:`RequestLog.end` keeps one line of the last :data:`LOG_SIZE` and counts it. A line holds
-the time, the request id, the path, the route, pool and credential id, the status, the
-latencies, the tries and the outcome: never a body, a header or a query string (a key can
-ride in any of them), so the log has nothing to redact.
+wait on an upstream (:func:`upstream_begin`, :func:`upstream_end`), the verdict on each
+upstream answer (:func:`judged`: the one judgement, :mod:`store.agent.judge`; nothing here
+reads an answer's status or body again), which row of which route served (:func:`served_by`)
+and the kind of an error it answered itself (:func:`answered_as`); :meth:`RequestLog.end`
+keeps one line of the last :data:`LOG_SIZE` and counts it. A line holds the time, the request
+id, the path, the route, pool and credential id, the status, the latencies, the tries, the
+outcome and the last verdict's class (:func:`class_of`: success, key, route, request) and
+kind: never a body, a header or a query string (a key can ride in any of them), so the log
+has nothing to redact. The ``answers`` counter counts every verdict by class and kind.
 
 Costs on the request path: a few clock reads, two dict increments, two histogram
 observations and one tuple appended to a bounded deque. The dicts for the status file are
@@ -22,6 +25,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+from store.agent.outcomes import Verdict
 from store.proxy.observing.metrics import (
     ADDED_BUCKETS,
     CONTROL,
@@ -37,14 +41,21 @@ LOG_SIZE = 50
 NO_ROUTE = "none"        # the route label of an answer no route served (a refusal, everything cooling)
 # Outcomes of a request the proxy relayed (others are the kind of the proxy's own error answer).
 SERVED, FALLBACK, PASSED_ON, STREAM_BROKEN = "served", "fallback", "passed_on", "stream_broken"
+SUCCESS_CLASS = "success"   # the class of a verdict with no fault
+MAX_VERDICTS = 64           # verdicts a trace keeps (a request's tries are bounded far below)
 _clock = time.perf_counter
+
+
+def class_of(verdict: Verdict) -> str:
+    """The outcome class of *verdict*: whose fault (key, route, request), or success."""
+    return verdict.fault or SUCCESS_CLASS
 
 
 class Trace:
     """One request as the log sees it (mutated by the hooks below, on the loop)."""
 
     __slots__ = ("at", "rid", "path", "t0", "kind", "tries", "upstream", "up_since", "ready", "pool", "row",
-                 "route", "fallback")
+                 "route", "fallback", "verdicts")
 
     def __init__(self, at: float, rid: str, path: str) -> None:
         self.at, self.rid, self.path = at, rid, path
@@ -58,6 +69,7 @@ class Trace:
         self.row: str | None = None
         self.route: str | None = None
         self.fallback = False
+        self.verdicts: list[tuple[str, str]] = []     # (class, kind) of each answer judged, in order
 
 
 CURRENT: ContextVar[Trace | None] = ContextVar("hermes_admin_proxy_trace", default=None)
@@ -81,6 +93,13 @@ def upstream_end(first_byte: bool = False) -> None:
         t.up_since = 0.0
         if first_byte:
             t.ready = now
+
+
+def judged(verdict: Verdict) -> None:
+    """An upstream's answer was judged: *verdict* is what the log and the counters hold of it."""
+    t = CURRENT.get()
+    if t is not None and len(t.verdicts) < MAX_VERDICTS:
+        t.verdicts.append((class_of(verdict), verdict.kind))
 
 
 def served_by(pool: str, row: str, route: str, fallback: bool) -> None:
@@ -109,6 +128,7 @@ class RequestLog:
         self.fallbacks: dict[str, int] = {}
         self.restores: dict[str, int] = {}
         self.restore_failures = 0
+        self.answers: dict[tuple[str, str], int] = {}    # (class, kind) -> upstream answers judged
 
     def begin(self, rid: str, path: str) -> Trace:
         """A request on *path* starts: its trace is the current one from here on."""
@@ -122,12 +142,15 @@ class RequestLog:
         done = trace.ready or _clock()
         total = max(0.0, done - trace.t0)
         added = max(0.0, total - trace.upstream)
+        last = trace.verdicts[-1] if trace.verdicts else None
         if trace.kind is not None:
             outcome = trace.kind
-        elif status < 400:
-            outcome = FALLBACK if trace.fallback else SERVED
-        else:
-            outcome = PASSED_ON
+        elif last is not None:          # relayed: the verdict on the answer relayed says what it was
+            outcome = (FALLBACK if trace.fallback else SERVED) if last[0] == SUCCESS_CLASS else PASSED_ON
+        else:                           # answered by the proxy itself without an error of its own
+            outcome = SERVED if status < 400 else PASSED_ON
+        for judged_as in trace.verdicts:
+            self.answers[judged_as] = self.answers.get(judged_as, 0) + 1
         route = trace.route or NO_ROUTE
         key = (route, status)
         self.by_route[key] = self.by_route.get(key, 0) + 1
@@ -135,7 +158,8 @@ class RequestLog:
         if trace.tries:
             self.upstream.observe(trace.upstream)
         self.lines.append((trace.at, trace.rid, trace.path, trace.route, trace.pool, trace.row, status,
-                           total, trace.upstream if trace.tries else None, trace.tries, outcome))
+                           total, trace.upstream if trace.tries else None, trace.tries, outcome,
+                           last[0] if last else None, last[1] if last else None))
 
     def noticed(self, kind: str, text: str, active: str | None = None) -> None:
         """Count a chain notice: a fallback (by the route it moved to), a restore (by trigger),
@@ -154,8 +178,8 @@ class RequestLog:
         """The last requests, oldest first, as the status file holds them."""
         return [{"at": at, "rid": rid, "path": path, "route": route, "pool": pool, "id": row, "status": status,
                  "ms": round(total * 1000, 3), "upstream_ms": None if up is None else round(up * 1000, 3),
-                 "tries": tries, "outcome": outcome}
-                for at, rid, path, route, pool, row, status, total, up, tries, outcome in self.lines]
+                 "tries": tries, "outcome": outcome, "class": cls, "kind": kind}
+                for at, rid, path, route, pool, row, status, total, up, tries, outcome, cls, kind in self.lines]
 
     def snapshot(self) -> dict[str, Any]:
         """The status file's ``recent_requests``, ``counters`` and ``latency``."""
@@ -164,6 +188,7 @@ class RequestLog:
             "counters": {"route_requests": [{"route": r, "code": c, "n": n}
                                             for (r, c), n in sorted(self.by_route.items())],
                          "fallbacks": dict(self.fallbacks), "restores": dict(self.restores),
-                         "restore_failures": self.restore_failures},
+                         "restore_failures": self.restore_failures,
+                         "answers": [{"class": c, "kind": k, "n": n} for (c, k), n in sorted(self.answers.items())]},
             "latency": {"added_seconds": self.added.snapshot(), "upstream_seconds": self.upstream.snapshot()},
         }

@@ -2,8 +2,10 @@
 
 Counters live in memory on the event loop (no lock needed: one thread touches them).
 Per credential: in-flight requests and requests in the last minute (1 s buckets, so a
-request costs O(1) and a snapshot O(60), whatever the rate). Per pool: requests and 429s
-in 10 s buckets over the last 10 minutes. The status file
+request costs O(1) and a snapshot O(60), whatever the rate). Per pool: requests and the
+answers judged a rate limit (:meth:`Stats.judged`: the verdict's kind, the key's
+``rate_limit`` or the upstream's ``upstream_rate_limit``; never the status read again) in
+10 s buckets over the last 10 minutes. The status file
 ``<home>/hermes-admin-proxy-<port>.json`` (one per proxy) is written atomically, mode 0600, without fsync (it is
 a view, rebuilt every second) and holds ids, labels and counts, never a secret.
 
@@ -20,8 +22,8 @@ first, the last one the current 10 s), ``pool_totals`` (per pool: ``requests`` a
 ``rate_limited`` since the proxy started, exact), ``requests_total``, ``errors_total``,
 ``stream_failures``; and what :mod:`store.proxy.observing.requests` and :mod:`store.proxy.control`
 add: ``recent_requests`` (the last 50: at, rid, path, route, pool, id, status, ms,
-upstream_ms, tries, outcome), ``counters`` (route_requests, fallbacks, restores,
-restore_failures), ``latency`` (added_seconds, upstream_seconds: le, cumulative counts, sum,
+upstream_ms, tries, outcome, class, kind), ``counters`` (route_requests, fallbacks, restores,
+restore_failures, answers: class, kind, n), ``latency`` (added_seconds, upstream_seconds: le, cumulative counts, sum,
 count), ``pinned`` (a route name or null) and ``control`` (the last answers to operator
 commands). Use :func:`is_live` to tell a running proxy from a stale file.
 
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from store.agent.outcomes import Verdict
 from store.authfile import atomic_write_bytes
 from store.paths import Home
 from store.pids import process_exists
@@ -50,6 +53,7 @@ BUCKET_SECONDS = 10
 BUCKETS = 60          # 10 minutes
 STALE_AFTER = 5.0     # a status file older than this belongs to a proxy that is gone
 STATUS_CAP = 4 * 1024 * 1024   # a status file larger than this is not one of ours
+RATE_LIMITED = frozenset({"rate_limit", "upstream_rate_limit"})   # verdict kinds the 429 counters count
 
 
 @dataclass
@@ -133,6 +137,11 @@ class Stats:
         key = (pool, row_id)
         n = self.in_flight.get(key, 0)
         self.in_flight[key] = max(0, n - 1)
+
+    def judged(self, pool: str, verdict: Verdict) -> None:
+        """*pool*'s answer was judged *verdict*: a rate limit (the key's or the upstream's) counts."""
+        if verdict.kind in RATE_LIMITED:
+            self.rate_limited(pool)
 
     def rate_limited(self, pool: str) -> None:
         self._pools.setdefault(pool, _Series()).add(self.clock(), 1)
