@@ -3,9 +3,9 @@
 
 - a key the upstream echoes split across any number of chunks never reaches the client
   whole (control: redaction per chunk leaks it);
-- a stream the upstream cuts mid-event is closed (``\\n\\n``) before the proxy's own error
-  event, which is in the protocol's own form, so the SDKs raise (control: the old framing
-  glues the error onto the partial line and the ``anthropic`` SDK ends silently);
+- a stream the upstream cuts mid-event has its partial event made the proxy's own error
+  event, in the protocol's own form, so the SDKs raise (control: the old framing glues the
+  error onto the partial line and the ``anthropic`` SDK ends silently);
 - a client that leaves while the upstream is silent is released at once: its in-flight
   counts and its upstream connection (control: without handler cancellation they stay).
 """
@@ -124,12 +124,13 @@ def test_a_stream_cut_mid_event_makes_the_anthropic_sdk_raise(tmp_home, up) -> N
             _anthropic_stream(p)
         raw = httpx.post(p.url + "/messages", timeout=20, json={"model": SONNET, "stream": True})
     assert "upstream stream broke" in str(err.value)
-    assert raw.content.startswith(b"".join(ANT_HEAD) + b"event: content\n\nevent: error\ndata: ")
-    assert raw.content.endswith(b"\n\n")
+    # The partial event is made the proxy's error event: its name replaced, its data the error.
+    assert raw.content.startswith(b"".join(ANT_HEAD) + b"event: content\ndata: ")
+    assert raw.content.endswith(b"}\nevent: error\n\n")
 
 
 def test_control_the_error_glued_onto_the_partial_line_ends_silently(tmp_home, up, monkeypatch) -> None:
-    monkeypatch.setattr(sse.Framing, "close", lambda self: b"")
+    monkeypatch.setattr(sse, "closing", lambda partial, event, data: (b"", False))
     _anthropic_home(tmp_home, up.url)
     up.script(None, stream([*ANT_HEAD, b"event: content"], then="cut"))
     with running_chain_proxy(tmp_home, primary="anthropic") as p:
@@ -138,13 +139,13 @@ def test_control_the_error_glued_onto_the_partial_line_ends_silently(tmp_home, u
 
 
 def test_a_cut_mid_data_line_still_makes_the_anthropic_sdk_raise(tmp_home, up) -> None:
-    """The partial event is closed, so the SDK reads it (and fails on its JSON) rather than
-    ending as if the answer were whole."""
+    """The partial event is made the proxy's error event: the SDK raises the proxy's error
+    (tests/proxy/test_stream_cut.py: at every byte offset)."""
     _anthropic_home(tmp_home, up.url)
     up.script(None, stream([*ANT_HEAD, b'event: content_block_delta\ndata: {"type": "content_bl'], then="cut"))
-    # Whichever exception: it must not end silently.
-    with running_chain_proxy(tmp_home, primary="anthropic") as p, pytest.raises(Exception):  # noqa: B017
+    with running_chain_proxy(tmp_home, primary="anthropic") as p, pytest.raises(anthropic.APIStatusError) as err:
         _anthropic_stream(p)
+    assert "upstream stream broke" in str(err.value)
 
 
 def test_a_cut_chat_stream_ends_with_an_error_chunk_the_openai_sdk_raises(tmp_home, up) -> None:
@@ -159,8 +160,8 @@ def test_a_cut_chat_stream_ends_with_an_error_chunk_the_openai_sdk_raises(tmp_ho
         raw = httpx.post(p.url + "/chat/completions", timeout=20, json={"model": "m", "stream": True})
     assert got == ["hel", "lo"] and "upstream stream broke" in str(err.value)
     tail = raw.content.split(_delta("lo"), 1)[1]
-    assert tail.startswith(b"da\n\ndata: ") and tail.endswith(b"\n\n")
-    assert json.loads(tail[len(b"da\n\ndata: "):])["error"]["type"] == "upstream_stream_broken"
+    assert tail.startswith(b"da\ndata: ") and tail.endswith(b"\n\n")      # the partial line ended, the error its data
+    assert json.loads(tail[len(b"da\ndata: "):])["error"]["type"] == "upstream_stream_broken"
 
 
 def test_a_cut_responses_stream_ends_with_response_failed(tmp_home, up) -> None:
@@ -170,9 +171,9 @@ def test_a_cut_responses_stream_ends_with_response_failed(tmp_home, up) -> None:
     up.script(KEY, stream([created, b"event: response.output_text.delta\ndata: {\"ty"], then="cut"))
     with running_chain_proxy(tmp_home) as p:
         raw = httpx.post(p.url + "/responses", timeout=20, json={"model": "m", "input": "hi", "stream": True})
-    tail = raw.content.split(b'data: {"ty\n\n', 1)[1]
-    assert tail.startswith(b"event: response.failed\ndata: ")
-    failed = json.loads(tail.split(b"data: ", 1)[1])
+    tail = raw.content.rsplit(b'data: {"ty', 1)[1]
+    assert tail.endswith(b"\nevent: response.failed\n\n")        # the cut JSON completed, the event renamed
+    failed = json.loads(b'{"ty' + tail.split(b"\n", 1)[0])
     assert failed["type"] == "response.failed" and failed["response"]["status"] == "failed"
     assert "upstream stream broke" in failed["response"]["error"]["message"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.proxy.edge.sse import Framing, StreamRedaction
+from store.proxy.edge.sse import Framing, StreamRedaction, error_event
 from store.proxy.edge.wire import OwnToken
 from store.redaction.fingerprints import fingerprint
 
@@ -67,11 +67,15 @@ def test_control_per_chunk_redaction_leaks_a_split_key() -> None:
 
 
 def test_framing_closes_a_partial_event_only() -> None:
+    path, args = "/v1/messages", ("broke", "upstream_stream_broken", 502, "rid")
+    own = error_event(path, *args)
     f = Framing()
-    assert f.close() == b""
+    assert f.ending(path, *args) == own
     f.note(b"event: a\ndata: {}\n\n")
-    assert f.close() == b""
-    f.note(b"event: cont")
-    assert f.close() == b"\n\n"
-    f.note(b"ent\r\n\r\n")
-    assert f.close() == b""
+    assert f.ending(path, *args) == own
+    f.note(b"event: cont")           # a partial event: made the error event itself
+    out = f.ending(path, *args)
+    assert out.startswith(b"\ndata: ") and out.endswith(b"}\nevent: error\n\n")
+    f.note(b"ent\r\n\r")
+    f.note(b"\n")                    # a boundary split across two writes
+    assert f.ending(path, *args) == own

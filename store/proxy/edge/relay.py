@@ -7,9 +7,10 @@ Its promises (docs/proxy.md, "The relay's promises"):
   (:class:`store.proxy.edge.sse.StreamRedaction`: a hold-back of at most the key's length less
   one byte, nothing held at an event boundary);
 - bytes that reached the client are never tried again elsewhere: a stream the upstream
-  breaks has its partial event closed, then the proxy's error event in the protocol's form
-  (:mod:`store.proxy.edge.sse`), so the SDKs raise; the route takes the strike, no key is
-  benched; a drain that runs out says so the same way;
+  breaks has its partial event made the proxy's error event in the protocol's form (its cut
+  JSON completed, :mod:`store.proxy.edge.sse_close`), or closed and followed by it, so the
+  SDKs raise the proxy's error wherever the cut fell, even inside a ``data:`` line; the
+  route takes the strike, no key is benched; a drain that runs out says so the same way;
 - a client that goes away is let go at once, even while the upstream is silent: its
   handler is cancelled (the server's ``handler_cancellation``), the upstream connection is
   closed, and the in-flight counts and holds on its key end with the request.
@@ -27,7 +28,7 @@ from aiohttp import web
 
 from store.agent.outcomes import Result
 from store.proxy.edge.redacting import ProxySecrets
-from store.proxy.edge.sse import Framing, StreamRedaction, error_event, write_error
+from store.proxy.edge.sse import Framing, StreamRedaction, write_error
 from store.proxy.edge.wire import (
     DROP_RESPONSE,
     Answer,
@@ -131,11 +132,12 @@ class Relay:
 
     async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, scrub: StreamRedaction,
                        frame: Framing, message: str, kind: str, code: int, rid: str) -> None:
-        """The proxy's error event after what the upstream sent: what was held back, the
-        partial event closed, then the event in the protocol's form (the SDKs raise it)."""
+        """The proxy's error event after what the upstream sent: what was held back, then the
+        partial event made the proxy's error event, or closed and followed by it, in the
+        protocol's form (the SDKs raise it, wherever the cut fell)."""
         rest = scrub.flush()
         frame.note(rest)
-        await write_error(resp, rest + frame.close() + error_event(request.path, message, kind, code, rid))
+        await write_error(resp, rest + frame.ending(request.path, message, kind, code, rid))
 
 
 def _gone(request: web.BaseRequest) -> bool:

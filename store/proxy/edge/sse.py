@@ -6,9 +6,10 @@ protocol's form.
   A chunk's tail that may begin the secret is held back (at most the secret's length less
   one byte) until the next chunk shows whether it does; a key holds no line break, so
   nothing is ever held across an event boundary, and the end of the stream flushes it.
-- :class:`Framing`: whether what reached the client ends at an event boundary; an upstream
-  cut mid-event leaves a partial event, closed (``\\n\\n``) before the proxy's error event,
-  which would otherwise be glued onto the partial line and lost.
+- :class:`Framing`: the event left open by what reached the client; an upstream cut
+  mid-event leaves a partial event, made the proxy's error event itself
+  (:mod:`store.proxy.edge.sse_close`: its cut JSON completed, its name the protocol's error
+  event) so the SDKs raise the proxy's error, not a decode error of the partial data.
 - :func:`error_event`: that error event as each protocol's SDKs raise it: Anthropic's
   ``event: error``, a Chat Completions chunk holding ``error``, a Responses
   ``response.failed`` (with the ``error`` object too, which the ``openai`` SDK raises on).
@@ -18,11 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 import aiohttp
 from aiohttp import web
 
 from store.proxy.edge.anthropic import error_type
+from store.proxy.edge.sse_close import EVENT_CAP, closing
 from store.proxy.edge.wire import OwnToken
 from store.proxy.routing.protocols import ANTHROPIC, OPENAI, PROTOCOL_OF, RESPONSES
 
@@ -79,36 +82,63 @@ class StreamRedaction:
 
 
 class Framing:
-    """Whether the bytes that reached the client end at an event boundary."""
+    """What the bytes that reached the client left open: the event since the last boundary
+    (at most :data:`~store.proxy.edge.sse_close.EVENT_CAP` bytes of it are kept)."""
 
-    __slots__ = ("_tail",)
+    __slots__ = ("_partial", "_over")
 
     def __init__(self) -> None:
-        self._tail = b"\n\n"           # nothing sent yet: a boundary
+        self._partial = b""            # nothing sent yet: at a boundary
+        self._over = False             # the open event passed the cap: its start is gone
 
     def note(self, data: bytes) -> None:
         """*data* reached the client."""
-        if data:
-            self._tail = (self._tail + data[-4:])[-4:]
+        if not data:
+            return
+        look = self._partial[-3:] + data       # a boundary may straddle two writes
+        end = max((i + len(b) for b in BOUNDARIES if (i := look.rfind(b)) >= 0), default=-1)
+        if end >= 0:
+            self._partial, self._over = look[end:], False
+        elif self._over or len(self._partial) + len(data) > EVENT_CAP:
+            self._partial, self._over = look[-3:], True
+        else:
+            self._partial += data
 
-    def close(self) -> bytes:
-        """What closes a partial event (``\\n\\n``), or nothing at a boundary."""
-        return b"" if self._tail.endswith(BOUNDARIES) else b"\n\n"
+    def ending(self, path: str, message: str, kind: str, code: int, rid: str) -> bytes:
+        """What the client gets after the bytes it has: the partial event made the proxy's
+        error event (:func:`store.proxy.edge.sse_close.closing`), or closed and followed by
+        it; at a boundary, the error event alone."""
+        event, data = error_data(path, message, kind, code, rid)
+        own = _event(event, data)
+        if self._over:
+            return b"\n\n" + own
+        close, is_error = closing(self._partial, event, data)
+        return close if is_error else close + own
+
+
+def error_data(path: str, message: str, kind: str, code: int, rid: str) -> tuple[str | None, dict[str, Any]]:
+    """The proxy's error event for a stream on *path*: its name (None: no ``event:`` field)
+    and its data, in the protocol's form."""
+    protocol = PROTOCOL_OF.get(path, OPENAI)
+    if protocol == ANTHROPIC:
+        return "error", {"type": "error", "error": {"type": error_type(code), "message": message},
+                         "request_id": rid}
+    err = {"message": message, "type": kind, "code": code, "request_id": rid}
+    if protocol == RESPONSES:
+        return "response.failed", {"type": "response.failed", "response": {
+            "object": "response", "status": "failed", "output": [],
+            "error": {"code": "server_error", "message": message}}, "error": err}
+    return None, {"error": err}
 
 
 def error_event(path: str, message: str, kind: str, code: int, rid: str) -> bytes:
     """The proxy's error event for a stream on *path*, in its protocol's form."""
-    protocol = PROTOCOL_OF.get(path, OPENAI)
-    if protocol == ANTHROPIC:
-        data = {"type": "error", "error": {"type": error_type(code), "message": message}, "request_id": rid}
-        return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
-    err = {"message": message, "type": kind, "code": code, "request_id": rid}
-    if protocol == RESPONSES:
-        failed = {"type": "response.failed", "response": {
-            "object": "response", "status": "failed", "output": [],
-            "error": {"code": "server_error", "message": message}}, "error": err}
-        return b"event: response.failed\ndata: " + json.dumps(failed).encode() + b"\n\n"
-    return b"data: " + json.dumps({"error": err}).encode() + b"\n\n"
+    return _event(*error_data(path, message, kind, code, rid))
+
+
+def _event(name: str | None, data: dict[str, Any]) -> bytes:
+    head = b"" if name is None else b"event: " + name.encode() + b"\n"
+    return head + b"data: " + json.dumps(data).encode() + b"\n\n"
 
 
 async def write_error(resp: web.StreamResponse, data: bytes) -> None:
