@@ -99,7 +99,7 @@ class Forwarder:
         self.answers = Answers(chain, stats, secrets)
         self._error = self.answers.error
         self._pass_on = self.answers.pass_on
-        self.relay = Relay(chain, stats, secrets, self.answers.mark, self._served)
+        self.relay = Relay(chain.breakers, chain.clock, stats, secrets, self.answers.mark, self._served)
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
                       protocol: str = OPENAI) -> web.StreamResponse:

@@ -43,7 +43,7 @@ from store.proxy import ALLOWED_PATHS, BODY_TIMEOUT, DRAIN_TIMEOUT, control
 from store.proxy.edge.anthropic import shaped
 from store.proxy.edge.door import Door, ProxyHttpServer
 from store.proxy.edge.inbound import Gate
-from store.proxy.edge.redacting import ProxySecrets
+from store.proxy.edge.redacting import ProxySecrets, SecretsSource
 from store.proxy.edge.wire import error_body
 from store.proxy.forward import Forwarder
 from store.proxy.loop import loop_name
@@ -93,7 +93,8 @@ class ProxyServer:
         self.requests = RequestLog(clock)     # the last requests, their counters and latencies
         self.metrics = metrics                # serve /metrics (behind the inbound-auth rule)
         self.answers = control.Answers()      # to proxy restore / pin / unpin (control files)
-        self.secrets = ProxySecrets(chain, gate.keys)
+        self.secrets = ProxySecrets(SecretsSource(lambda: chain.last_doc, lambda: chain.runtime.config.get(),
+                                                  lambda: chain.env), gate.keys)
         self.forwarder = Forwarder(chain, self.stats, self.secrets)
         self.state = "starting"
         self.started_at = clock()

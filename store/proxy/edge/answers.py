@@ -34,10 +34,9 @@ from store.proxy.edge.wire import (
     redacted_headers,
 )
 from store.proxy.observing import requests as trace
-from store.proxy.observing.report import reopen_times, retry_after
+from store.proxy.observing.report import RoutesView, reopen_times, retry_after
 from store.proxy.observing.stats import Stats
 from store.proxy.routing.attempt import Attempt
-from store.proxy.routing.chain import Chain
 from store.proxy.routing.eligibility import why
 from store.proxy.routing.protocols import OPENAI, TITLES, Want, served_paths
 from store.proxy.routing.upstreams import route_name
@@ -46,16 +45,17 @@ log = logging.getLogger("hermes_admin.proxy")
 
 
 class Answers:
-    """The proxy's non-relayed answers, for one proxy (on the event loop)."""
+    """The proxy's non-relayed answers, for one proxy (on the event loop). *view*: what they
+    read of the chain (its routes, what each speaks, each row's state; the chain is one)."""
 
-    def __init__(self, chain: Chain, stats: Stats, secrets: ProxySecrets) -> None:
-        self.chain = chain
+    def __init__(self, view: RoutesView, stats: Stats, secrets: ProxySecrets) -> None:
+        self.view = view
         self.stats = stats
         self.secrets = secrets
         self._marks: dict[tuple[str, str, str, bool], tuple[str, str, str, str]] = {}
 
     def route_of(self, attempt: Attempt) -> Any:
-        return attempt.route or self.chain.routes[attempt.index]
+        return attempt.route or self.view.routes[attempt.index]
 
     def mark(self, headers: Any, attempt: Attempt) -> None:
         """The route's marks on an answer (never a key)."""
@@ -111,7 +111,7 @@ class Answers:
     def all_out(self, rid: str, want: Want | None = None) -> web.Response:
         """503: every key of every route that speaks the request's protocol is cooling (or
         benched for its model), or no route speaks it at all."""
-        chain = self.chain
+        chain = self.view
         protocol = want.protocol if want is not None else OPENAI
         speaking = [i for i in range(len(chain.routes)) if chain.speaks(i, protocol)]
         routes = [{"route": route_name(chain.routes[i].name), "paths": served_paths(chain.protocols(i))}

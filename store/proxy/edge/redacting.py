@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 
 from store.config.read import Config
-from store.proxy.routing.chain import Chain
 from store.redaction.crash import LogRedaction
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls
 
@@ -33,11 +33,23 @@ from store.redaction.redact import HomeSecrets, Redactor, escape_controls
 LOGGERS = (logging.getLogger("hermes_admin.proxy"), logging.getLogger("aiohttp.server"))
 
 
-class ProxySecrets:
-    """The home's secrets, from what the chain last read. Thread-safe."""
+@dataclass(frozen=True)
+class SecretsSource:
+    """Where the proxy's secrets come from (the chain's view; the server ties them):
+    *doc*, the store document last read (a new one, by identity, rebuilds the redactor);
+    *config*, config.yaml as last read (a :class:`~store.config.read.Config`, or what
+    reading it gave instead); *env*, the .env values rows borrow."""
 
-    def __init__(self, chain: Chain, client_keys: Iterable[bytes] | None = None) -> None:
-        self.chain = chain
+    doc: Callable[[], object]
+    config: Callable[[], object]
+    env: Callable[[], Mapping[str, str]]
+
+
+class ProxySecrets:
+    """The home's secrets, from what the chain last read (*source*). Thread-safe."""
+
+    def __init__(self, source: SecretsSource, client_keys: Iterable[bytes] | None = None) -> None:
+        self.source = source
         self._clients = tuple(k.decode("utf-8", "replace") for k in client_keys or ())
         self._filter = LogRedaction(self.redactor)
         self._lock = threading.Lock()
@@ -47,12 +59,12 @@ class ProxySecrets:
 
     def redactor(self) -> Redactor:
         """The redactor for the store as the chain last read it."""
-        doc = self.chain.last_doc
+        doc = self.source.doc()
         with self._lock:
             if doc is not self._doc:
-                cfg = self.chain.runtime.config.get()
+                cfg = self.source.config()
                 data = cfg.data if isinstance(cfg, Config) else {}
-                home = self._secrets.redactor(doc, data, dict(self.chain.env))
+                home = self._secrets.redactor(doc, data, dict(self.source.env()))
                 self._redactor = home.with_secrets(*self.client_keys())
                 self._doc = doc
             return self._redactor

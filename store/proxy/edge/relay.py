@@ -40,21 +40,22 @@ from store.proxy.edge.wire import (
 from store.proxy.observing import requests as trace
 from store.proxy.observing.stats import Stats
 from store.proxy.routing.attempt import Attempt
-from store.proxy.routing.chain import Chain
-from store.proxy.routing.upstreams import display
+from store.proxy.routing.upstreams import Breakers, display
 
 log = logging.getLogger("hermes_admin.proxy")
 
 
 class Relay:
-    """Relays upstream successes to clients (one per proxy, on the event loop); *mark*
-    puts the route's marks on an answer's headers, and *served* takes a success's verdict
-    (the forwarder's: the answer's readings, and the usage of a body read whole)."""
+    """Relays upstream successes to clients (one per proxy, on the event loop); *breakers*
+    (the chain's) take the strike of a stream that broke, at *clock*'s time; *mark* puts the
+    route's marks on an answer's headers, and *served* takes a success's verdict (the
+    forwarder's: the answer's readings, and the usage of a body read whole)."""
 
-    def __init__(self, chain: Chain, stats: Stats, secrets: ProxySecrets,
+    def __init__(self, breakers: Breakers, clock: Callable[[], float], stats: Stats, secrets: ProxySecrets,
                  mark: Callable[[Any, Attempt], None],
                  served: Callable[[Attempt, str, bytes | None], None]) -> None:
-        self.chain = chain
+        self.breakers = breakers
+        self.clock = clock
         self.stats = stats
         self.secrets = secrets
         self.mark = mark
@@ -100,7 +101,7 @@ class Relay:
                     self.stats.stream_failures += 1
                     trace.answered_as(trace.STREAM_BROKEN)
                     kind = transport_kind(exc)
-                    self.chain.breakers.failed(base, self.chain.clock(), answered=True,
+                    self.breakers.failed(base, self.clock(), answered=True,
                                                what=f"stream broke after {sent} bytes ({kind})")
                     log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
                                 sel.pool, sel.row_id, sent, kind)

@@ -1,25 +1,48 @@
 """What the chain looks like from outside: per route its rows by status for the status
 file (and ``proxy status``), and when each pool can serve again for a 503.
 
-Pure functions of :meth:`store.proxy.routing.chain.Chain.states` and the clock. Route names may
-hold a base URL (a custom fallback): they are shown without any user or password in it
+Pure functions of a :class:`RoutesView` (the chain's routes, what each speaks, and each
+row's state by the one eligibility check: :meth:`store.proxy.routing.chain.Chain.states`)
+and the clock: the chain is one such view, and nothing here needs more of it. Route names
+may hold a base URL (a custom fallback): they are shown without any user or password in it
 (:func:`store.proxy.routing.upstreams.route_name`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
 
+from store.config.agent_view import Route
 from store.pools import policy
-from store.proxy.routing.chain import Chain
-from store.proxy.routing.eligibility import BREAKER, HEADROOM, describe_refusals
+from store.proxy.routing.eligibility import BREAKER, HEADROOM, Check, describe_refusals
 from store.proxy.routing.protocols import OPENAI, Want, served_paths
 from store.proxy.routing.upstreams import route_name
 
 
-def describe(chain: Chain) -> list[dict[str, Any]]:
+class RoutesView(Protocol):
+    """What the reports and the proxy's "no key" answer read of the chain."""
+
+    clock: Callable[[], float]
+
+    @property
+    def routes(self) -> Sequence[Route]: ...
+
+    def protocols(self, index: int) -> frozenset[str]: ...
+
+    def speaks(self, index: int, protocol: str) -> bool: ...
+
+    def states(self, want: Want | None = None) -> Sequence[tuple[int, Route, Sequence[Check]]]: ...
+
+
+class ChainView(RoutesView, Protocol):
+    """A :class:`RoutesView` that says which route serves now (``runtime.active``)."""
+
+    runtime: Any
+
+
+def describe(chain: ChainView) -> list[dict[str, Any]]:
     """The chain for the status file: per route its pool, model, the paths it serves and
     row counts, all from the eligibility filters (``usable``: no filter refuses it;
     ``down``: refused by an open breaker or by headroom; ``model_benched``: rows benched for
@@ -36,7 +59,7 @@ def describe(chain: Chain) -> list[dict[str, Any]]:
             for i, route, states in chain.states()]
 
 
-def reopen_times(chain: Chain, want: Want | None = None) -> dict[str, float | None]:
+def reopen_times(chain: RoutesView, want: Want | None = None) -> dict[str, float | None]:
     """Per pool of the chain (of the routes that speak *want*'s protocol): when its soonest
     cooling row reopens, its failing upstream is tried again, or a bench for the model asked
     for ends (None: never by itself)."""
