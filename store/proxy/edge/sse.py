@@ -88,19 +88,23 @@ class Framing:
     __slots__ = ("_partial", "_over")
 
     def __init__(self) -> None:
-        self._partial = b""            # nothing sent yet: at a boundary
+        self._partial = bytearray()    # nothing sent yet: at a boundary (appends amortised)
         self._over = False             # the open event passed the cap: its start is gone
 
     def note(self, data: bytes) -> None:
         """*data* reached the client."""
         if not data:
             return
-        look = self._partial[-3:] + data       # a boundary may straddle two writes
+        if data.endswith(BOUNDARIES):           # the usual chunk: whole events
+            self._partial.clear()
+            self._over = False
+            return
+        look = bytes(self._partial[-3:]) + data   # a boundary may straddle two writes
         end = max((i + len(b) for b in BOUNDARIES if (i := look.rfind(b)) >= 0), default=-1)
         if end >= 0:
-            self._partial, self._over = look[end:], False
+            self._partial, self._over = bytearray(look[end:]), False
         elif self._over or len(self._partial) + len(data) > EVENT_CAP:
-            self._partial, self._over = look[-3:], True
+            self._partial, self._over = bytearray(look[-3:]), True
         else:
             self._partial += data
 
@@ -112,7 +116,7 @@ class Framing:
         own = _event(event, data)
         if self._over:
             return b"\n\n" + own
-        close, is_error = closing(self._partial, event, data)
+        close, is_error = closing(bytes(self._partial), event, data)
         return close if is_error else close + own
 
 
