@@ -17,7 +17,7 @@ feedback line and as a notice. Dimmed, and saying why, when read-only or nothing
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual import events
@@ -26,12 +26,12 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.timer import Timer
 from textual.widgets import DataTable, Footer, OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
 from screens.confirm import ConfirmScreen
 from screens.explain import Refusals
+from screens.status_watch import PROXY_POLL_SECONDS
 from store.errors import HermesAdminError
 from store.paths import Home
 from store.redaction.fingerprints import redact
@@ -42,8 +42,7 @@ from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
 
-POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
-PROXY_FIND_SECONDS = 5.0   # the dashboard's look for a proxy while none is live
+POLL_SECONDS = PROXY_POLL_SECONDS   # the proxy rewrites its status file every second
 
 
 class PoolSparks(Horizontal):
@@ -332,47 +331,3 @@ class ProxyScreen(Screen[None]):
         host(self).notify(shown(message.text), severity="information" if message.ok else "error",
                           timeout=6, markup=False)
         self.poll()
-
-
-class ProxyWatch:
-    """The status-bar summary of a proxy live on the screen's home, and `x` to open its panel.
-
-    Owned by the dashboard. The proxy's status file is not watched (a reload each second
-    costs 3.5x a stat: bench/bench_feed.py); a slow poll (every PROXY_FIND_SECONDS) finds a
-    proxy, then follows it each second while it stays live.
-    """
-
-    def __init__(self, screen: Screen, changed: Callable[[], None]) -> None:
-        self.screen = screen
-        self.changed = changed          # the summary changed: the screen redraws its status bar
-        self.summary = ""               # "proxy :8645 · 12 req/min · primary", "" if none
-        self.timer: Timer | None = None
-        self.pace = 0.0
-
-    def pace_poll(self) -> None:
-        """Start (or re-pace) the poll: each second while a proxy is live, else slowly."""
-        # With no proxy live a console wakes for it only every PROXY_FIND_SECONDS: idle stays idle.
-        pace = POLL_SECONDS if self.summary else PROXY_FIND_SECONDS
-        if self.timer is not None:
-            if pace == self.pace:
-                return
-            self.timer.stop()
-        self.pace = pace
-        self.timer = self.screen.set_interval(pace, self.poll, name="proxy-status")
-
-    def poll(self) -> None:
-        """The status-bar summary of a proxy live on this home (its status file only)."""
-        line = feed.summary(feed.live_status(host(self.screen).home))
-        if line != self.summary:
-            self.summary = line
-            self.changed()
-        if self.timer is not None:
-            self.pace_poll()
-
-    def open_panel(self) -> None:
-        home = host(self.screen).home
-        if feed.live_status(home) is None:
-            self.screen.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
-                               timeout=4)
-            return
-        host(self.screen).push_screen(ProxyScreen(home))

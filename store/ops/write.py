@@ -26,12 +26,12 @@ Nothing here touches a terminal.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from store.config import settings
-from store.config.edit import ConfigChange
 from store.errors import HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Doc, pool_rows, row_by_id, row_secrets
@@ -40,6 +40,9 @@ from store.ops.actions import Change, Outcome
 from store.paths import AUTH_FILE, Home
 from store.redaction import redact
 from store.transaction import transaction
+
+if TYPE_CHECKING:
+    from store.config.edit import ConfigChange
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -94,7 +97,10 @@ def outcomes_of(value: Any) -> list[Outcome]:
         return [value]
     if isinstance(value, (list, tuple)):
         return [o for v in value for o in outcomes_of(v)]
-    if isinstance(value, ConfigChange):
+    # A ConfigChange exists only once its module (and ruamel) is loaded: a pool write, or the
+    # console's start-up, does not import the YAML editor to ask.
+    edit = sys.modules.get("store.config.edit")
+    if edit is not None and isinstance(value, edit.ConfigChange):
         return [config_outcome(value)] if value.written else []
     inner = getattr(value, "outcome", None)
     return [inner] if isinstance(inner, Outcome) else []
