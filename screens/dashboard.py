@@ -15,7 +15,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from screens import screen
 from screens.dashboard_actions import WRITING, Operator
@@ -32,6 +32,7 @@ from tui.services.host import host
 from tui.text.paths import tilde
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.flash import FlashLine
+from tui.widgets.footer import KeysFooter
 from tui.widgets.rows import SORT_ORDER
 
 
@@ -123,7 +124,7 @@ class DashboardScreen(Screen):
         yield Input(placeholder="filter: label, id, source, pool or status (Enter: go, Esc: clear)",
                     id="filter")
         yield FlashLine(id="flash")     # a write's result, one line (tui.widgets.flash)
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     @property
     def table(self) -> CredentialTable:

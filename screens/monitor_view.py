@@ -22,13 +22,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from store.paths import Home
 from tui.services import monitor_feed as feed
 from tui.services.host import host
 from tui.text.paths import tilde
 from tui.text.shown import shown
+from tui.widgets.footer import KeysFooter
 
 POLL_SECONDS = 1.0          # while the view is open
 
@@ -74,7 +75,7 @@ class MonitorScreen(Screen[None]):
         yield Static(id="monitor-alert-text", classes="monitor-line")
         yield Static(id="monitor-deliveries-title", classes="monitor-title")
         yield DataTable(id="monitor-deliveries", cursor_type="row", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         for wid, columns in (("#monitor-alerts", feed.ALERT_COLUMNS), ("#monitor-deliveries", feed.DELIVERY_COLUMNS)):

@@ -26,7 +26,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, OptionList, Sparkline, Static
+from textual.widgets import DataTable, OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
 from screens.confirm import ConfirmScreen
@@ -41,6 +41,7 @@ from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
+from tui.widgets.footer import KeysFooter
 
 POLL_SECONDS = PROXY_POLL_SECONDS   # the proxy rewrites its status file every second
 
@@ -162,7 +163,7 @@ class ProxyScreen(Screen[None]):
         yield VerticalScroll(id="proxy-sparks")
         yield DataTable(id="proxy-requests", cursor_type="row", zebra_stripes=True)
         yield FlashLine(id="flash")     # messages on one line below the tables, never over them
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#proxy-creds", DataTable)
