@@ -18,7 +18,7 @@ from functools import cache
 # The registry: every scope with keys, under the name `?` help lists it by, in help's order,
 # and where its class lives ("module:Class"), imported when first asked for.
 WHERE: tuple[tuple[str, str], ...] = (
-    ("dashboard", "screens.dashboard:DashboardScreen"), ("table", "tui.widgets:CredentialTable"),
+    ("dashboard", "screens.dashboard:DashboardScreen"), ("table", "tui.widgets.credential_table:CredentialTable"),
     ("detail", "screens.detail:DetailScreen"), ("config", "screens.config_view:ConfigScreen"),
     ("confirm", "screens.confirm:ConfirmScreen"), ("add key", "screens.add_key:AddKeyScreen"),
     ("cooldown", "screens.cooldown:CooldownScreen"), ("strategy", "screens.strategy:StrategyScreen"),
