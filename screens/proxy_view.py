@@ -25,7 +25,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import DataTable, OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
@@ -42,6 +42,7 @@ from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
 from tui.widgets.footer import KeysFooter
+from tui.widgets.guarded import GuardedModal
 
 POLL_SECONDS = PROXY_POLL_SECONDS   # the proxy rewrites its status file every second
 
@@ -85,8 +86,9 @@ class Steered(Message):
     text: str
 
 
-class RouteScreen(ModalScreen["str | None"]):
-    """``p``: choose the route to pin; dismisses with its name, or None when cancelled."""
+class RouteScreen(GuardedModal["str | None"]):
+    """``p``: choose the route to pin; dismisses with its name, or None when cancelled. The pin
+    steers a live proxy: it takes no key of the burst that opened it (GuardedModal)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="proxy_pin.cancel")]
 
