@@ -44,7 +44,7 @@ def screen(name: str) -> type:
     """The class registered under *name* (``"config"``, ``"confirm"``...), its module imported
     on first use. An unknown name is a KeyError: the registry is the list of screens."""
     module, _, attr = _BY_NAME[name].partition(":")
-    return getattr(importlib.import_module(module), attr)
+    return vars(importlib.import_module(module))[attr]
 
 
 def scopes() -> tuple[tuple[str, type], ...]:
