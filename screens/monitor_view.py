@@ -10,8 +10,8 @@ running (never started, stopped, or its pid gone) it says how to start one.
 Read-only: it writes nothing, and it never wakes the store watcher. Every text from the file
 passes ``shown`` (the one redaction boundary, then inert controls) before it is drawn.
 
-:class:`MonitorWatch`, owned by the dashboard, gives the status bar its words
-(``monitor · 2 alerts``) and opens the view.
+:class:`screens.status_watch.MonitorWatch`, owned by the dashboard, gives the status bar its
+words (``monitor · 2 alerts``) and opens the view.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ latencies, outcome: the status file holds no body, header or query). When no pro
 confirmation, through its control file (``store.proxy.control.ask``, in a thread: the proxy
 answers within a second), audited like any operator action; the answer shows on the panel's
 feedback line and as a notice. Dimmed, and saying why, when read-only or nothing would change.
+The route chooser is a guarded modal: it takes no key of the burst that opened it. The status
+bar's summary and ``x`` are the dashboard's :class:`screens.status_watch.ProxyWatch`.
 """
 
 from __future__ import annotations
