@@ -221,22 +221,49 @@ def profiles_case(tmp: Path) -> None:
     print(f"idle CPU root/home = {multi['cpu'] / max(single['cpu'], 1e-9):.2f}x (goal <= 1.2)")
 
 
-def startup_case(tmp: Path, runs: int = 9) -> None:
+def process_cpu(pid: int | None) -> float:
+    """CPU seconds *pid* has used since it started, every thread counted, ended ones too
+    (utime + stime of /proc/<pid>/stat, 10 ms ticks)."""
+    if pid is None:
+        return float("nan")
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def spawn_paint(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) from spawn to the first row on screen."""
+    t0 = time.perf_counter()
+    with tmux.Tmux.start(argv, size=SIZE, env=env) as term:
+        term.wait_for("key-00000", timeout=60, interval=0.005)
+        wall = time.perf_counter() - t0
+        return wall, process_cpu(term.pane_pid())
+
+
+def startup_case(tmp: Path, runs: int = 15) -> None:
     """First paint of the console on a small home against a bare Textual app with a static
-    table: spawn -> the first row on screen, interleaved spawns, medians."""
+    table: spawn -> the first row on screen, interleaved spawns, medians.
+
+    Wall time on a shared 2-core machine follows the load more than the code; the CPU the
+    process used until that paint (every thread) is printed beside it, the figure that
+    compares the two programs' own work (issue 28: first paint within 1.5x, both figures)."""
     home = make_home(tmp / "startup6", 6, pools=2)
+    exe = tmux.installed_hermes_admin()
+    if exe is None:
+        raise SystemExit("hermes-admin is not installed (pip install -e .)")
+    console_env = {k: v for k, v in os.environ.items() if not k.endswith(("API_KEY", "_TOKEN"))}
     bare = [sys.executable, str(ROOT / "bench" / "baseline_app.py"), "6"]
-    got: dict[str, list[float]] = {"console": [], "bare": []}
+    got: dict[str, list[tuple[float, float]]] = {"console": [], "bare": []}
     for _ in range(runs):
-        got["console"].append(paint_once(home))
-        t0 = time.perf_counter()
-        with tmux.Tmux.start(bare, size=SIZE, env=dict(os.environ)) as term:
-            term.wait_for("key-00000", timeout=60, interval=0.005)
-            got["bare"].append(time.perf_counter() - t0)
-    console, base = statistics.median(got["console"]), statistics.median(got["bare"])
-    print(f"first paint, 6 credentials: console {console:.2f} s, bare Textual + static table {base:.2f} s "
-          f"(medians of {runs} interleaved spawns)")
-    print(f"first paint console/bare = {console / base:.2f}x (goal <= 1.5)")
+        got["console"].append(spawn_paint([exe, "--home", str(home.root)], console_env))
+        got["bare"].append(spawn_paint(bare, dict(os.environ)))
+    wall = {k: statistics.median(w for w, _c in v) for k, v in got.items()}
+    cpu = {k: statistics.median(c for _w, c in v) for k, v in got.items()}
+    print(f"first paint, 6 credentials (medians of {runs} interleaved spawns; load average "
+          f"{os.getloadavg()[0]:.2f}):")
+    print(f"  wall: console {wall['console']:.2f} s, bare Textual + static table {wall['bare']:.2f} s"
+          f" = {wall['console'] / wall['bare']:.2f}x (goal <= 1.5)")
+    print(f"  CPU to first paint: console {cpu['console']:.2f} s, bare {cpu['bare']:.2f} s"
+          f" = {cpu['console'] / cpu['bare']:.2f}x")
 
 
 def compile_project() -> None:

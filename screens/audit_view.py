@@ -24,7 +24,6 @@ from screens.undo_flow import start_undo
 from store.ops import audit
 from tui.services.host import host
 from tui.services.write_feedback import value_words
-from tui.services.writer import WriteResult
 from tui.text.format import NULL, ellipsize
 from tui.text.paths import tilde
 from tui.text.shown import shown, shown_lines
@@ -194,8 +193,8 @@ class AuditScreen(ModalScreen[None]):
         heading = f"{entry.get('action') or NULL} · {entry.get('pool') or NULL} of {short_time(entry.get('time'))}"
         start_undo(host(self), history_id, heading=heading, on_done=self._undone)
 
-    def _undone(self, result: WriteResult) -> None:
-        if not result.ok or not self.is_attached:
+    def _undone(self, landed: bool) -> None:
+        if not landed or not self.is_attached:
             return
         # The undo is an operator action too: it shows on top, highlighted (u again redoes).
         self._set_entries(audit.tail(host(self).home, 200))

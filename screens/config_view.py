@@ -16,7 +16,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from screens.confirm import ConfirmScreen
 from screens.explain import Refusals
@@ -34,6 +34,7 @@ from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
+from tui.widgets.footer import KeysFooter
 from tui.widgets.plain_table import FittedTable, fitted_widths
 
 TABS = {
@@ -192,7 +193,7 @@ class ConfigScreen(Screen):
                 with TabPane(title, id=key):
                     yield FittedTable(id=f"{key}-table", cursor_type="row")
         yield FlashLine(id="flash")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app = host(self)

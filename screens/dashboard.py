@@ -15,17 +15,14 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
-from screens.config_view import ConfigScreen
+from screens import screen
 from screens.dashboard_actions import WRITING, Operator
 from screens.dashboard_chrome import clock_time, empty_message, live_and_held, problems, ran_out
 from screens.dashboard_view import VIEW_BINDINGS, ViewControls
-from screens.detail import DetailScreen
 from screens.explain import Refusals
-from screens.monitor_view import MonitorWatch
-from screens.proxy_view import ProxyWatch
-from screens.request_log import RequestLogScreen
+from screens.status_watch import MonitorWatch, ProxyWatch
 from screens.view_memory import ViewMemory
 from store.paths import Home
 from store.pools.view import PoolView
@@ -35,6 +32,7 @@ from tui.services.host import host
 from tui.text.paths import tilde
 from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
 from tui.widgets.flash import FlashLine
+from tui.widgets.footer import KeysFooter
 from tui.widgets.rows import SORT_ORDER
 
 
@@ -126,7 +124,7 @@ class DashboardScreen(Screen):
         yield Input(placeholder="filter: label, id, source, pool or status (Enter: go, Esc: clear)",
                     id="filter")
         yield FlashLine(id="flash")     # a write's result, one line (tui.widgets.flash)
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     @property
     def table(self) -> CredentialTable:
@@ -321,7 +319,7 @@ class DashboardScreen(Screen):
 
     def action_request_log(self) -> None:
         if (cv := self.table.cursor_credential) is not None:
-            self.app.push_screen(RequestLogScreen(host(self).home, cv.pool, cv.id, cv.label or cv.id))
+            self.app.push_screen(screen("requests")(host(self).home, cv.pool, cv.id, cv.label or cv.id))
 
     def action_proxy(self) -> None:
         self.proxy.open_panel()
@@ -338,7 +336,7 @@ class DashboardScreen(Screen):
         cv = self.table.cursor_credential
         if cv is None:
             return
-        self.app.push_screen(DetailScreen(cv.key, self.clock))
+        self.app.push_screen(screen("detail")(cv.key, self.clock))
 
     def on_credential_table_row_selected(self, event: CredentialTable.RowSelected) -> None:
         event.stop()
@@ -384,7 +382,7 @@ class DashboardScreen(Screen):
         self.events_log.toggle_class("-shown")
 
     def action_config(self) -> None:
-        self.app.push_screen(ConfigScreen())
+        self.app.push_screen(screen("config")())
 
     def add_events(self, events: list[Any]) -> None:
         if not self._ready:

@@ -22,14 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Protocol
 
-from screens.add_key import AddKeyScreen
-from screens.audit_view import AuditScreen
-from screens.confirm import ConfirmScreen
-from screens.cooldown import CooldownScreen
+from screens import screen
 from screens.dashboard_changes import LIST_LIMIT, cooldown_rows, count, describe, listing, move_row, reset_rows
 from screens.explain import Refusals
-from screens.probe_result import ProbeResultScreen
-from screens.strategy import open_strategy_picker
 from store.model import is_manual_source
 from store.ops import actions, audit
 from store.ops.write import StoreChange
@@ -193,7 +188,7 @@ class Operator:
         state = self.host.state
         doc = state.doc if state is not None else None
         pools = [pv.key for pv in self.board.pools]
-        self.host.push_screen(AddKeyScreen(pools, pool=self.cursor_pool(), doc=doc), self._added)
+        self.host.push_screen(screen("add key")(pools, pool=self.cursor_pool(), doc=doc), self._added)
 
     def _added(self, key: Key | None) -> None:
         if key is None:
@@ -237,7 +232,7 @@ class Operator:
                         lambda doc, now: reset_rows(doc, ordered, now), rows=keys,
                         on_done=self._clear_tags_on_success(keys))
 
-        self.host.push_screen(ConfirmScreen(title, lines, [RESET_WARNING, RESET_LIVE_HERMES]), answered)
+        self.host.push_screen(screen("confirm")(title, lines, [RESET_WARNING, RESET_LIVE_HERMES]), answered)
 
     # ------------------------------------------------------------ cooldown
     def cooldown(self) -> None:
@@ -276,12 +271,12 @@ class Operator:
             if not longer:
                 bench(False)
                 return
-            self.host.push_screen(ConfirmScreen(
+            self.host.push_screen(screen("confirm")(
                 f"Shorten {count(len(longer), 'longer bench')}?",
                 [f"  {describe(cv)}" for cv in longer[:LIST_LIMIT]],
                 [SHORTEN_WARNING]), lambda yes: bench(True) if yes else None)
 
-        self.host.push_screen(CooldownScreen(self.host.clock, lines, notes), chosen)
+        self.host.push_screen(screen("cooldown")(self.host.clock, lines, notes), chosen)
 
     # ------------------------------------------------------------ remove
     def remove(self) -> None:
@@ -300,7 +295,7 @@ class Operator:
                 self._write(f"removing {cv.label or cv.id} from {cv.pool}",
                             lambda doc, now: actions.remove(doc, cv.pool, cv.id), rows={cv.key})
 
-        self.host.push_screen(ConfirmScreen(f"Remove {cv.pool} #{cv.index} {cv.label or cv.id}?",
+        self.host.push_screen(screen("confirm")(f"Remove {cv.pool} #{cv.index} {cv.label or cv.id}?",
                                             lines, notes), answered)
 
     # ------------------------------------------------------------ priority
@@ -320,6 +315,8 @@ class Operator:
         pool = self.cursor_pool()
         state = self.host.state
         current = state.strategies.get(pool) if state is not None else None
+        from screens.strategy import open_strategy_picker  # the picker's module, when first opened
+
         open_strategy_picker(self.host, pool, current)
 
     # ------------------------------------------------------------ probe
@@ -344,7 +341,7 @@ class Operator:
 
         def done(result: WriteResult) -> bool:
             if result.ok:
-                app.push_screen(ProbeResultScreen(result.value))
+                app.push_screen(screen("probe")(result.value))
                 return True
             return False
 
@@ -390,7 +387,7 @@ class Operator:
 
     def audit(self) -> None:
         home = self.host.home
-        self.host.push_screen(AuditScreen(str(home.audit), audit.tail(home, 200)))
+        self.host.push_screen(screen("audit")(str(home.audit), audit.tail(home, 200)))
 
     # ------------------------------------------------------------ marks
     def marks(self) -> dict[Key, str]:

@@ -19,13 +19,9 @@ LIST_LIMIT = 8
 
 # ---------------------------------------------------------------- store changes (pure)
 def reset_rows(doc: dict, keys: Iterable[tuple[str, str]], now: float) -> list[Outcome]:
-    """store.ops.actions.reset for each (pool, id), one Outcome per pool."""
-    out: dict[str, Outcome] = {}
-    for pool, rid in keys:
-        o = actions.reset(doc, pool, rid, now)
-        agg = out.setdefault(pool, Outcome("reset", pool, notes=list(o.notes)))
-        agg.changes.extend(o.changes)
-    return list(out.values())
+    """store.ops.actions.reset_rows for each (pool, id): one Outcome per pool, or nothing
+    written and no audit line when every row is already ok (the CLI's decision too)."""
+    return actions.reset_rows(doc, keys, now)
 
 
 def cooldown_rows(doc: dict, keys: Iterable[tuple[str, str]], until: float, now: float,

@@ -14,7 +14,7 @@ from typing import Protocol
 from textual.binding import Binding
 from textual.widgets import Input
 
-from screens.column_chooser import ColumnChooser
+from screens import screen
 from screens.dashboard_changes import count
 from screens.view_memory import ViewMemory
 from tui.services.host import HasApp, Host, host
@@ -157,7 +157,7 @@ class ViewControls:
             self.say("Columns: as many as fit" if keys == AUTO
                      else f"Columns: {', '.join(c.label for c in table.columns)}", timeout=2)
 
-        self.host.push_screen(ColumnChooser(shown, layout.mode), chosen)
+        self.host.push_screen(screen("columns")(shown, layout.mode), chosen)
 
     # ------------------------------------------------------------ range mark
     def mark_range(self) -> None:

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from store.config import settings as settings_file
 from store.dialects.readings import Reading
@@ -26,6 +26,7 @@ from tui.services.host import host
 from tui.text import headroom as headroom_words
 from tui.text.format import BAD_TIME, NULL, STATUS_STYLE, full_time, relative, status_word
 from tui.text.shown import shown
+from tui.widgets.footer import KeysFooter
 
 # Fields holding a time, and how to read them.
 TIME_FIELDS = frozenset({
@@ -165,7 +166,7 @@ class DetailScreen(Screen):
         yield Static(id="detail-title")
         with VerticalScroll(id="detail-body"):
             yield Static(id="detail-fields")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         app = host(self)

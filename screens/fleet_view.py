@@ -24,7 +24,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from screens.confirm import ConfirmScreen
 from screens.cooldown import CooldownScreen
@@ -35,6 +35,7 @@ from tui.services.host import host
 from tui.text.format import BAD_TIME, NULL, countdown, ellipsize, local_time
 from tui.text.sentences import READ_ONLY, RESET_WARNING
 from tui.text.shown import shown_lines
+from tui.widgets.footer import KeysFooter
 
 if TYPE_CHECKING:
     from store.fleet.model import FleetSnapshot, HostInfo, KeyInfo
@@ -149,7 +150,7 @@ class FleetScreen(Screen):
         yield table
         yield Static(Text(NULL), id="fleet-detail")
         yield Static(Text("hosts: " + NULL), id="fleet-hosts")
-        yield Footer()
+        yield KeysFooter()
 
     @property
     def table(self) -> DataTable[Text]:

@@ -70,6 +70,12 @@ class HelpScreen(ModalScreen[None]):
         self.rows = rows
         self.query_text = query
 
+    @classmethod
+    def of(cls, app: App, scopes: Iterable[tuple[str, type]], keymap: Mapping[str, str] | None = None,
+           *, query: str = "") -> HelpScreen:
+        """Help over every binding of *scopes* as *app* shows them (:func:`binding_rows`)."""
+        return cls(binding_rows(app, scopes, keymap), query=query)
+
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
             yield Static(id="help-title")

@@ -10,29 +10,28 @@ running (never started, stopped, or its pid gone) it says how to start one.
 Read-only: it writes nothing, and it never wakes the store watcher. Every text from the file
 passes ``shown`` (the one redaction boundary, then inert controls) before it is drawn.
 
-:class:`MonitorWatch`, owned by the dashboard, gives the status bar its words
-(``monitor · 2 alerts``) and opens the view.
+:class:`screens.status_watch.MonitorWatch`, owned by the dashboard, gives the status bar its
+words (``monitor · 2 alerts``) and opens the view.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from store.paths import Home
 from tui.services import monitor_feed as feed
 from tui.services.host import host
 from tui.text.paths import tilde
 from tui.text.shown import shown
+from tui.widgets.footer import KeysFooter
 
 POLL_SECONDS = 1.0          # while the view is open
-MONITOR_FIND_SECONDS = 5.0  # the status bar's look, open or not: the file changes only on events
 
 
 class MonitorScreen(Screen[None]):
@@ -76,7 +75,7 @@ class MonitorScreen(Screen[None]):
         yield Static(id="monitor-alert-text", classes="monitor-line")
         yield Static(id="monitor-deliveries-title", classes="monitor-title")
         yield DataTable(id="monitor-deliveries", cursor_type="row", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         for wid, columns in (("#monitor-alerts", feed.ALERT_COLUMNS), ("#monitor-deliveries", feed.DELIVERY_COLUMNS)):
@@ -150,37 +149,3 @@ class MonitorScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss()
-
-
-class MonitorWatch:
-    """The status-bar words of a monitor running on the screen's home, and ``A`` to open its view.
-
-    Owned by the dashboard; *where* names the home whose status file counts (the acting home
-    on one home, the root's own home on a root). The status file is not watched: the monitor
-    writes it only on events, and a look every MONITOR_FIND_SECONDS is one stat-and-parse,
-    cheaper than waking the store watcher (which re-reads the home).
-    """
-
-    def __init__(self, screen: Screen, changed: Callable[[], None], where: Callable[[], tuple[Home, str]]) -> None:
-        self.screen = screen
-        self.changed = changed          # the words changed: the screen redraws its status bar
-        self.where = where              # (the home of the status file, the command that starts one)
-        self.summary = ""               # "monitor · 2 alerts, 1 critical", "" if none runs
-        self.short = ""                 # "monitor · 2 alerts" (a narrow status bar)
-        self.timer: Timer | None = None
-
-    def start(self, *, follow: bool = True) -> None:
-        """Look now and, with *follow*, every MONITOR_FIND_SECONDS from now on."""
-        if follow and self.timer is None:
-            self.timer = self.screen.set_interval(MONITOR_FIND_SECONDS, self.poll, name="monitor-status")
-        self.poll()
-
-    def poll(self) -> None:
-        summary, short = feed.summary(feed.live_status(self.where()[0]))
-        if (summary, short) != (self.summary, self.short):
-            self.summary, self.short = summary, short
-            self.changed()
-
-    def open_view(self) -> None:
-        home, hint = self.where()
-        host(self.screen).push_screen(MonitorScreen(home, start_hint=hint))

@@ -12,12 +12,14 @@ latencies, outcome: the status file holds no body, header or query). When no pro
 confirmation, through its control file (``store.proxy.control.ask``, in a thread: the proxy
 answers within a second), audited like any operator action; the answer shows on the panel's
 feedback line and as a notice. Dimmed, and saying why, when read-only or nothing would change.
+The route chooser is a guarded modal: it takes no key of the burst that opened it. The status
+bar's summary and ``x`` are the dashboard's :class:`screens.status_watch.ProxyWatch`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual import events
@@ -25,13 +27,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
-from textual.timer import Timer
-from textual.widgets import DataTable, Footer, OptionList, Sparkline, Static
+from textual.screen import Screen
+from textual.widgets import DataTable, OptionList, Sparkline, Static
 from textual.widgets.option_list import Option
 
 from screens.confirm import ConfirmScreen
 from screens.explain import Refusals
+from screens.status_watch import PROXY_POLL_SECONDS
 from store.errors import HermesAdminError
 from store.paths import Home
 from store.redaction.fingerprints import redact
@@ -41,9 +43,10 @@ from tui.text.paths import tilde
 from tui.text.sentences import READ_ONLY
 from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
+from tui.widgets.footer import KeysFooter
+from tui.widgets.guarded import GuardedModal
 
-POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
-PROXY_FIND_SECONDS = 5.0   # the dashboard's look for a proxy while none is live
+POLL_SECONDS = PROXY_POLL_SECONDS   # the proxy rewrites its status file every second
 
 
 class PoolSparks(Horizontal):
@@ -85,8 +88,9 @@ class Steered(Message):
     text: str
 
 
-class RouteScreen(ModalScreen["str | None"]):
-    """``p``: choose the route to pin; dismisses with its name, or None when cancelled."""
+class RouteScreen(GuardedModal["str | None"]):
+    """``p``: choose the route to pin; dismisses with its name, or None when cancelled. The pin
+    steers a live proxy: it takes no key of the burst that opened it (GuardedModal)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="proxy_pin.cancel")]
 
@@ -163,7 +167,7 @@ class ProxyScreen(Screen[None]):
         yield VerticalScroll(id="proxy-sparks")
         yield DataTable(id="proxy-requests", cursor_type="row", zebra_stripes=True)
         yield FlashLine(id="flash")     # messages on one line below the tables, never over them
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:
         table = self.query_one("#proxy-creds", DataTable)
@@ -332,47 +336,3 @@ class ProxyScreen(Screen[None]):
         host(self).notify(shown(message.text), severity="information" if message.ok else "error",
                           timeout=6, markup=False)
         self.poll()
-
-
-class ProxyWatch:
-    """The status-bar summary of a proxy live on the screen's home, and `x` to open its panel.
-
-    Owned by the dashboard. The proxy's status file is not watched (a reload each second
-    costs 3.5x a stat: bench/bench_feed.py); a slow poll (every PROXY_FIND_SECONDS) finds a
-    proxy, then follows it each second while it stays live.
-    """
-
-    def __init__(self, screen: Screen, changed: Callable[[], None]) -> None:
-        self.screen = screen
-        self.changed = changed          # the summary changed: the screen redraws its status bar
-        self.summary = ""               # "proxy :8645 · 12 req/min · primary", "" if none
-        self.timer: Timer | None = None
-        self.pace = 0.0
-
-    def pace_poll(self) -> None:
-        """Start (or re-pace) the poll: each second while a proxy is live, else slowly."""
-        # With no proxy live a console wakes for it only every PROXY_FIND_SECONDS: idle stays idle.
-        pace = POLL_SECONDS if self.summary else PROXY_FIND_SECONDS
-        if self.timer is not None:
-            if pace == self.pace:
-                return
-            self.timer.stop()
-        self.pace = pace
-        self.timer = self.screen.set_interval(pace, self.poll, name="proxy-status")
-
-    def poll(self) -> None:
-        """The status-bar summary of a proxy live on this home (its status file only)."""
-        line = feed.summary(feed.live_status(host(self.screen).home))
-        if line != self.summary:
-            self.summary = line
-            self.changed()
-        if self.timer is not None:
-            self.pace_poll()
-
-    def open_panel(self) -> None:
-        home = host(self.screen).home
-        if feed.live_status(home) is None:
-            self.screen.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
-                               timeout=4)
-            return
-        host(self.screen).push_screen(ProxyScreen(home))

@@ -9,7 +9,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -17,6 +16,7 @@ from store.config import edit as config_edit
 from store.model import DEFAULT_STRATEGY, STRATEGIES
 from tui.services.host import Host
 from tui.text.sentences import STRATEGY_HELP
+from tui.widgets.guarded import GuardedModal
 
 DEFAULT_CHOICE = "default"
 
@@ -34,8 +34,9 @@ def strategy_choices(current: str | None) -> list[tuple[str, str]]:
     return out
 
 
-class StrategyScreen(ModalScreen["str | None"]):
-    """Dismisses with a strategy name, ``"default"``, or None when cancelled."""
+class StrategyScreen(GuardedModal["str | None"]):
+    """Dismisses with a strategy name, ``"default"``, or None when cancelled. Its answer is
+    written to config.yaml: it takes no key of the burst that opened it (GuardedModal)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="strategy.cancel")]
 

@@ -68,8 +68,9 @@ def plan_heading(plan: undo.Plan) -> str:
 
 
 def start_undo(app: Host, which: str | None, *, heading: str = "",
-          on_done: Callable[[WriteResult], Any] | None = None) -> bool:
-    """Plan the undo of *which*, refuse with the reason or ask, then write. True if it asks."""
+               on_done: Callable[[bool], Any] | None = None) -> bool:
+    """Plan the undo of *which*, refuse with the reason or ask, then write. True if it asks.
+    *on_done(landed)*: after each write of it, on one home or in every profile, whether it landed."""
     why, hps = refusal(app, which)
     if hps is None:
         app.notify(why or "cannot undo", severity="warning", timeout=10, markup=False)
@@ -82,7 +83,7 @@ def start_undo(app: Host, which: str | None, *, heading: str = "",
 
     def answered(yes: bool | None) -> None:
         if yes and len(hps) > 1:
-            write_all(app, hps)
+            write_all(app, hps, on_done)
         elif yes:
             write(app, plan, on_done)
 
@@ -90,13 +91,13 @@ def start_undo(app: Host, which: str | None, *, heading: str = "",
     return True
 
 
-def write(app: Host, plan: undo.Plan, on_done: Callable[[WriteResult], Any] | None = None) -> None:
+def write(app: Host, plan: undo.Plan, on_done: Callable[[bool], Any] | None = None) -> None:
     """The undo's writes through the app's writer: auth.json rows, then config.yaml keys."""
     home, timeout = app.home, app.lock_timeout
 
     def done(result: WriteResult) -> bool:
         if on_done is not None:
-            on_done(result)
+            on_done(result.ok)
         return False              # the writer still says what landed (or why not)
 
     if plan.rows:
@@ -108,8 +109,9 @@ def write(app: Host, plan: undo.Plan, on_done: Callable[[WriteResult], Any] | No
                           lock=home.config_lock, on_done=done)
 
 
-def write_all(app: Host, hps: list[undo_all.HomePlan]) -> None:
-    """Every profile's undo of one action, on a thread worker; the flash line says what landed."""
+def write_all(app: Host, hps: list[undo_all.HomePlan], on_done: Callable[[bool], Any] | None = None) -> None:
+    """Every profile's undo of one action, on a thread worker; the flash line says what landed,
+    then *on_done(landed)* (the audit view lists the undo: it landed in at least one profile)."""
     timeout, action_id = app.lock_timeout, hps[0].plan.id
 
     def work() -> None:
@@ -129,5 +131,7 @@ def write_all(app: Host, hps: list[undo_all.HomePlan]) -> None:
         app.notify(text, severity="error" if bad else "information", timeout=12, markup=False)
         if not app.watch_enabled:
             app.reload()
+        if on_done is not None:
+            on_done(bool(back))
 
     app.run_worker(work, name=f"undo-{action_id}", group="undo", thread=True, exit_on_error=False)

@@ -27,7 +27,6 @@ from store import safeio, yamlguard
 from store.authfile import atomic_write_bytes
 from store.config import settings
 from store.config.yamlcas import ConfigChanged, retry_on_change, unchanged_since
-from store.config.yamledit import dump_tree, set_key
 from store.config.yamlread import load_tree
 from store.errors import ConfigUnreadable, StoreUnreadable
 from store.paths import Home
@@ -150,6 +149,8 @@ def save_view(home: Home, view: ConsoleView) -> bool:
         raise ConfigUnreadable(path, "must be a mapping")
     if (before or {}).get(SECTION) == section:
         return False
+    from store.config.yamledit import dump_tree, set_key  # ruamel's editor, on a save only
+
     tree, rt = load_tree(raw, path)
     set_key(tree, SECTION, section)
     data = dump_tree(rt, tree)

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from store.errors import BadInput
+from store.errors import EXIT_OK, BadInput, HermesAdminError
 from store.model import (
     AUTH_API_KEY,
     SOURCE_MANUAL,
@@ -187,6 +187,41 @@ def needs_reset(row: Row) -> bool:
                                                  "last_error_reason", "last_error_message",
                                                  "last_error_reset_at", "failure_reason"))
             or bool(row.get("model_cooldowns")))
+
+
+class NothingToChange(HermesAdminError):
+    """Raised by an operator action inside its transaction when it would change nothing an
+    agent reads: :func:`store.ops.write.perform` then writes nothing, keeps no history and
+    appends no audit line, and says why (``Written.unchanged``). Not a failure (exit 0)."""
+
+    exit_code = EXIT_OK
+
+
+def reset_rows(doc: Doc, targets: Iterable[tuple[str, str | None]], now: float) -> list[Outcome]:
+    """Reset each (pool, id-or-label) target, a pool's every row for ``None``, one Outcome per
+    pool; :class:`NothingToChange` when no row they name needs it (:func:`needs_reset`).
+
+    The one decision of the CLI's ``reset`` and the console's: a reset of rows that are all
+    already ok writes nothing and audits nothing. A missing pool or row is refused first.
+    """
+    targets = list(targets)
+    named = [row for pool, target in targets
+             for row in ([resolve(doc, pool, target)] if target is not None else
+                         [r for r in _existing_rows(doc, pool) if isinstance(r, dict)])]
+    if not any(needs_reset(row) for row in named):
+        if len(targets) == 1 and targets[0][1] is None:
+            what = f"every credential in {targets[0][0]} is"
+        elif len(named) == 1:
+            what = f"{targets[0][0]} {named[0].get('label')!r} is"
+        else:
+            what = f"all {len(named)} credentials are"
+        raise NothingToChange(f"{what} already ok")
+    out: dict[str, Outcome] = {}
+    for pool, target in targets:
+        o = reset(doc, pool, target, now)
+        agg = out.setdefault(pool, Outcome("reset", pool, notes=list(o.notes)))
+        agg.changes.extend(o.changes)
+    return list(out.values())
 
 
 def reset(doc: Doc, pool: str, target: str | None, now: float) -> Outcome:

@@ -15,6 +15,10 @@ edits, probe lifts, ``restore-backup``, a key acted on in every profile) goes th
 An action on several homes calls it once per home with a :class:`Group`: one id across the
 homes' records, undone together (:mod:`store.profiles.undo_all`).
 
+A change that finds nothing to do raises :class:`store.ops.actions.NothingToChange` inside
+the lock: nothing is written, no history is kept, no audit line is appended, and the
+returned :class:`Written` says why (``unchanged``).
+
 Every such write is an operator action: it gets a history id, keeps the file as it was
 (:mod:`store.ops.history`) and records the rows it left, so ``hermes-admin undo`` can put
 exactly those rows and fields back. Then the audit line(s) for what it changed are appended,
@@ -26,20 +30,23 @@ Nothing here touches a terminal.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from store.config import settings
-from store.config.edit import ConfigChange
 from store.errors import HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import Doc, pool_rows, row_by_id, row_secrets
 from store.ops import audit, history
-from store.ops.actions import Change, Outcome
+from store.ops.actions import Change, NothingToChange, Outcome
 from store.paths import AUTH_FILE, Home
 from store.redaction import redact
 from store.transaction import transaction
+
+if TYPE_CHECKING:
+    from store.config.edit import ConfigChange
 
 T = TypeVar("T")
 Clock = Callable[[], float]
@@ -67,6 +74,7 @@ class Written(Generic[T]):
     outcomes: list[Outcome] = field(default_factory=list)
     audit_error: str | None = None    # the write landed but its audit line did not
     history_id: str | None = None     # what `hermes-admin undo ID` takes; None: nothing kept
+    unchanged: str | None = None      # the change found nothing to do (NothingToChange): nothing written
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,10 @@ def outcomes_of(value: Any) -> list[Outcome]:
         return [value]
     if isinstance(value, (list, tuple)):
         return [o for v in value for o in outcomes_of(v)]
-    if isinstance(value, ConfigChange):
+    # A ConfigChange exists only once its module (and ruamel) is loaded: a pool write, or the
+    # console's start-up, does not import the YAML editor to ask.
+    edit = sys.modules.get("store.config.edit")
+    if edit is not None and isinstance(value, edit.ConfigChange):
         return [config_outcome(value)] if value.written else []
     inner = getattr(value, "outcome", None)
     return [inner] if isinstance(inner, Outcome) else []
@@ -139,28 +150,32 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
     together; see :class:`Group`).
     """
     written_secrets: set[str] = set()
-    # The id and the copies' ages are on the wall clock, whatever *clock* the caller pins.
-    with history.recording(home, time.time(), group.id if group else None) as pending:
-        if isinstance(job, StoreChange):
-            keep = lambda src: history.keep_before(pending, src, AUTH_FILE)  # noqa: E731
-            absent = not os.path.lexists(home.auth)
-            value: Any = None      # a change that calls skip_write() returns nothing and writes nothing
-            with transaction(home, lock_timeout=job.lock_timeout, create=job.create, before_replace=keep) as doc:
-                at = clock()   # inside the lock: after the wait, however long it was
-                value = job.change(doc, at)
-                outs = outcomes_of(value)
-                pending.meta["rows"] = touched_rows(doc, outs)
-                if group is not None:
-                    pending.meta["group"] = group.meta
-                for o in outs:
-                    for c in o.changes:
-                        if (row := row_by_id(pool_rows(doc, c.pool), c.id)) is not None:
-                            written_secrets.update(row_secrets(row))
-            if absent and pending.meta.get("rows") and AUTH_FILE not in pending.kept:
-                pending.meta["created"] = True    # no file before: undo removes what it added
-        else:
-            value = job()
-            at = clock()       # the edit held its own lock and has released it: after the wait
+    try:
+        # The id and the copies' ages are on the wall clock, whatever *clock* the caller pins.
+        with history.recording(home, time.time(), group.id if group else None) as pending:
+            if isinstance(job, StoreChange):
+                keep = lambda src: history.keep_before(pending, src, AUTH_FILE)  # noqa: E731
+                absent = not os.path.lexists(home.auth)
+                value: Any = None      # a change that calls skip_write() returns nothing and writes nothing
+                with transaction(home, lock_timeout=job.lock_timeout, create=job.create, before_replace=keep) as doc:
+                    at = clock()   # inside the lock: after the wait, however long it was
+                    value = job.change(doc, at)
+                    outs = outcomes_of(value)
+                    pending.meta["rows"] = touched_rows(doc, outs)
+                    if group is not None:
+                        pending.meta["group"] = group.meta
+                    for o in outs:
+                        for c in o.changes:
+                            if (row := row_by_id(pool_rows(doc, c.pool), c.id)) is not None:
+                                written_secrets.update(row_secrets(row))
+                if absent and pending.meta.get("rows") and AUTH_FILE not in pending.kept:
+                    pending.meta["created"] = True    # no file before: undo removes what it added
+            else:
+                value = job()
+                at = clock()       # the edit held its own lock and has released it: after the wait
+    except NothingToChange as exc:
+        # Raised inside the lock: nothing was written, no copy kept, and no audit line.
+        return Written(None, clock(), unchanged=str(exc))
     written = Written(value, at, outcomes_of(value))
     notes: list[str] = []
     try:

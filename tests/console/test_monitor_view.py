@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.widgets import DataTable
 
-from screens.monitor_view import MONITOR_FIND_SECONDS, POLL_SECONDS, MonitorScreen
+from screens.monitor_view import POLL_SECONDS, MonitorScreen
+from screens.status_watch import MONITOR_FIND_SECONDS
 from store.monitor import STATUS_FILE
 from store.monitor import status as monitor_status_file
 from store.paths import Home

@@ -17,7 +17,8 @@ import httpx
 import pytest
 from textual.widgets import DataTable, Sparkline
 
-from screens.proxy_view import POLL_SECONDS, PROXY_FIND_SECONDS, PoolSparks, ProxyScreen
+from screens.proxy_view import POLL_SECONDS, PoolSparks, ProxyScreen
+from screens.status_watch import PROXY_FIND_SECONDS
 from store.paths import Home
 from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.observing.stats import write_status

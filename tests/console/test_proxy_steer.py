@@ -61,7 +61,9 @@ async def steer(pilot: Any, app: HermesAdminApp, key: str, *, route: str | None 
                 answer: str = "y") -> None:
     await pilot.press(key)
     if route is not None:
-        await until(pilot, lambda: isinstance(app.screen, RouteScreen), "the route chooser")
+        # On screen (mounted): the chooser, too, answers only to keys pressed after that.
+        await until(pilot, lambda: isinstance(app.screen, RouteScreen) and app.screen.shown_at is not None,
+                    "the route chooser")
         options = [o.id for o in app.screen.query_one("#proxy-pin-options").options]
         await pilot.press(*(["down"] * options.index(route)), "enter")
     # On screen (mounted), not only pushed: it answers only to keys pressed after that.

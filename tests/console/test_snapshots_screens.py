@@ -82,3 +82,40 @@ def test_proxy_panel(snap_compare, home_at, size) -> None:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=open_panel)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_strategy_picker(snap_compare, home_at, size) -> None:
+    """The picker (a guarded modal since issue 28: it takes no key of the burst that opened
+    it), opened by a deliberate `s` and shown as the operator sees it."""
+    home = home_at("picker")
+    write_sample(home)
+    home.config.write_text("credential_pool_strategies:\n  openrouter: round_robin\n")
+    app = make_app(home)
+
+    async def pick(pilot) -> None:
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=pick)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_proxy_route_chooser(snap_compare, home_at, size) -> None:
+    """The proxy's route chooser (`p` in the panel; guarded since issue 28)."""
+    home = home_at("route")
+    write_sample(home)
+    app = make_app(home)
+
+    async def choose(pilot) -> None:
+        await pilot.pause()
+        app.push_screen(FixedProxyScreen(app.home))
+        await pilot.pause()
+        await pilot.pause()
+        await pilot.press("p")
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=choose)

@@ -36,7 +36,7 @@ from tests.tui_sample import (
     table_of,
     write_sample,
 )
-from tui.app.registry import HELP_SCOPES
+from tui.app.registry import help_scopes
 from tui.demo.fake_provider import FakeProvider
 from tui.services.writer import BAD_INPUT, FAILED, LOCK_TIMEOUT, OK, UNREADABLE, WriteRequest, run_write
 
@@ -324,14 +324,14 @@ async def test_help_lists_every_new_binding(tmp_home: Home) -> None:
         table = app.screen.query_one(DataTable)
         rows = [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
         ids = {r[3] for r in rows}
-        for _where, cls in HELP_SCOPES:
+        for _where, cls in help_scopes():
             for b in cls.BINDINGS:
                 assert b.id and b.description, (cls.__name__, b)
                 assert b.id in ids, b
         assert ["dashboard", "p", "Probe", "dashboard.probe"] in rows
         assert ["dashboard", "z", "Pause", "dashboard.pause"] in rows
         assert ["dashboard", "K", "Move up", "dashboard.move_up"] in rows
-    all_ids = [b.id for _w, cls in HELP_SCOPES for b in cls.BINDINGS]
+    all_ids = [b.id for _w, cls in help_scopes() for b in cls.BINDINGS]
     assert len(all_ids) == len(set(all_ids))
 
 

@@ -27,7 +27,10 @@ ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tu
                  "tui/services/fleet_feed.py", "store/proxy/loop.py",
                  # The console's first paint (issue 28): the proxy panel's control module and the
                  # probe (urllib, http.client) load when used; ruamel only for a round-trip edit.
-                 "screens/dashboard_actions.py", "screens/proxy_view.py", "store/config/yamlread.py"}
+                 "screens/dashboard_actions.py", "screens/proxy_view.py", "store/config/yamlread.py",
+                 # The `:` command line's runner and the palette's provider load when first opened;
+                 # the console-view save imports ruamel's editor only when it writes.
+                 "tui/app/console.py", "store/config/console_view.py"}
 
 
 def _copy_tree(dest: Path) -> Path:

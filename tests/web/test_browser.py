@@ -11,6 +11,8 @@ a server with the Origin check off lets a page on another loopback port drive th
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 import pytest
 
@@ -31,6 +33,25 @@ CANARY_A = "sk-or-v1-0123456789abcdefWEBcanaryA1"
 CANARY_B = "sk-or-v1-0123456789abcdefWEBcanaryB2"
 SECRETS = (CANARY_A, CANARY_B, "WEBcanary")
 VIEW = {"width": 1200, "height": 700}
+
+
+@pytest.fixture(scope="module")
+def chrome() -> Iterator[Any]:
+    """One headless chromium for the module: its start and stop took 2-3 s a test. Each trial
+    opens its own contexts (no cookie or page is shared) and closes them (:func:`own_contexts`)."""
+    with chromium() as browser_:
+        yield browser_
+
+
+@contextmanager
+def own_contexts(browser_: Any) -> Iterator[Any]:
+    """The shared browser for one trial; on exit every context opened in it is closed,
+    before the server it talked to stops (as closing a browser of its own did)."""
+    try:
+        yield browser_
+    finally:
+        for context in list(browser_.contexts):
+            context.close()
 
 
 def seed(home: Home) -> None:
@@ -57,9 +78,9 @@ def open_console(browser_, url: str) -> tuple[object, PageScreen]:
     return page, screen
 
 
-def test_token_link_loads_the_console_and_r_y_resets_a_cooling_row(tmp_home: Home, tmp_path) -> None:
+def test_token_link_loads_the_console_and_r_y_resets_a_cooling_row(tmp_home: Home, tmp_path, chrome) -> None:
     seed(tmp_home)
-    with start_web(tmp_home, tmp_path, "--allow-writes") as web, chromium() as b:
+    with start_web(tmp_home, tmp_path, "--allow-writes") as web, own_contexts(chrome) as b:
         link = web.first_link()
         page, screen = open_console(b, link)
         # The token was traded for a cookie and is gone from the address bar.
@@ -89,10 +110,10 @@ def test_token_link_loads_the_console_and_r_y_resets_a_cooling_row(tmp_home: Hom
                   tmp_home.audit.read_text())
 
 
-def test_read_only_by_default_the_same_keys_write_nothing_and_say_why(tmp_home: Home, tmp_path) -> None:
+def test_read_only_by_default_the_same_keys_write_nothing_and_say_why(tmp_home: Home, tmp_path, chrome) -> None:
     seed(tmp_home)
     before = tmp_home.auth.read_bytes()
-    with start_web(tmp_home, tmp_path) as web, chromium() as b:
+    with start_web(tmp_home, tmp_path) as web, own_contexts(chrome) as b:
         page, screen = open_console(b, web.first_link())
         assert "READ-ONLY" in screen.text()
         page.keyboard.press("ArrowDown")
@@ -106,9 +127,9 @@ def test_read_only_by_default_the_same_keys_write_nothing_and_say_why(tmp_home: 
         no_secret(screen.wire(), page.content(), web.log())
 
 
-def test_a_link_works_once_a_second_context_is_refused(tmp_home: Home, tmp_path) -> None:
+def test_a_link_works_once_a_second_context_is_refused(tmp_home: Home, tmp_path, chrome) -> None:
     seed(tmp_home)
-    with start_web(tmp_home, tmp_path) as web, chromium() as b:
+    with start_web(tmp_home, tmp_path) as web, own_contexts(chrome) as b:
         link = web.first_link()
         open_console(b, link)
         other = b.new_context().new_page()
@@ -124,9 +145,9 @@ def test_a_link_works_once_a_second_context_is_refused(tmp_home: Home, tmp_path)
         no_secret(web.log())
 
 
-def _focus_trial(tmp_home: Home, tmp_path, console) -> str:
+def _focus_trial(chrome: Any, console: Any) -> str:
     """Down then r on a fresh page of *console*: the reset question the page shows."""
-    with InProcess(console), chromium() as b:
+    with InProcess(console), own_contexts(chrome) as b:
         page = b.new_page(viewport=VIEW)
         screen = PageScreen().attach(page)
         page.goto(console.printed[0])
@@ -136,16 +157,16 @@ def _focus_trial(tmp_home: Home, tmp_path, console) -> str:
         return screen.wait_for(page, "Reset openrouter")
 
 
-def test_the_first_key_moves_the_cursor(tmp_home: Home, tmp_path) -> None:
+def test_the_first_key_moves_the_cursor(tmp_home: Home, chrome) -> None:
     from tui.web.server import WebConsole, WebOptions
 
     seed(tmp_home)
     opts = WebOptions(port=browser.free_port(), home=str(tmp_home.root), allow_writes=True)
-    shown = _focus_trial(tmp_home, tmp_path, WebConsole(opts))
+    shown = _focus_trial(chrome, WebConsole(opts))
     assert "Reset openrouter #2 backup" in shown
 
 
-def test_control_a_plain_textual_serve_console_loses_the_first_key(tmp_home: Home, tmp_path) -> None:
+def test_control_a_plain_textual_serve_console_loses_the_first_key(tmp_home: Home, chrome) -> None:
     """Negative control: the plain console under textual-serve (the app's blur guard off):
     Textual's web driver blurs the app at start, Down moves nothing, and r asks about row 1."""
     import shlex
@@ -159,7 +180,7 @@ def test_control_a_plain_textual_serve_console_loses_the_first_key(tmp_home: Hom
 
     seed(tmp_home)
     opts = WebOptions(port=browser.free_port(), home=str(tmp_home.root))
-    shown = _focus_trial(tmp_home, tmp_path, Plain(opts))
+    shown = _focus_trial(chrome, Plain(opts))
     assert "Reset openrouter #1 primary" in shown
 
 
@@ -195,7 +216,7 @@ def _attacker(port: int):
     return app
 
 
-def _hijack_trial(tmp_home: Home, *, check_origin: bool):
+def _hijack_trial(chrome: Any, tmp_home: Home, *, check_origin: bool):
     from aiohttp import web
 
     from tui.web.server import WebConsole, WebOptions
@@ -217,7 +238,7 @@ def _hijack_trial(tmp_home: Home, *, check_origin: bool):
             await web.TCPSite(runner, "127.0.0.1", evil_port).start()
             return runner
 
-    with InProcess(console), InProcess(Evil(console)), chromium() as b:
+    with InProcess(console), InProcess(Evil(console)), own_contexts(chrome) as b:
         context = b.new_context()
         own = context.new_page()
         screen = PageScreen().attach(own)
@@ -233,24 +254,24 @@ def _hijack_trial(tmp_home: Home, *, check_origin: bool):
         return console, started, result
 
 
-def test_another_loopback_origin_gets_403_for_socket_and_post(tmp_home: Home) -> None:
-    console, started, result = _hijack_trial(tmp_home, check_origin=True)
+def test_another_loopback_origin_gets_403_for_socket_and_post(tmp_home: Home, chrome) -> None:
+    console, started, result = _hijack_trial(chrome, tmp_home, check_origin=True)
     assert result["ws"] == "refused"
     assert console.started == started            # no console process for the other page
     assert console.gate.refused >= 2             # the upgrade and the POST, both 403
     assert backup(tmp_home)["last_status"] == "exhausted"
 
 
-def test_control_with_the_origin_check_off_the_hijack_works(tmp_home: Home) -> None:
-    console, started, result = _hijack_trial(tmp_home, check_origin=False)
+def test_control_with_the_origin_check_off_the_hijack_works(tmp_home: Home, chrome) -> None:
+    console, started, result = _hijack_trial(chrome, tmp_home, check_origin=False)
     assert result["ws"] == "open"
     assert console.started == started + 1
     assert backup(tmp_home)["last_status"] is None   # the other page reset the key
 
 
-def test_an_idle_session_ends_and_the_page_says_so(tmp_home: Home, tmp_path) -> None:
+def test_an_idle_session_ends_and_the_page_says_so(tmp_home: Home, tmp_path, chrome) -> None:
     seed(tmp_home)
-    with start_web(tmp_home, tmp_path, "--idle-timeout", "4s") as web, chromium() as b:
+    with start_web(tmp_home, tmp_path, "--idle-timeout", "4s") as web, own_contexts(chrome) as b:
         page = b.new_page(viewport=VIEW)
         screen = PageScreen().attach(page)
         assert page.goto(web.first_link()).status == 200

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Any, ClassVar, Iterable
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable
 
 from rich.text import Text
 from textual import events, work
@@ -24,7 +24,6 @@ from textual.signal import Signal
 from textual.worker import Worker
 
 from screens import all_screens
-from screens.commands import ConsoleCommands
 from screens.dashboard import DashboardScreen
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.paths import Home
@@ -33,7 +32,6 @@ from store.redaction import crash, redact
 from store.watch.home import HomeLoader, HomeState, follow
 from store.watch.loop import StopFlag
 from tui.app import session_end
-from tui.app.command_runner import CommandRunner
 from tui.app.key_order import KeyOrder, KeySettled
 from tui.app.keymap import apply_keymap, keymap_path, long_keymap
 from tui.app.registry import Views
@@ -49,13 +47,23 @@ from tui.text.paths import tilde
 from tui.widgets import CredentialTable
 from tui.widgets.flash import FlashLine, MessageLog
 
+if TYPE_CHECKING:
+    from tui.app.command_runner import CommandRunner
+
+
+def _console_commands() -> type:
+    """The command palette's provider, imported when the palette first opens."""
+    from screens.commands import ConsoleCommands
+
+    return ConsoleCommands
+
 
 class HermesAdminApp(App):
     """The operator console. ``read_only`` disables every writing action (issue 4)."""
 
     CSS_PATH = "app.tcss"
     TITLE = "hermes-admin"
-    COMMANDS: ClassVar = App.COMMANDS | {ConsoleCommands}
+    COMMANDS: ClassVar = App.COMMANDS | {_console_commands}
     BINDINGS = [
         # q quits from the dashboard only; on any other screen or modal it backs out (Esc).
         Binding("q", "back_or_quit", "Quit", id="app.quit",
@@ -113,7 +121,7 @@ class HermesAdminApp(App):
         # SIGHUP/SIGTERM/SIGINT and a hung-up terminal end the app through its normal exit.
         self.session_end = SessionEnd(lambda code: self.exit(return_code=code))
         self.views = Views(self, fleet=fleet, tick=tick)
-        self.commands = CommandRunner(self)        # `:` and its history
+        self._commands: CommandRunner | None = None                # `:` and its history, made when first opened
         self.key_order = KeyOrder(self, super().on_event)   # each key to the widget it was typed for
 
     # ------------------------------------------------------------ lifecycle
@@ -205,6 +213,15 @@ class HermesAdminApp(App):
             event.stop()
             event.prevent_default()      # or the app's own binding would run next, on the dashboard
             await self.action_back_or_quit()
+
+    @property
+    def commands(self) -> CommandRunner:
+        """The `:` command line's runner (and its history), its modules imported on first use."""
+        if self._commands is None:
+            from tui.app.command_runner import CommandRunner
+
+            self._commands = CommandRunner(self)
+        return self._commands
 
     def action_command_line(self) -> None:
         self.commands.open()

@@ -13,18 +13,17 @@ from typing import Mapping
 
 from textual.app import App
 
-from screens import SCOPES
-from screens.config_view import ConfigScreen
+from screens import scopes, screen
 from screens.dashboard import DashboardScreen
-from screens.fleet_view import FleetScreen
-from screens.help import HelpScreen, binding_rows
-from screens.message_log import MessagesScreen
 from store.paths import Home
 from tui.services.fleet_feed import FleetConfig, FleetLink
 from tui.widgets.flash import MessageLog
 
-# Every scope whose keys `?` lists, in the order shown: the screen registry's.
-HELP_SCOPES = SCOPES
+
+def help_scopes() -> tuple[tuple[str, type], ...]:
+    """Every scope whose keys `?` lists, in the order shown: the screen registry's (each
+    screen's module imported: help is the one view that needs them all)."""
+    return scopes()
 
 
 class Views:
@@ -59,16 +58,17 @@ class Views:
         """`?`: every key of the app and its screens, *keymap* (the operator's) applied;
         *query* filters them at once (``:help reset``)."""
         app = self.app
-        if isinstance(app.screen, HelpScreen):
+        help_screen = screen("help")
+        if isinstance(app.screen, help_screen):
             return
-        app.push_screen(HelpScreen(binding_rows(app, [("app", type(app)), *HELP_SCOPES], keymap),
-                                   query=query))
+        app.push_screen(help_screen.of(app, [("app", type(app)), *help_scopes()], keymap, query=query))
 
     def messages(self, log: MessageLog) -> None:
         """`M`: the message log, every message in full, newest first."""
-        if isinstance(self.app.screen, MessagesScreen):
+        messages = screen("messages")
+        if isinstance(self.app.screen, messages):
             return
-        self.app.push_screen(MessagesScreen(list(log), log.keys["dismiss"]))
+        self.app.push_screen(messages(list(log), log.keys["dismiss"]))
 
     def show_dashboard(self) -> None:
         while len(self.app.screen_stack) > 1:
@@ -76,7 +76,7 @@ class Views:
 
     def show_config(self, tab: str = "strategies") -> None:
         self.show_dashboard()
-        self.app.push_screen(ConfigScreen(tab))
+        self.app.push_screen(screen("config")(tab))
 
     def show_fleet(self, home: Home) -> None:
         """`F`: the fleet view of *home* (the app's, at the first opening: the link is kept)."""
@@ -85,12 +85,13 @@ class Views:
             app.notify("no fleet: start hermes-admin with --fleet URL", severity="warning",
                        timeout=4, markup=False)
             return
-        if any(isinstance(s, FleetScreen) for s in app.screen_stack):
+        fleet_screen = screen("fleet")
+        if any(isinstance(s, fleet_screen) for s in app.screen_stack):
             return  # already open (perhaps under one of its modals)
         if self.fleet_link is None:
             self.fleet_link = FleetLink(self.fleet, home)
         self.show_dashboard()
-        app.push_screen(FleetScreen(self.fleet_link, tick=self.tick))
+        app.push_screen(fleet_screen(self.fleet_link, tick=self.tick))
 
     def dashboard_action(self, action: str) -> None:
         """Run a dashboard action from anywhere (command palette); an unavailable one says why."""

@@ -75,6 +75,8 @@ def change_store(args: argparse.Namespace, change: Callable[[Doc, float], Outcom
     """One auth.json change through store.ops.write, with a summary on stdout."""
     job = write.StoreChange(change, lock_timeout=args.lock_timeout, create=create)
     written = write.perform(home_of(args), job, via="cli", redactor=args.redactor)
+    if written.unchanged is not None:
+        print(f"nothing changed: {shown(written.unchanged)} (no audit line written)")
     print_notes(written.outcomes)
     if written.history_id and any(o.action in DESTRUCTIVE for o in written.outcomes):
         print(undo_hint(written.history_id))

@@ -14,7 +14,6 @@ from rich.cells import cell_len
 from store import authfile
 from store.agent import headroom
 from store.errors import BadInput, StoreUnreadable
-from store.model import pool_rows
 from store.model import pools as model_pools
 from store.ops import actions, audit, bounds, restore
 from store.pools import view
@@ -256,26 +255,10 @@ def cmd_reset(args: argparse.Namespace) -> int:
                                          getattr(args, "yes", False)):
         print("cancelled; nothing written")
         return 1
-    try:
-        change_store(args, lambda doc, now: _reset_something(doc, args.pool, args.target, now))
-    except _NothingToReset as exc:
-        print(f"nothing changed: {shown(exc)} (no audit line written)")
+    # Rows that are all already ok: nothing written, no audit line (actions.reset_rows decides,
+    # as it does for the console; change_store says so).
+    change_store(args, lambda doc, now: actions.reset_rows(doc, [(args.pool, args.target)], now))
     return 0
-
-
-class _NothingToReset(Exception):
-    """Raised inside the transaction: it writes nothing, keeps no history, audits nothing."""
-
-
-def _reset_something(doc: dict, pool: str, target: str | None, now: float) -> actions.Outcome:
-    """actions.reset, on this transaction's fresh read, unless every row it names is already ok."""
-    rows = ([actions.resolve(doc, pool, target)] if target else
-            [r for r in pool_rows(doc, pool) if isinstance(r, dict)])
-    if not any(actions.needs_reset(r) for r in rows):
-        actions.reset(copy.deepcopy(doc), pool, target, now)   # a missing pool is refused as before
-        what = f"{pool} {rows[0].get('label')!r} is" if target else f"every credential in {pool} is"
-        raise _NothingToReset(f"{what} already ok")
-    return actions.reset(doc, pool, target, now)
 
 
 def cmd_cooldown(args: argparse.Namespace) -> int:

@@ -14,18 +14,20 @@ signals they subscribe to on mount:
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from textual.signal import Signal
 
 from store.paths import Home
 from store.pools import events as ev
-from store.profiles.live import RootState
-from store.profiles.root import Root
 from store.watch.home import HomeState
 from tui.services.clock import Clock
 from tui.services.liveness import Liveness
 from tui.services.writer import Writer
+
+if TYPE_CHECKING:   # a root's types: the one-home console's start-up does not import them
+    from store.profiles.live import RootState
+    from store.profiles.root import Root
 
 
 class Host(Protocol):

@@ -69,6 +69,7 @@ class WriteResult:
     audit_error: str | None = None            # the write landed but the audit line did not
     outcomes: tuple[Any, ...] = ()            # what landed (store.ops.actions.Outcome), for the feedback
     history_id: str | None = None             # what `hermes-admin undo ID` takes for this write
+    unchanged: str | None = None              # nothing to do (NothingToChange): nothing written
 
     @property
     def ok(self) -> bool:
@@ -134,7 +135,8 @@ def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None 
         return WriteResult(request, FAILED,
                            error=redact(f"internal error: {type(exc).__name__}: {exc}", secrets))
     return WriteResult(request, OK, value=written.value, audit_error=written.audit_error,
-                       outcomes=tuple(written.outcomes), history_id=written.history_id)
+                       outcomes=tuple(written.outcomes), history_id=written.history_id,
+                       unchanged=written.unchanged)
 
 
 Callback = Callable[[WriteResult], bool | None]
@@ -243,7 +245,10 @@ class Writer:
         feedback = None
         if result.ok:
             # Every write that landed says so: action, rows, status after (and the way back).
-            feedback = done_feedback(req.what, result.outcomes, getattr(result.value, "notes", ()) or (),
+            notes = getattr(result.value, "notes", ()) or ()
+            if result.unchanged is not None:
+                notes = (f"{result.unchanged}; nothing written, no audit line",)
+            feedback = done_feedback(req.what, result.outcomes, notes,
                                      history_id=result.history_id, now=app.clock())
         elif not handled:
             # A failure stays until dismissed: the operator must not miss that nothing was written.
