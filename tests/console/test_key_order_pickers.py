@@ -21,7 +21,7 @@ from screens.proxy_view import ProxyScreen, RouteScreen
 from screens.strategy import StrategyScreen
 from store.paths import Home
 from store.proxy import CLIENT_KEYS_FILE
-from store.proxy.stats import write_status
+from store.proxy.observing.stats import write_status
 from tests.console.proxy_panel_helpers import CLIENT_KEY, SIZE, status
 from tests.proxy_helpers import seed
 from tests.tui_sample import app_for, audit_lines, settle, write_sample
