@@ -193,3 +193,14 @@ def test_an_event_over_the_cap_is_closed_and_followed_by_the_error() -> None:
     frame.note(b'data: {"a": "' + b"x" * (sse_close.EVENT_CAP + 1))
     out = frame.ending("/v1/chat/completions", BROKE, "upstream_stream_broken", 502, "rid-1")
     assert out.startswith(b"\n\ndata: ") and json.loads(out[8:])["error"]["message"] == BROKE
+
+
+@given(st.binary(max_size=300), st.sampled_from([p[1] for p in PROTOCOLS]))
+@settings(max_examples=300, deadline=None)
+def test_any_bytes_an_upstream_left_are_closed_into_one_whole_event(partial, path) -> None:
+    """Hostile or broken upstream bytes (any, invalid UTF-8 included): the ending never
+    raises and always leaves the stream at an event boundary with the proxy's error in it."""
+    frame = Framing()
+    frame.note(partial)
+    out = frame.ending(path, BROKE, "upstream_stream_broken", 502, "rid-1")
+    assert out.endswith((b"\n\n", b"\r\n\r\n")) and BROKE.encode() in out
