@@ -12,7 +12,9 @@ watchers follow only the store's own files).
 
 The metrics server is aiohttp on the loop (no thread that wakes to poll); ``/metrics`` passes
 the proxy's inbound-auth rule (:func:`store.proxy.inbound.gate_for`) and serves
-:class:`store.monitor.metrics.Exposition`. Deliveries run one at a time on a worker thread.
+:class:`store.monitor.metrics.Exposition`. Deliveries run per target, concurrently with a bound
+(:mod:`store.monitor.dispatch`); what is still owed when the monitor stops is kept in its
+status file and sent by the next run (:mod:`store.monitor.pending`).
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from store.errors import BadInput, HermesAdminError
-from store.monitor import status
+from store.monitor import pending, status
 from store.monitor.alerts import AlertBook, Notification
 from store.monitor.conditions import Condition, evaluate
 from store.monitor.delivery import Deliverer, Delivery, Target, apprise_send
+from store.monitor.dispatch import Dispatcher
 from store.monitor.exposition import Exposition
 from store.monitor.metrics import MonitorCollector, MonitorStats
 from store.monitor.rules import LOW_HEADROOM, PROXY_FALLBACK, Rules
@@ -100,17 +103,18 @@ class Monitor:
         self._deliverer = Deliverer(self.targets, retries=rules.retries, redactor=lambda _n: self._redactor,
                                     audit_home=self._audit_home, stop=self._deliver_stop, clock=clock,
                                     backoff=backoff, send=send)
+        self._dispatch = Dispatcher(self._deliverer, self.targets, self._delivered, self.log)
+        self._owed: list[tuple[Notification, str]] = []
         self._collector = MonitorCollector(self._latest)
         self.exposition = Exposition(self._collector)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._settle_at: float | None = None
-        self._queue: asyncio.Queue[Notification] | None = None
-        self._busy = 0
+        self._started = False
+        self._stopped = False
         self._runner: web.AppRunner | None = None
         self._watcher: threading.Thread | None = None
-        self._deliver_task: asyncio.Task[None] | None = None
         self._open_keys: set[str] = set()
 
     # -- start and stop --
@@ -121,7 +125,6 @@ class Monitor:
         # A callback or task that raises is said through the log, redacted with the homes'
         # secrets as last read (asyncio's default would print its traceback as it is).
         self._loop.set_exception_handler(crash.loop_handler(self.log, self.redactor))
-        self._queue = asyncio.Queue()
         previous = status.read(self.status_home)
         if status.is_running(previous) and previous is not None and previous.get("pid") != os.getpid():
             raise MonitorError(f"{status.status_path(self.status_home)}: a monitor already runs on "
@@ -130,8 +133,12 @@ class Monitor:
             await self._serve(*self.metrics_at)
         self.book.seed(_open_from(previous))
         self._open_keys = set(self.book.open)
+        self._dispatch.start()
+        self._started = True
+        lost = [shown for n, shown in pending.taken_over(previous) if not self._dispatch.put_for(n, shown)]
+        if lost:
+            self.log(f"{len(lost)} alert(s) a previous run still owed to target(s) no longer given were dropped")
         self._write_status()
-        self._deliver_task = asyncio.create_task(self._deliver_loop())
         self._watcher = threading.Thread(target=self._watch, name="monitor-watch", daemon=True)
         self._watcher.start()
 
@@ -154,17 +161,20 @@ class Monitor:
         self.metrics_url = f"http://{shown}:{bound[1]}/metrics"
 
     async def stop(self, drain_timeout: float = DRAIN_TIMEOUT) -> None:
-        """Stop watching, let queued deliveries finish (bounded), say so in the status file."""
+        """Stop watching, let queued deliveries finish (bounded), keep what is still owed in the
+        status file, say so there. A second call does nothing."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._stop.set()
         if self._timer is not None:
             self._timer.cancel()
-        if self._queue is not None and self._deliver_task is not None:
-            try:
-                await asyncio.wait_for(self._queue.join(), drain_timeout)
-            except TimeoutError:
-                self.log(f"stopping with {self._queue.qsize()} alert(s) undelivered")
+        if self._started:
+            self._owed = await self._dispatch.drain(drain_timeout)
             self._deliver_stop.set()
-            self._deliver_task.cancel()
+            if self._owed:
+                self.log(f"stopping with {len(self._owed)} alert(s) undelivered: kept in the status file, "
+                         f"sent by the next run")
         if self._runner is not None:
             await self._runner.cleanup()
         if self._watcher is not None:
@@ -173,7 +183,7 @@ class Monitor:
 
     def idle(self) -> bool:
         """Nothing evaluated, queued or being delivered right now (tests wait on it)."""
-        return (self._queue is not None and self._queue.empty() and self._busy == 0
+        return (self._started and self._dispatch.idle()
                 and (self._timer is None or self._timer_at is None or self._timer_at > self.clock() + 0.05))
 
     # -- the watcher thread --
@@ -258,11 +268,9 @@ class Monitor:
         for alert in self.book.open.values():
             by_rule[alert.condition.rule] = by_rule.get(alert.condition.rule, 0) + 1
         self.stats.open_by_rule = by_rule
-        assert self._queue is not None
         for n in sent:
             self.log(f"alert {n.kind}: {escape_controls(self._redactor.redact(n.title))}")
-            if self.targets:
-                self._queue.put_nowait(n)
+            self._dispatch.put(n)
         if sent or set(self.book.open) != self._open_keys:
             self._open_keys = set(self.book.open)
             self._write_status()
@@ -277,27 +285,15 @@ class Monitor:
         if nxt:
             self._schedule(min(nxt))
 
-    async def _deliver_loop(self) -> None:
-        assert self._queue is not None
-        while True:
-            n = await self._queue.get()
-            self._busy += 1
-            try:
-                got = await asyncio.to_thread(self._deliverer.deliver, n)
-            except Exception as exc:  # a delivery bug must not end the monitor
-                self.log(f"delivery: {type(exc).__name__}")
-                got = []
-            finally:
-                self._busy -= 1
-            for d in got:
-                self.stats.deliveries[d.result] = self.stats.deliveries.get(d.result, 0) + 1
-                note = f" ({d.error})" if d.error else ""
-                self.log(f"{d.kind} {d.result} to {d.target} after {d.attempts} attempt(s){note}")
-                if d.audit_error:
-                    self.log(d.audit_error)
-            self.deliveries = (self.deliveries + got)[-status.KEEP_DELIVERIES:]
-            self._write_status()
-            self._queue.task_done()
+    def _delivered(self, d: Delivery) -> None:
+        """One delivery's outcome (on the loop): counted, logged, kept for the status file."""
+        self.stats.deliveries[d.result] = self.stats.deliveries.get(d.result, 0) + 1
+        note = f" ({d.error})" if d.error else ""
+        self.log(f"{d.kind} {d.result} to {d.target} after {d.attempts} attempt(s){note}")
+        if d.audit_error:
+            self.log(d.audit_error)
+        self.deliveries = (self.deliveries + [d])[-status.KEEP_DELIVERIES:]
+        self._write_status()
 
     def redactor(self) -> Redactor:
         """The redactor of every followed home as last read (its log and tracebacks pass it)."""
@@ -333,9 +329,13 @@ class Monitor:
         doc = {"version": status.VERSION, "pid": os.getpid(), "host": socket.gethostname(), "state": state,
                "started_at": self.started_at, "updated_at": self.clock(),
                "mode": "root" if self.root is not None else "home", "path": str(self.status_home.root),
-               "metrics": self.metrics_url, "rules": self.rules.source, "targets": [t.shown for t in self.targets],
+               "metrics": self.metrics_url, "rules": self.rules.source,
+               "targets": [escape_controls(red.redact(t.shown)) for t in self.targets],
                "open_alerts": [clean({**a.condition.to_json(), "since": a.since}) for a in self.book.open.values()],
                "last_deliveries": [clean(d.to_json()) for d in self.deliveries]}
+        owed, dropped = pending.bounded(self._owed if state == "stopped" else ())
+        doc["pending"] = [{**e, "condition": clean(e["condition"])} for e in owed]
+        doc["pending_dropped"] = dropped
         try:
             status.write(self.status_home, doc)
         except HermesAdminError as exc:
@@ -346,12 +346,9 @@ def _open_from(previous: dict[str, Any] | None) -> list[tuple[Condition, float]]
     """The open alerts a stopped monitor left in its status file (checked like any outside file)."""
     out = []
     for a in (previous or {}).get("open_alerts") or []:
-        if not isinstance(a, dict):
+        cond = pending.condition_of(a)
+        since = a.get("since") if isinstance(a, dict) else None
+        if cond is None or isinstance(since, bool) or not isinstance(since, (int, float)):
             continue
-        fields = {k: a.get(k) for k in ("key", "rule", "severity", "profile", "title", "text")}
-        since = a.get("since")
-        if not all(isinstance(v, str) and v for v in fields.values()) or isinstance(since, bool) \
-                or not isinstance(since, (int, float)):
-            continue
-        out.append((Condition(**fields), float(since)))   # type: ignore[arg-type]
+        out.append((cond, float(since)))
     return out
