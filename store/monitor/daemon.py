@@ -33,15 +33,18 @@ from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from store.errors import BadInput, HermesAdminError
-from store.monitor import pending, status
+from store.monitor import budget, pending, status
 from store.monitor.alerts import AlertBook, Notification
-from store.monitor.conditions import Condition, evaluate
+from store.monitor.burn import BurnHistory
+from store.monitor.conditions import Condition
 from store.monitor.delivery import Deliverer, Delivery, Target, apprise_send
 from store.monitor.dispatch import Dispatcher
 from store.monitor.exposition import Exposition
+from store.monitor.judge import evaluate
 from store.monitor.metrics import MonitorCollector, MonitorStats
-from store.monitor.rules import LOW_HEADROOM, PROXY_FALLBACK, Rules
+from store.monitor.rules import BUDGET, LOW_HEADROOM, PROXY_FALLBACK, Rules
 from store.monitor.sample import ProfileSample, Sample, SideFiles
+from store.monitor.spend import Spend
 from store.paths import Home, profile_name
 from store.profiles.findings import Finding
 from store.profiles.live import follow_root
@@ -54,6 +57,7 @@ from store.watch.loop import StopFlag
 
 HEADROOM_SETTLE = 1.5
 PROXY_TICK = 2.0
+SPEND_TICK = 30.0
 DRAIN_TIMEOUT = 10.0
 Log = Callable[[str], None]
 
@@ -105,6 +109,9 @@ class Monitor:
                                     backoff=backoff, send=send)
         self._dispatch = Dispatcher(self._deliverer, self.targets, self._delivered, self.log)
         self._owed: list[tuple[Notification, str]] = []
+        self.burn = BurnHistory()
+        self.spend_tick = SPEND_TICK
+        self._noted: set[str] = set()
         self._collector = MonitorCollector(self._latest)
         self.exposition = Exposition(self._collector)
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -241,13 +248,17 @@ class Monitor:
     def sample(self, now: float) -> Sample:
         """The latest state of every followed home, with their side files read now."""
         profiles = []
+        spend = Spend(now)
         for p in self._profiles.values():
             notes: list[str] = []
             st = p.state
+            budgets = self.side.budgets(st.home, notes) if self.rules[BUDGET].enabled else {}
+            spent = budget.gather(st.home, budgets, st.pools, spend) if budgets else {}
+            notes += [n for n in spend.notes if n not in notes and str(st.home.root) in n]
             profiles.append(ProfileSample(p.name, st.home, st.pools, st.store_error, st.read_at,
                                           self.side.headroom(st.home, now, notes),
                                           self.side.proxies(st.home, now, notes), tuple(notes), p.redactor,
-                                          store_linked=st.store_linked))
+                                          store_linked=st.store_linked, budgets=budgets, spend=spent))
         return Sample(profiles, self._findings, self.generation, root=self.root is not None)
 
     def _latest(self) -> tuple[Sample, float, MonitorStats]:
@@ -261,7 +272,14 @@ class Monitor:
         crash.crash_for_tests("monitor", self._a_token)
         now = self.clock()
         sample = self.sample(now)
-        ev = evaluate(sample, self.rules, now)
+        for p in sample.profiles:
+            self.burn.observe(p.name, p.headroom)
+            for note in p.notes:
+                if note not in self._noted and len(self._noted) < 1000:
+                    self._noted.add(note)
+                    self.log(f"notice: {escape_controls(self._redactor.redact(note))}")
+        self.burn.forget({p.name for p in sample.profiles})
+        ev = evaluate(sample, self.rules, now, self.burn)
         sent = self.book.update(ev.conditions, now)
         self.evaluations += 1
         by_rule: dict[str, int] = {}
@@ -282,6 +300,8 @@ class Monitor:
                 self._settle_at = None
         if self.rules[PROXY_FALLBACK].enabled and any(px.live for p in sample.profiles for px in p.proxies):
             nxt.append(now + PROXY_TICK)
+        if any(p.budgets for p in sample.profiles):
+            nxt.append(now + self.spend_tick)    # the ledger is written behind, by other processes
         if nxt:
             self._schedule(min(nxt))
 
