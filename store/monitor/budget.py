@@ -52,7 +52,7 @@ def gather(home: Home, budgets: Mapping[str, PoolBudget], pools: Sequence[PoolVi
 
 
 def _share(spent: float, limit: float) -> str:
-    return f"{_share(spent, limit)}" if limit > 0 else "all"
+    return f"{spent / limit:.0%}" if limit > 0 else "all"
 
 
 def _usd(v: float) -> str:
