@@ -245,16 +245,17 @@ class Monitor:
         self._timer_at = at
         self._timer = self._loop.call_later(max(0.0, at - self.clock()), self._evaluate)
 
-    def sample(self, now: float) -> Sample:
-        """The latest state of every followed home, with their side files read now."""
+    def sample(self, now: float, *, spend: bool = True) -> Sample:
+        """The latest state of every followed home, with their side files read now (and, with
+        *spend*, the usage ledger for the homes' budgets; a scrape does not need it)."""
         profiles = []
-        spend = Spend(now)
+        spent_of = Spend(now)
         for p in self._profiles.values():
             notes: list[str] = []
             st = p.state
-            budgets = self.side.budgets(st.home, notes) if self.rules[BUDGET].enabled else {}
-            spent = budget.gather(st.home, budgets, st.pools, spend) if budgets else {}
-            notes += [n for n in spend.notes if n not in notes and str(st.home.root) in n]
+            budgets = self.side.budgets(st.home, notes) if spend and self.rules[BUDGET].enabled else {}
+            spent = budget.gather(st.home, budgets, st.pools, spent_of) if budgets else {}
+            notes += [n for n in spent_of.notes if n not in notes and str(st.home.root) in n]
             profiles.append(ProfileSample(p.name, st.home, st.pools, st.store_error, st.read_at,
                                           self.side.headroom(st.home, now, notes),
                                           self.side.proxies(st.home, now, notes), tuple(notes), p.redactor,
@@ -263,7 +264,7 @@ class Monitor:
 
     def _latest(self) -> tuple[Sample, float, MonitorStats]:
         now = self.clock()
-        return self.sample(now), now, self.stats
+        return self.sample(now, spend=False), now, self.stats
 
     def _evaluate(self) -> None:
         self._timer = self._timer_at = None
@@ -354,7 +355,8 @@ class Monitor:
                "open_alerts": [clean({**a.condition.to_json(), "since": a.since}) for a in self.book.open.values()],
                "last_deliveries": [clean(d.to_json()) for d in self.deliveries]}
         owed, dropped = pending.bounded(self._owed if state == "stopped" else ())
-        doc["pending"] = [{**e, "condition": clean(e["condition"])} for e in owed]
+        doc["pending"] = [{**e, "targets": [escape_controls(red.redact(t)) for t in e["targets"]],
+                           "condition": clean(e["condition"])} for e in owed]
         doc["pending_dropped"] = dropped
         try:
             status.write(self.status_home, doc)

@@ -131,7 +131,8 @@ class Deliverer:
             ok, why = self.send(t, title, body, kind)
             if ok or attempts > self.retries or self.stop.is_set():
                 break
-            self.stop.wait(min(MAX_BACKOFF, self.backoff * 2 ** (attempts - 1)))
+            if self.stop.wait(min(MAX_BACKOFF, self.backoff * 2 ** (attempts - 1))):
+                break           # stopping: no further attempt (what is owed is kept for the next run)
         error = escape_controls(self.redactor(n).redact(why))[:ERROR_CAP] if why else None
         d = Delivery(self.clock(), n.condition.key, n.condition.rule, n.kind, t.shown,
                      "sent" if ok else "failed", attempts, error)

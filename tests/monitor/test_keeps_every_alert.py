@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store.errors import BadInput
-from store.monitor import pending
+from store.monitor import pending, status
 from store.monitor.alerts import FIRING, Notification
 from store.monitor.conditions import Condition
 from store.monitor.dispatch import Dispatcher
@@ -109,7 +109,7 @@ def _restart_sends_what_was_owed(home: Home, hook: Webhook) -> list[dict[str, An
 def test_an_alert_owed_when_the_monitor_stops_is_sent_after_a_restart(tmp_home: Home, hook: Webhook) -> None:
     doc, *after = _restart_sends_what_was_owed(tmp_home, hook)
     owed = [e for e in doc["pending"] if e["condition"]["rule"] == "pool_empty"]
-    assert len(owed) == 1 and owed[0]["kind"] == "firing" and owed[0]["target"] == hook.url
+    assert len(owed) == 1 and owed[0]["kind"] == "firing" and owed[0]["targets"] == [hook.url]
     assert [p["type"] for p in after] != [] and all("[critical]" in p["title"] for p in after)
     assert len(after) == 1                       # sent once, not once per restart evaluation
 
@@ -123,16 +123,39 @@ def test_control_without_taking_over_the_owed_alerts_they_are_lost(tmp_home: Hom
     assert after == []
 
 
+def _owed(count: int, targets_: tuple[str, ...] = ("json://h/x",)) -> list[tuple[Notification, str]]:
+    out = []
+    for i in range(count):
+        cond = Condition(f"pool_empty/default/p{i}", "pool_empty", "critical", "default",
+                         f"default/p{i} has no usable key", "Pool p{i} has no usable credential: 3 cooling.",
+                         pool=f"p{i}")
+        n = Notification(FIRING, cond, 1000.0 + i, 1000.0)
+        out += [(n, t) for t in targets_]
+    return out
+
+
 def test_what_is_owed_is_bounded_and_checked_like_an_outside_file() -> None:
-    cond = Condition("pool_empty/default/p", "pool_empty", "critical", "default", "t", "x", pool="p")
-    entries = [(Notification(FIRING, cond, 1000.0 + i, 1000.0), "json://h/x") for i in range(pending.KEEP + 7)]
-    kept, dropped = pending.bounded(entries)
+    kept, dropped = pending.bounded(_owed(pending.KEEP + 7))
     assert len(kept) == pending.KEEP and dropped == 7 and kept[0]["at"] == 1000.0
-    back = pending.taken_over({"pending": [*kept[:3], {"kind": "firing"}, "junk", {**kept[0], "at": True},
-                                           {**kept[0], "kind": "other"}, {**kept[0], "condition": {"key": 1}}]})
+    good = kept[:3]
+    back = pending.taken_over({"pending": [*good, {"kind": "firing"}, "junk", {**good[0], "at": True},
+                                           {**good[0], "kind": "other"}, {**good[0], "condition": {"key": 1}},
+                                           {**good[0], "targets": []}, {**good[0], "targets": [7]}]})
     assert [n.at for n, _t in back] == [1000.0, 1001.0, 1002.0]
-    assert back[0][0].condition == cond
+    assert back[0][0].condition == _owed(1)[0][0].condition
     assert pending.taken_over({"pending": "not a list"}) == [] and pending.taken_over(None) == []
+
+
+def test_the_alerts_owed_for_10000_pools_round_trip_through_the_status_file(tmp_home: Home) -> None:
+    """The hostile trial's scale: every pool of 10,000 owes its alert to two targets; the
+    status file keeps every one and a restarted monitor gets them all back, in order."""
+    owed = _owed(10_000, ("json://a/x", "ntfy://b/y"))
+    entries, dropped = pending.bounded(owed)
+    status.write(tmp_home, {"version": status.VERSION, "state": "stopped", "pending": entries,
+                            "pending_dropped": dropped})
+    back = pending.taken_over(status.read(tmp_home))
+    assert dropped == 0 and len(back) == len(owed) == 20_000
+    assert [(n.condition.key, t) for n, t in back] == [(n.condition.key, t) for n, t in owed]
 
 
 def test_a_target_that_never_answers_does_not_hold_back_the_others(tmp_home: Home, hook: Webhook,
@@ -147,11 +170,13 @@ def test_a_target_that_never_answers_does_not_hold_back_the_others(tmp_home: Hom
         exhaust_all(tmp_home)
         wait_until(lambda: silent.conns, what="the dead receiver's connection")
         wait_until(lambda: _pool_posts(hook), what="the live receiver's alert")
+        wait_until(lambda: run.call(lambda: [d for d in run.monitor.deliveries if d.result == "sent"]),
+                   what="the live delivery recorded")
         assert run.call(lambda: [d for d in run.monitor.deliveries if d.result == "failed"]) == []
         assert silent.conns and not run.call(run.monitor.idle)
         _stop_now(run)
     doc = json.loads((tmp_home.root / "hermes-admin-monitor.json").read_text())
-    assert [e["target"] for e in doc["pending"]] == [targets(silent.url(60))[0].shown]
+    assert [e["targets"] for e in doc["pending"]] == [[targets(silent.url(60))[0].shown]]
 
 
 def test_control_one_delivery_at_a_time_the_live_target_waits_for_the_dead(
