@@ -10,6 +10,7 @@ link points to, which spend_of refuses.
 from __future__ import annotations
 
 import calendar
+import math
 import os
 import sqlite3
 import time
@@ -145,3 +146,21 @@ def test_windows_start_at_utc_midnight_and_the_first_of_the_month(now: float) ->
     assert day % 86400 == 0 and calendar.timegm(time.gmtime(month)[:3] + (0, 0, 0)) == month
     with pytest.raises(ValueError):
         window_start("week", now)
+
+
+_hostile = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-10**18, 10**18),
+                     st.text(max_size=20), st.binary(max_size=20))
+
+
+@settings(max_examples=60, deadline=None)
+@given(costs=st.lists(st.tuples(_hostile, st.sampled_from(["actual", "estimated", "included", "unknown", "x"])),
+                      max_size=12))
+def test_hostile_ledger_values_never_raise_and_never_make_a_spend_that_is_not_finite(
+        tmp_path_factory: pytest.TempPathFactory, costs: list[tuple[object, str]]) -> None:
+    home = Home(tmp_path_factory.mktemp("hostile"))
+    ledger(home, [(NOW - 1, "openrouter", "k1", c, s) for c, s in costs])
+    got = spend_of(home, "openrouter", "k1", "day", now=NOW)
+    assert got is not None and math.isfinite(got) and got >= 0
+    believable = [float(c) for c, s in costs if s in ("actual", "estimated") and isinstance(c, (int, float))
+                  and math.isfinite(c) and 0 <= c <= spend.MAX_COST]
+    assert got == pytest.approx(sum(believable))
