@@ -230,3 +230,12 @@ def test_drain_timeout_0_through_the_cli(tmp_home: Home) -> None:
     seed_home(tmp_home, 1)
     proc = run_cli(tmp_home, "monitor", "--drain-timeout", "0", "--metrics", "none", "--check")
     assert proc.returncode == 0, proc.stderr
+
+
+def test_monitor_status_says_what_a_stopped_monitor_still_owes(tmp_home: Home) -> None:
+    seed_home(tmp_home, 1)
+    entries, dropped = pending.bounded(_owed(3, ("json://a/x", "ntfy://b/y")))
+    status.write(tmp_home, {"version": status.VERSION, "state": "stopped", "pid": 1, "updated_at": 1000.0,
+                            "pending": entries, "pending_dropped": dropped})
+    proc = run_cli(tmp_home, "monitor", "status", ok=False)
+    assert proc.returncode == 1 and "3 alert(s) undelivered, sent by the next run" in proc.stdout
