@@ -49,11 +49,9 @@ def _keyish(value: str) -> bool:
 
 def _split(url: str) -> urllib.parse.SplitResult | None:
     try:
-        parts = urllib.parse.urlsplit(url)
-        _ = parts.port   # raises on a port that is not a number
+        return urllib.parse.urlsplit(url)
     except ValueError:
         return None
-    return parts
 
 
 def secret_parts(url: str, privacy: str = "") -> list[str]:

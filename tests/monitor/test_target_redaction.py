@@ -115,3 +115,20 @@ def test_hosts_are_never_secret_and_keys_always_are(host: str, port: int, other:
     assert key in secret
     shown = redaction_targets.shown(url, privacy)
     assert key not in shown and shown.startswith(f"json://{host}:{port}/")
+
+
+@pytest.mark.parametrize("url, secret, host", [
+    ("tgram://123456789:AABBCCDDEEFFaabbccddeeff00112233/-100200300", "123456789:AABBCCDDEEFFaabbccddeeff00112233",
+     None),
+    ("discord://4174216298/JHMHI8qBe7bk2ZwO5U711o3dV_js", "JHMHI8qBe7bk2ZwO5U711o3dV_js", None),
+    ("slack://T1JJ3T3L2/A1BRTD4JD/TIiajkdnlazkcOXrIdevi7FQ", "TIiajkdnlazkcOXrIdevi7FQ", None),
+    ("mailtos://alice:app-password9@smtp.example.com?to=ops@example.com", "app-password9", "smtp.example.com"),
+    ("json://hooks.internal.example/x?token=abc12345678", "abc12345678", "hooks.internal.example"),
+])
+def test_each_kind_of_target_registers_its_secret_and_not_its_host(url: str, secret: str, host: str | None) -> None:
+    t = delivery.target(url, 1)
+    assert secret not in t.shown
+    said = Redactor().redact(f"upstream said: {secret} refused at {host or 'localhost'}")
+    assert secret not in said
+    if host:
+        assert host in said and host in t.shown
