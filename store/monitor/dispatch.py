@@ -3,8 +3,9 @@
 Each target has its own queue and worker task on the daemon's loop, so a target's alerts go
 out in the order they were made (a recovery never overtakes its alert), while a dead target
 (retrying, or waiting out its timeout) delays no other. At most ``parallel`` deliveries run at
-once across targets (an :class:`asyncio.Semaphore`; each runs on a thread, Apprise being
-blocking). :meth:`Dispatcher.drain` waits for the queues with a bound and gives back what is
+once across targets (an :class:`asyncio.Semaphore`, each on a thread of the dispatcher's own
+pool of that size, Apprise being blocking: the loop's default pool is smaller on a small
+machine, and shared). :meth:`Dispatcher.drain` waits for the queues with a bound and gives back what is
 still owed, the delivery under way included, which the daemon keeps in its status file
 (:mod:`store.monitor.pending`) for the next run to send.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from store.monitor.alerts import Notification
 from store.monitor.delivery import PARALLEL, Deliverer, Delivery, Target
@@ -32,10 +34,12 @@ class Dispatcher:
         self._inflight: list[Notification | None] = [None] * len(self.targets)
         self._tasks: list[asyncio.Task[None]] = []
         self._sem: asyncio.Semaphore | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
         """Start one worker per target (on the running loop)."""
         self._sem = asyncio.Semaphore(self.parallel)
+        self._pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="monitor-deliver")
         self._queues = [asyncio.Queue() for _ in self.targets]
         self._tasks = [asyncio.create_task(self._work(i), name=f"monitor-deliver-{i}")
                        for i in range(len(self.targets))]
@@ -62,13 +66,14 @@ class Dispatcher:
 
     async def _work(self, i: int) -> None:
         q, t = self._queues[i], self.targets[i]
-        assert self._sem is not None
+        assert self._sem is not None and self._pool is not None
         while True:
             n = await q.get()
             self._inflight[i] = n
             try:
                 async with self._sem:
-                    d: Delivery | None = await asyncio.to_thread(self.deliverer.deliver_one, n, t)
+                    d: Delivery | None = await asyncio.get_running_loop().run_in_executor(
+                        self._pool, self.deliverer.deliver_one, n, t)
             except asyncio.CancelledError:
                 raise               # still owed: drain() reports it
             except Exception as exc:  # a delivery bug must not end the monitor
@@ -90,6 +95,8 @@ class Dispatcher:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)   # one under way ends at the stop flag
         owed: list[tuple[Notification, str]] = []
         for t, q, n in zip(self.targets, self._queues, self._inflight, strict=True):
             if n is not None:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -239,3 +240,52 @@ def test_monitor_status_says_what_a_stopped_monitor_still_owes(tmp_home: Home) -
                             "pending": entries, "pending_dropped": dropped})
     proc = run_cli(tmp_home, "monitor", "status", ok=False)
     assert proc.returncode == 1 and "3 alert(s) undelivered, sent by the next run" in proc.stdout
+
+
+class _Held:
+    """A deliverer whose every delivery waits at a gate: it counts how many run at once."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.lock = threading.Lock()
+        self.now = self.most = self.calls = 0
+
+    def deliver_one(self, n: Notification, t: Any) -> Any:
+        with self.lock:
+            self.now += 1
+            self.calls += 1
+            self.most = max(self.most, self.now)
+        self.gate.wait(20)
+        with self.lock:
+            self.now -= 1
+        return None
+
+
+def _run_dispatch(parallel: int, count: int = 12) -> tuple[_Held, int]:
+    held = _Held()
+    ts = targets(*(f"json://127.0.0.1:{9000 + i}/t" for i in range(count)))
+
+    async def go() -> int:
+        d = Dispatcher(held, ts, done=lambda _d: None, log=lambda _m: None, parallel=parallel)  # type: ignore[arg-type]
+        d.start()
+        cond = Condition("k", "pool_empty", "critical", "default", "t", "x")
+        d.put(Notification(FIRING, cond, 1.0, 1.0))
+        for _ in range(2000):                     # bounded: until the bound is reached
+            if held.now >= min(parallel, count):
+                break
+            await asyncio.sleep(0.01)
+        running = held.calls
+        held.gate.set()
+        owed = await d.drain(20)
+        assert owed == []
+        return running
+
+    return held, asyncio.run(go())
+
+
+def test_deliveries_across_targets_run_at_once_up_to_the_bound() -> None:
+    held, running = _run_dispatch(parallel=8)
+    assert running == 8 and held.most == 8 and held.calls == 12
+    # Control: with a bound of 12, all twelve run at once: the counter can see more than 8.
+    held, running = _run_dispatch(parallel=12)
+    assert running == 12 and held.most == 12
