@@ -62,6 +62,7 @@ class BurnHistory:
         self._points: dict[WindowKey, deque[tuple[float, float]]] = {}
         self._fp: dict[WindowKey, str | None] = {}
         self._meta: dict[WindowKey, tuple[float | None, str]] = {}
+        self._followed: set[str] = set()
 
     def observe(self, profile: str, headroom: Mapping[RowKey, RowReadings]) -> None:
         """Note the readings of one profile's headroom sidecar (repeats are ignored)."""
@@ -93,11 +94,11 @@ class BurnHistory:
         reset_at, source = self._meta[key]
         return Trend(u1, t1, (u1 - u0) / (t1 - t0), reset_at, source)
 
-    def windows(self, profile: str, pool: str, row_id: str) -> list[str]:
-        return sorted(w for (p, pl, r, w) in self._points if (p, pl, r) == (profile, pool, row_id))
-
     def forget(self, profiles: set[str]) -> None:
-        """Drop the history of profiles no longer followed."""
+        """Drop the history of profiles no longer followed (a pass only when that set changed)."""
+        if profiles == self._followed:
+            return
+        self._followed = set(profiles)
         for key in [k for k in self._points if k[0] not in profiles]:
             self._points.pop(key, None)
             self._fp.pop(key, None)
@@ -118,10 +119,9 @@ def add(ev: Evaluation, sample: Sample, rules: R.Rules, history: BurnHistory, no
                 entry = p.headroom.get((pv.key, cv.id))
                 if entry is None or entry.fp != cv.fingerprint:
                     continue
-                for window in history.windows(p.name, pv.key, cv.id):
-                    r = entry.windows.get(window)
-                    trend = history.trend(p.name, pv.key, cv.id, window)
-                    if r is None or trend is None or r.stale(now):
+                for window, r in entry.windows.items():
+                    trend = history.trend(p.name, pv.key, cv.id, window) if r.utilization is not None else None
+                    if trend is None or r.stale(now):
                         continue
                     out = trend.exhausts_at()
                     if out is None:
