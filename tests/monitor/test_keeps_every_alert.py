@@ -98,6 +98,9 @@ def _restart_sends_what_was_owed(home: Home, hook: Webhook) -> list[dict[str, An
         _stop_now(run)
     doc = json.loads((home.root / "hermes-admin-monitor.json").read_text())
     assert doc["state"] == "stopped"
+    # The stopped run's last attempt, if one was under way, has ended before the receiver works.
+    wait_until(lambda: not any(t.name.startswith("monitor-deliver") for t in threading.enumerate()),
+               what="the stopped run's delivery threads to end")
     hook.status = 200
     seen = len(hook.got())
     with Running(**kw) as run:
