@@ -8,6 +8,10 @@ month}}}``, US dollars of known cost); spend is the usage ledger's, read through
 never zero. A condition ends when the spend falls back under the share, which happens when
 its period starts again (00:00 UTC for ``day``, the first of the month for ``month``): that
 moment is the evaluation's next change.
+
+A window cap (``cap: {5h: 80%}``, the share of a subscription window a key may use) is a
+budget too: a key whose fresh reading of that window (the headroom sidecar, bound to the key's
+secret) has used ``at`` of its cap alerts, and recovers when the window resets.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from store.config.budgets import PERIODS, PoolBudget
 from store.monitor import rules as R
 from store.monitor.conditions import Condition, Evaluation, utc, who
-from store.monitor.sample import Sample
+from store.monitor.sample import ProfileSample, Sample
 from store.paths import Home
 from store.pools.view import PoolView
 
@@ -59,6 +63,27 @@ def _usd(v: float) -> str:
     return f"${v:,.2f}" if v >= 0.01 or v == 0 else f"${v:.4f}"
 
 
+def _caps(ev: Evaluation, rule: R.Rule, p: ProfileSample, pv: PoolView, caps: Mapping[str, float],
+          now: float) -> None:
+    for cv in pv.credentials:
+        entry = p.headroom.get((pv.key, cv.id))
+        if entry is None or entry.fp != cv.fingerprint:
+            continue   # no readings, or readings of a secret this row no longer holds
+        for window, cap in caps.items():
+            r = entry.windows.get(window)
+            if r is None or r.utilization is None or r.stale(now) or r.utilization < (rule.threshold or 0) * cap:
+                continue
+            reset = f"; the window resets {utc(r.reset_at)}" if r.reset_at is not None else ""
+            ev.add(Condition(
+                key=f"{R.BUDGET}/{p.name}/{pv.key}/{cv.id}/cap-{window}", rule=rule.name, severity=rule.severity,
+                profile=p.name, title=f"{who(p, cv)} at {r.utilization / cap:.0%} of its {window} cap",
+                text=f"{who(p, cv)} has used {r.utilization:.0%} of its {window} window ({r.source}), "
+                     f"{r.utilization / cap:.0%} of the {cap:.0%} cap hermes-admin.yaml sets (this rule alerts at "
+                     f"{rule.threshold or 0:.0%}){reset}.",
+                pool=pv.key, credential=cv.id, label=cv.label, fingerprint=cv.fingerprint))
+            ev.at(r.reset_at, now)
+
+
 def add(ev: Evaluation, sample: Sample, rules: R.Rules, now: float) -> None:
     """Add the ``budget`` conditions of *sample* to *ev*."""
     rule = rules[R.BUDGET]
@@ -70,6 +95,8 @@ def add(ev: Evaluation, sample: Sample, rules: R.Rules, now: float) -> None:
         for pool, b in p.budgets.items():
             if not rule.applies(p.name, pool):
                 continue
+            if b.cap and pool in views:
+                _caps(ev, rule, p, views[pool], b.cap, now)
             for period in PERIODS:
                 resets = period_end(period, now)
                 limit = b.key.of(period)

@@ -172,3 +172,29 @@ def test_budget_at_takes_100_percent_and_burn_rate_a_duration() -> None:
     with pytest.raises(R.RulesError) as err:
         R.parse({"rules": {"burn_rate": {"exhaust_within": "2h"}}})
     assert "exhausts_within" in str(err.value)
+
+
+def _cap_posts(hook: Webhook) -> list[dict[str, Any]]:
+    return [p for p in hook.got() if "5h cap" in str(p.get("title"))]
+
+
+def test_a_key_near_its_window_cap_alerts_and_recovers_when_the_window_resets(tmp_home: Home,
+                                                                             hook: Webhook) -> None:
+    """cap 5h: 80% and the rule at 80%: a key at 72% of its 5h window is at 90% of its cap (an
+    alert); a reading after the window reset (10%) is the recovery. The other key has no
+    reading: nothing about it."""
+    seed_home(tmp_home, 2)
+    (tmp_home.root / "hermes-admin.yaml").write_text(f"budgets:\n  {POOL}:\n    cap: {{5h: 80%}}\n")
+    now = time.time()
+    with Running(home=tmp_home, rules=rules(quiet=0.3), targets=targets(hook.url), backoff=0.05) as run:
+        wait_until(lambda: run.call(lambda: run.monitor.evaluations) > 0, what="the first evaluation")
+        _sidecar(tmp_home, 0.72, now, now + 3 * 3600)
+        reset_all(tmp_home)
+        wait_until(lambda: _cap_posts(hook), what="the cap alert")
+        assert "90%" in _cap_posts(hook)[0]["title"] and "#1" in _cap_posts(hook)[0]["title"]
+        _sidecar(tmp_home, 0.10, now + 1, now + 5 * 3600)
+        reset_all(tmp_home)
+        wait_until(lambda: len(_cap_posts(hook)) >= 2, what="the cap recovery")
+        wait_until(run.idle, what="the monitor to settle")
+    assert [p["type"] for p in _cap_posts(hook)] == ["warning", "success"]
+    assert len({p["title"].split("] ", 1)[1] for p in _cap_posts(hook)}) == 1     # one key only
