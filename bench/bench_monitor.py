@@ -20,12 +20,17 @@
   and load generator) in front of one fake provider, interleaved rounds; the proxy with
   /metrics on is scraped every ``--scrape-every`` seconds while it is measured. Printed: each
   proxy's ratio to the bare passthrough, and on/off (goal within 1.05x).
+- a dead target (``--dead-timeout`` S, 0 skips it): one alert to a receiver that accepts and
+  never answers (Apprise's timeouts set to S) and to a live local webhook; the time until the
+  live one has it, targets tried at once against one at a time (as before #29), each as a
+  share of S (goal: at once, far under 1).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +46,9 @@ sys.path.insert(0, str(ROOT))
 from prometheus_client.exposition import generate_latest  # noqa: E402
 
 from store.authfile import atomic_write_bytes, ensure_home, serialize  # noqa: E402
+from store.monitor.alerts import FIRING, Notification  # noqa: E402
+from store.monitor.conditions import Condition  # noqa: E402
+from store.monitor.delivery import Deliverer  # noqa: E402
 from store.monitor.exposition import Exposition  # noqa: E402
 from store.monitor.metrics import MonitorCollector, MonitorStats  # noqa: E402
 from store.monitor.sample import ProfileSample, Sample  # noqa: E402
@@ -288,6 +296,36 @@ def bench_proxy_metrics(rounds: int, seconds: float, every: float) -> None:
         bp.stop_all(procs, tmp)
 
 
+def bench_dead_target(tmp: Path, timeout: float) -> None:
+    dead = socket.socket()
+    dead.bind(("127.0.0.1", 0))
+    dead.listen(16)                  # the kernel accepts; nothing ever answers
+    hook = Webhook()
+    home = Home(tmp / "dead-target")
+    ensure_home(home)
+    try:
+        ts = targets(f"json://127.0.0.1:{dead.getsockname()[1]}/never?cto={timeout:g}&rto={timeout:g}", hook.url)
+        d = Deliverer(ts, retries=0, redactor=lambda _n: Redactor(), audit_home=lambda _n: home,
+                      stop=threading.Event())
+        n = Notification(FIRING, Condition("bench", "pool_empty", "critical", "bench", "bench", "bench"), 0.0, 0.0)
+        serial = lambda _n: [d.deliver_one(_n, t) for t in ts]  # noqa: E731 (one at a time, as before #29)
+        print(f"a dead target (Apprise timeouts {timeout:g} s) and a live one:")
+        for name, run in (("at once", d.deliver), ("one at a time", serial)):
+            before = len(hook.got())
+            t0 = time.monotonic()
+            th = threading.Thread(target=run, args=(n,))
+            th.start()
+            while len(hook.got()) == before and th.is_alive():
+                time.sleep(0.002)
+            live = time.monotonic() - t0
+            th.join()
+            print(f"  {name:14s} live target served after {live:.3f} s = {live / timeout:.2f} of the dead "
+                  f"one's timeout; both done after {time.monotonic() - t0:.2f} s")
+    finally:
+        hook.close()
+        dead.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--profiles", type=int, default=50)
@@ -299,6 +337,7 @@ def main() -> None:
     ap.add_argument("--proxy-seconds", type=float, default=3.0, help="seconds per load run")
     ap.add_argument("--scrape-every", type=float, default=1.0, help="seconds between scrapes of /metrics")
     ap.add_argument("--only-proxy", action="store_true", help="measure only the proxy's /metrics on vs off")
+    ap.add_argument("--dead-timeout", type=float, default=3.0, help="a dead notify target's timeout (0: skip)")
     a = ap.parse_args()
     if not a.only_proxy:
         with tempfile.TemporaryDirectory() as d:
@@ -306,6 +345,8 @@ def main() -> None:
             bench_idle(tmp, a.profiles, a.rows, a.idle)
             bench_scrape(a.scrape)
             bench_alerts(tmp, a.alerts)
+            if a.dead_timeout > 0:
+                bench_dead_target(tmp, a.dead_timeout)
     if a.proxy_rounds > 0:
         bench_proxy_metrics(a.proxy_rounds, a.proxy_seconds, a.scrape_every)
 

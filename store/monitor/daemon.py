@@ -12,7 +12,9 @@ watchers follow only the store's own files).
 
 The metrics server is aiohttp on the loop (no thread that wakes to poll); ``/metrics`` passes
 the proxy's inbound-auth rule (:func:`store.proxy.edge.inbound.gate_for`) and serves
-:class:`store.monitor.metrics.Exposition`. Deliveries run one at a time on a worker thread.
+:class:`store.monitor.metrics.Exposition`. Deliveries run per target, concurrently with a bound
+(:mod:`store.monitor.dispatch`); what is still owed when the monitor stops is kept in its
+status file and sent by the next run (:mod:`store.monitor.pending`).
 """
 
 from __future__ import annotations
@@ -31,14 +33,18 @@ from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 
 from store.errors import BadInput, HermesAdminError
-from store.monitor import status
+from store.monitor import budget, pending, status
 from store.monitor.alerts import AlertBook, Notification
-from store.monitor.conditions import Condition, evaluate
+from store.monitor.burn import BurnHistory
+from store.monitor.conditions import Condition
 from store.monitor.delivery import Deliverer, Delivery, Target, apprise_send
+from store.monitor.dispatch import Dispatcher
 from store.monitor.exposition import Exposition
+from store.monitor.judge import evaluate
 from store.monitor.metrics import MonitorCollector, MonitorStats
-from store.monitor.rules import LOW_HEADROOM, PROXY_FALLBACK, Rules
+from store.monitor.rules import BUDGET, LOW_HEADROOM, PROXY_FALLBACK, Rules
 from store.monitor.sample import ProfileSample, Sample, SideFiles
+from store.monitor.spend import Spend
 from store.paths import Home, profile_name
 from store.profiles.findings import Finding
 from store.profiles.live import follow_root
@@ -51,6 +57,7 @@ from store.watch.loop import StopFlag
 
 HEADROOM_SETTLE = 1.5
 PROXY_TICK = 2.0
+SPEND_TICK = 30.0
 DRAIN_TIMEOUT = 10.0
 Log = Callable[[str], None]
 
@@ -100,17 +107,21 @@ class Monitor:
         self._deliverer = Deliverer(self.targets, retries=rules.retries, redactor=lambda _n: self._redactor,
                                     audit_home=self._audit_home, stop=self._deliver_stop, clock=clock,
                                     backoff=backoff, send=send)
+        self._dispatch = Dispatcher(self._deliverer, self.targets, self._delivered, self.log)
+        self._owed: list[tuple[Notification, str]] = []
+        self.burn = BurnHistory()
+        self.spend_tick = SPEND_TICK
+        self._noted: set[str] = set()
         self._collector = MonitorCollector(self._latest)
         self.exposition = Exposition(self._collector)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: float | None = None
         self._settle_at: float | None = None
-        self._queue: asyncio.Queue[Notification] | None = None
-        self._busy = 0
+        self._started = False
+        self._stopped = False
         self._runner: web.AppRunner | None = None
         self._watcher: threading.Thread | None = None
-        self._deliver_task: asyncio.Task[None] | None = None
         self._open_keys: set[str] = set()
 
     # -- start and stop --
@@ -121,7 +132,6 @@ class Monitor:
         # A callback or task that raises is said through the log, redacted with the homes'
         # secrets as last read (asyncio's default would print its traceback as it is).
         self._loop.set_exception_handler(crash.loop_handler(self.log, self.redactor))
-        self._queue = asyncio.Queue()
         previous = status.read(self.status_home)
         if status.is_running(previous) and previous is not None and previous.get("pid") != os.getpid():
             raise MonitorError(f"{status.status_path(self.status_home)}: a monitor already runs on "
@@ -130,8 +140,12 @@ class Monitor:
             await self._serve(*self.metrics_at)
         self.book.seed(_open_from(previous))
         self._open_keys = set(self.book.open)
+        self._dispatch.start()
+        self._started = True
+        lost = [shown for n, shown in pending.taken_over(previous) if not self._dispatch.put_for(n, shown)]
+        if lost:
+            self.log(f"{len(lost)} alert(s) a previous run still owed to target(s) no longer given were dropped")
         self._write_status()
-        self._deliver_task = asyncio.create_task(self._deliver_loop())
         self._watcher = threading.Thread(target=self._watch, name="monitor-watch", daemon=True)
         self._watcher.start()
 
@@ -154,17 +168,20 @@ class Monitor:
         self.metrics_url = f"http://{shown}:{bound[1]}/metrics"
 
     async def stop(self, drain_timeout: float = DRAIN_TIMEOUT) -> None:
-        """Stop watching, let queued deliveries finish (bounded), say so in the status file."""
+        """Stop watching, let queued deliveries finish (bounded), keep what is still owed in the
+        status file, say so there. A second call does nothing."""
+        if self._stopped:
+            return
+        self._stopped = True
         self._stop.set()
         if self._timer is not None:
             self._timer.cancel()
-        if self._queue is not None and self._deliver_task is not None:
-            try:
-                await asyncio.wait_for(self._queue.join(), drain_timeout)
-            except TimeoutError:
-                self.log(f"stopping with {self._queue.qsize()} alert(s) undelivered")
+        if self._started:
+            self._owed = await self._dispatch.drain(drain_timeout)
             self._deliver_stop.set()
-            self._deliver_task.cancel()
+            if self._owed:
+                self.log(f"stopping with {len(self._owed)} alert(s) undelivered: kept in the status file, "
+                         f"sent by the next run")
         if self._runner is not None:
             await self._runner.cleanup()
         if self._watcher is not None:
@@ -173,7 +190,7 @@ class Monitor:
 
     def idle(self) -> bool:
         """Nothing evaluated, queued or being delivered right now (tests wait on it)."""
-        return (self._queue is not None and self._queue.empty() and self._busy == 0
+        return (self._started and self._dispatch.idle()
                 and (self._timer is None or self._timer_at is None or self._timer_at > self.clock() + 0.05))
 
     # -- the watcher thread --
@@ -228,21 +245,26 @@ class Monitor:
         self._timer_at = at
         self._timer = self._loop.call_later(max(0.0, at - self.clock()), self._evaluate)
 
-    def sample(self, now: float) -> Sample:
-        """The latest state of every followed home, with their side files read now."""
+    def sample(self, now: float, *, spend: bool = True) -> Sample:
+        """The latest state of every followed home, with their side files read now (and, with
+        *spend*, the usage ledger for the homes' budgets; a scrape does not need it)."""
         profiles = []
+        spent_of = Spend(now)
         for p in self._profiles.values():
             notes: list[str] = []
             st = p.state
+            budgets = self.side.budgets(st.home, notes) if spend and self.rules[BUDGET].enabled else {}
+            spent = budget.gather(st.home, budgets, st.pools, spent_of) if budgets else {}
+            notes += [n for n in spent_of.notes if n not in notes and str(st.home.root) in n]
             profiles.append(ProfileSample(p.name, st.home, st.pools, st.store_error, st.read_at,
                                           self.side.headroom(st.home, now, notes),
                                           self.side.proxies(st.home, now, notes), tuple(notes), p.redactor,
-                                          store_linked=st.store_linked))
+                                          store_linked=st.store_linked, budgets=budgets, spend=spent))
         return Sample(profiles, self._findings, self.generation, root=self.root is not None)
 
     def _latest(self) -> tuple[Sample, float, MonitorStats]:
         now = self.clock()
-        return self.sample(now), now, self.stats
+        return self.sample(now, spend=False), now, self.stats
 
     def _evaluate(self) -> None:
         self._timer = self._timer_at = None
@@ -251,18 +273,23 @@ class Monitor:
         crash.crash_for_tests("monitor", self._a_token)
         now = self.clock()
         sample = self.sample(now)
-        ev = evaluate(sample, self.rules, now)
+        for p in sample.profiles:
+            self.burn.observe(p.name, p.headroom)
+            for note in p.notes:
+                if note not in self._noted and len(self._noted) < 1000:
+                    self._noted.add(note)
+                    self.log(f"notice: {escape_controls(self._redactor.redact(note))}")
+        self.burn.forget({p.name for p in sample.profiles})
+        ev = evaluate(sample, self.rules, now, self.burn)
         sent = self.book.update(ev.conditions, now)
         self.evaluations += 1
         by_rule: dict[str, int] = {}
         for alert in self.book.open.values():
             by_rule[alert.condition.rule] = by_rule.get(alert.condition.rule, 0) + 1
         self.stats.open_by_rule = by_rule
-        assert self._queue is not None
         for n in sent:
             self.log(f"alert {n.kind}: {escape_controls(self._redactor.redact(n.title))}")
-            if self.targets:
-                self._queue.put_nowait(n)
+            self._dispatch.put(n)
         if sent or set(self.book.open) != self._open_keys:
             self._open_keys = set(self.book.open)
             self._write_status()
@@ -274,30 +301,20 @@ class Monitor:
                 self._settle_at = None
         if self.rules[PROXY_FALLBACK].enabled and any(px.live for p in sample.profiles for px in p.proxies):
             nxt.append(now + PROXY_TICK)
+        if any(p.budgets for p in sample.profiles):
+            nxt.append(now + self.spend_tick)    # the ledger is written behind, by other processes
         if nxt:
             self._schedule(min(nxt))
 
-    async def _deliver_loop(self) -> None:
-        assert self._queue is not None
-        while True:
-            n = await self._queue.get()
-            self._busy += 1
-            try:
-                got = await asyncio.to_thread(self._deliverer.deliver, n)
-            except Exception as exc:  # a delivery bug must not end the monitor
-                self.log(f"delivery: {type(exc).__name__}")
-                got = []
-            finally:
-                self._busy -= 1
-            for d in got:
-                self.stats.deliveries[d.result] = self.stats.deliveries.get(d.result, 0) + 1
-                note = f" ({d.error})" if d.error else ""
-                self.log(f"{d.kind} {d.result} to {d.target} after {d.attempts} attempt(s){note}")
-                if d.audit_error:
-                    self.log(d.audit_error)
-            self.deliveries = (self.deliveries + got)[-status.KEEP_DELIVERIES:]
-            self._write_status()
-            self._queue.task_done()
+    def _delivered(self, d: Delivery) -> None:
+        """One delivery's outcome (on the loop): counted, logged, kept for the status file."""
+        self.stats.deliveries[d.result] = self.stats.deliveries.get(d.result, 0) + 1
+        note = f" ({d.error})" if d.error else ""
+        self.log(f"{d.kind} {d.result} to {d.target} after {d.attempts} attempt(s){note}")
+        if d.audit_error:
+            self.log(d.audit_error)
+        self.deliveries = (self.deliveries + [d])[-status.KEEP_DELIVERIES:]
+        self._write_status()
 
     def redactor(self) -> Redactor:
         """The redactor of every followed home as last read (its log and tracebacks pass it)."""
@@ -333,9 +350,14 @@ class Monitor:
         doc = {"version": status.VERSION, "pid": os.getpid(), "host": socket.gethostname(), "state": state,
                "started_at": self.started_at, "updated_at": self.clock(),
                "mode": "root" if self.root is not None else "home", "path": str(self.status_home.root),
-               "metrics": self.metrics_url, "rules": self.rules.source, "targets": [t.shown for t in self.targets],
+               "metrics": self.metrics_url, "rules": self.rules.source,
+               "targets": [escape_controls(red.redact(t.shown)) for t in self.targets],
                "open_alerts": [clean({**a.condition.to_json(), "since": a.since}) for a in self.book.open.values()],
                "last_deliveries": [clean(d.to_json()) for d in self.deliveries]}
+        owed, dropped = pending.bounded(self._owed if state == "stopped" else ())
+        doc["pending"] = [{**e, "targets": [escape_controls(red.redact(t)) for t in e["targets"]],
+                           "condition": clean(e["condition"])} for e in owed]
+        doc["pending_dropped"] = dropped
         try:
             status.write(self.status_home, doc)
         except HermesAdminError as exc:
@@ -346,12 +368,9 @@ def _open_from(previous: dict[str, Any] | None) -> list[tuple[Condition, float]]
     """The open alerts a stopped monitor left in its status file (checked like any outside file)."""
     out = []
     for a in (previous or {}).get("open_alerts") or []:
-        if not isinstance(a, dict):
+        cond = pending.condition_of(a)
+        since = a.get("since") if isinstance(a, dict) else None
+        if cond is None or isinstance(since, bool) or not isinstance(since, (int, float)):
             continue
-        fields = {k: a.get(k) for k in ("key", "rule", "severity", "profile", "title", "text")}
-        since = a.get("since")
-        if not all(isinstance(v, str) and v for v in fields.values()) or isinstance(since, bool) \
-                or not isinstance(since, (int, float)):
-            continue
-        out.append((Condition(**fields), float(since)))   # type: ignore[arg-type]
+        out.append((cond, float(since)))
     return out

@@ -2,11 +2,13 @@
 Matrix and plain JSON webhooks.
 
 Each notification is redacted (the homes' redactor, then control characters made inert)
-before it leaves; the targets' URLs are secrets themselves (webhook tokens, passwords), so
-only Apprise's privacy form of each (``slack://T...2/A...D/T...Q``) is ever shown, and their
-secret parts are registered with the redaction boundary. A failed delivery is retried with a
+before it leaves; the targets' URLs hold secrets (webhook tokens, passwords), so only the
+redactor's form of each (:mod:`store.redaction.targets`: Apprise's privacy form, every secret
+part fingerprinted) is ever shown, and their secret parts, never their hosts, are registered
+with the redaction boundary. A failed delivery is retried with a
 bound (``retries`` more attempts, backoff doubling up to :data:`MAX_BACKOFF`, cut short by the
-stop flag), and every delivery, sent or failed, is one line of the home's audit log.
+stop flag), and every delivery, sent or failed, is one line of the home's audit log. Targets
+are tried concurrently, at most :data:`PARALLEL` at once, so a dead target delays no other.
 
 This module is the IO edge of the alerts; it runs on the daemon's delivery thread.
 """
@@ -16,8 +18,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import urllib.parse
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,9 +30,11 @@ from store.monitor.alerts import FIRING, Notification
 from store.ops import audit
 from store.ops.actions import Outcome
 from store.paths import Home
+from store.redaction import targets
 from store.redaction.redact import Redactor, escape_controls, register
 
 MAX_BACKOFF = 30.0
+PARALLEL = 8          # deliveries under way at once, across targets
 ERROR_CAP = 300
 _TYPES = {"critical": apprise.NotifyType.FAILURE, "warning": apprise.NotifyType.WARNING,
           "info": apprise.NotifyType.INFO}
@@ -44,32 +48,19 @@ class Target:
     shown: str
 
 
-def _secret_parts(url: str) -> list[str]:
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return [url]
-    out = [url, parts.password or "", parts.username or ""]
-    out += [seg for seg in parts.path.split("/") if seg]
-    out += [v for _k, v in urllib.parse.parse_qsl(parts.query)]
-    if parts.netloc and "@" not in parts.netloc and "." not in parts.netloc and ":" not in parts.netloc:
-        out.append(parts.netloc)   # discord://ID/TOKEN, tgram://TOKEN/...: the "host" is a token
-    return [p for p in out if len(p) >= 8]
-
-
 def target(url: str, index: int) -> Target:
     """A checked Apprise URL; BadInput naming ``--notify`` (never echoing the URL) when Apprise
-    does not know it."""
+    does not know it. Its secret parts (never its hosts) are registered with the redaction
+    boundary, and the form shown is the redactor's (:mod:`store.redaction.targets`)."""
     scheme = url.split("://", 1)[0] if "://" in url else ""
     probe = apprise.Apprise()
     if not (scheme.isascii() and scheme.replace("+", "").isalnum()) or not probe.add(url):
         named = f"{scheme}://…" if scheme.isascii() and scheme.isalnum() and len(scheme) <= 20 else "it"
         raise BadInput("--notify", f"URL #{index} ({named}) is not a URL Apprise can send to "
                        "(see https://github.com/caronc/apprise/wiki for the syntax)")
-    shown = probe[0].url(privacy=True).split("?", 1)[0]
-    # What the privacy form hides is secret (tokens, passwords); what it shows is not.
-    register(*(p for p in _secret_parts(url) if p not in shown))
-    return Target(url, shown)
+    privacy = probe[0].url(privacy=True)
+    register(*targets.secret_parts(url, privacy))
+    return Target(url, targets.shown(url, privacy))
 
 
 @dataclass(frozen=True)
@@ -128,26 +119,33 @@ class Deliverer:
         red = self.redactor(n)
         return escape_controls(red.redact(n.title)), escape_controls(red.redact(n.body))
 
-    def deliver(self, n: Notification) -> list[Delivery]:
-        """Every target tried (blocking); one :class:`Delivery` per target, each audited."""
+    def deliver_one(self, n: Notification, t: Target) -> Delivery:
+        """*n* tried at one target (blocking: the first attempt and up to ``retries`` more,
+        backoff doubling, cut short by the stop flag); the outcome audited."""
         title, body = self.payload(n)
         kind = _TYPES.get(n.condition.severity, apprise.NotifyType.WARNING) if n.kind == FIRING \
             else apprise.NotifyType.SUCCESS
-        red = self.redactor(n)
-        out = []
-        for t in self.targets:
-            attempts, ok, why = 0, False, None
-            while True:
-                attempts += 1
-                ok, why = self.send(t, title, body, kind)
-                if ok or attempts > self.retries or self.stop.is_set():
-                    break
-                self.stop.wait(min(MAX_BACKOFF, self.backoff * 2 ** (attempts - 1)))
-            error = escape_controls(red.redact(why))[:ERROR_CAP] if why else None
-            d = Delivery(self.clock(), n.condition.key, n.condition.rule, n.kind, t.shown,
-                         "sent" if ok else "failed", attempts, error)
-            out.append(self._audit(n, d))
-        return out
+        attempts, ok, why = 0, False, None
+        while True:
+            attempts += 1
+            ok, why = self.send(t, title, body, kind)
+            if ok or attempts > self.retries or self.stop.is_set():
+                break
+            if self.stop.wait(min(MAX_BACKOFF, self.backoff * 2 ** (attempts - 1))):
+                break           # stopping: no further attempt (what is owed is kept for the next run)
+        error = escape_controls(self.redactor(n).redact(why))[:ERROR_CAP] if why else None
+        d = Delivery(self.clock(), n.condition.key, n.condition.rule, n.kind, t.shown,
+                     "sent" if ok else "failed", attempts, error)
+        return self._audit(n, d)
+
+    def deliver(self, n: Notification) -> list[Delivery]:
+        """*n* tried at every target at once (at most :data:`PARALLEL` at a time, so a dead
+        target delays no other); one :class:`Delivery` per target, in the targets' order."""
+        if len(self.targets) <= 1:
+            return [self.deliver_one(n, t) for t in self.targets]
+        with ThreadPoolExecutor(max_workers=min(PARALLEL, len(self.targets)),
+                                thread_name_prefix="monitor-deliver") as pool:
+            return list(pool.map(lambda t: self.deliver_one(n, t), self.targets))
 
     def _audit(self, n: Notification, d: Delivery) -> Delivery:
         c = n.condition

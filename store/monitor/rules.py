@@ -14,12 +14,14 @@
       oauth_expiry: {within: 7d}              # a credential that expires within N, nothing to renew it
       findings: {kinds: [shared_key, shared_refresh_token]}   # a root's findings
       store_unreadable: {}                    # auth.json cannot be read
+      burn_rate: {exhausts_within: 2h}        # a subscription window projected to run out within N
+      budget: {at: 80%}                       # a key or pool at N% of a budget (hermes-admin.yaml)
 
 Every rule is on with its defaults unless the file says ``enabled: false`` (or ``name: false``);
 each also takes ``severity`` (info, warning, critical) and ``pools`` / ``profiles`` (the names
 it applies to). Durations are seconds or ``90s``, ``15m``, ``2h``, ``7d``; a share is ``10%``
-or ``0.1``. Any other key, type or value is refused with the field's path, so a typo never
-switches a rule off silently. Parsing is pure; :func:`load` is the file edge.
+or ``0.1`` (``budget``'s ``at`` may be 100%). Any other key, type or value is refused with the
+field's path, so a typo never switches a rule off silently. Parsing is pure; :func:`load` is the file edge.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ OAUTH_REFRESH_FAILED = "oauth_refresh_failed"
 OAUTH_EXPIRY = "oauth_expiry"
 FINDINGS = "findings"
 STORE_UNREADABLE = "store_unreadable"
+BURN_RATE = "burn_rate"
+BUDGET = "budget"
 
 SEVERITIES = ("info", "warning", "critical")
 RULES_CAP = 256 * 1024
@@ -66,6 +70,8 @@ _THRESHOLD: dict[str, tuple[str | None, str | None, Any, str]] = {
     OAUTH_EXPIRY: ("within", "duration", 7 * 86400.0, "warning"),
     FINDINGS: ("kinds", "kinds", (SHARED_KEY, SHARED_REFRESH), "warning"),
     STORE_UNREADABLE: (None, None, None, "critical"),
+    BURN_RATE: ("exhausts_within", "duration", 2 * 3600.0, "warning"),
+    BUDGET: ("at", "percent", 0.80, "warning"),
 }
 NAMES = tuple(_THRESHOLD)
 _COMMON = ("enabled", "severity", "pools", "profiles")
@@ -79,7 +85,7 @@ class Rule:
     name: str
     enabled: bool = True
     severity: str = "warning"
-    threshold: float | None = None            # seconds, or a share 0..1 (low_headroom)
+    threshold: float | None = None            # seconds, or a share 0..1 (low_headroom, budget)
     kinds: tuple[str, ...] = ()               # findings only
     pools: frozenset[str] | None = None       # None: every pool
     profiles: frozenset[str] | None = None    # None: every profile
@@ -142,8 +148,9 @@ def duration(value: Any, where: str, *, allow_zero: bool = False) -> float:
     return seconds
 
 
-def share(value: Any, where: str) -> float:
-    """A share of a window, 0..1, from ``10%`` or ``0.1``; RulesError naming *where*."""
+def share(value: Any, where: str, *, whole: bool = False) -> float:
+    """A share of a window, 0..1, from ``10%`` or ``0.1`` (with *whole*, 100% too); RulesError
+    naming *where*."""
     if isinstance(value, bool):
         raise RulesError(where, "is true/false, not a share like 10% or 0.1")
     if isinstance(value, str) and value.strip().endswith("%"):
@@ -155,8 +162,9 @@ def share(value: Any, where: str) -> float:
         f = float(value)
     else:
         raise RulesError(where, f"{_shown(value)} is not a share like 10% or 0.1")
-    if not (math.isfinite(f) and 0.0 < f < 1.0):
-        raise RulesError(where, f"{_shown(value)} must lie between 0% and 100% (exclusive)")
+    if not (math.isfinite(f) and f > 0.0 and (f <= 1.0 if whole else f < 1.0)):
+        raise RulesError(where, f"{_shown(value)} must lie between 0% and 100% "
+                                f"({'0% excluded' if whole else 'exclusive'})")
     return f
 
 
@@ -205,8 +213,8 @@ def _rule(name: str, body: Any, where: str) -> Rule:
         at = f"{where}.{key}"
         if kind == "duration":
             threshold = duration(body[key], at)
-        elif kind == "share":
-            threshold = share(body[key], at)
+        elif kind in ("share", "percent"):
+            threshold = share(body[key], at, whole=kind == "percent")
         else:
             got = _names(body[key], at)
             for k in sorted(got):

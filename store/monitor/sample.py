@@ -22,7 +22,9 @@ from typing import Any
 from store import outside, safeio
 from store.agent import headroom
 from store.agent.headroom import RowKey, RowReadings
-from store.errors import StoreUnreadable
+from store.config import settings
+from store.config.budgets import PoolBudget
+from store.errors import ConfigUnreadable, StoreUnreadable
 from store.paths import Home
 from store.pools.policy import COOLING, READY
 from store.pools.view import CredentialView, PoolView
@@ -103,6 +105,9 @@ class ProfileSample:
     notes: tuple[str, ...] = ()
     redactor: Redactor | None = field(default=None, repr=False)   # knows this home's secrets
     store_linked: StoreUnreadable | None = None    # auth.json is a symlink: every write refused
+    budgets: Mapping[str, PoolBudget] = field(default_factory=dict)   # hermes-admin.yaml's budgets:
+    # (pool, row id or None for the pool, day|month) -> known spend in USD, None: unknown
+    spend: Mapping[tuple[str, str | None, str], float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -205,6 +210,16 @@ class SideFiles:
             notes.append(str(exc))
             return {}
         return got or {}
+
+    def budgets(self, home: Home, notes: list[str]) -> Mapping[str, PoolBudget]:
+        """The ``budgets:`` of the home's hermes-admin.yaml (none when it cannot be read: a notice)."""
+        try:
+            got = self._read(home.root / settings.SETTINGS_FILE, settings.SETTINGS_CAP,
+                             lambda _p, _c: settings.read(home))
+        except (ConfigUnreadable, StoreUnreadable) as exc:
+            notes.append(f"budgets not read: {exc}")
+            return {}
+        return got.budgets if got is not None else {}
 
     def forget(self, keep: set[str]) -> None:
         """Drop what is cached for files of homes no longer followed."""

@@ -9,9 +9,10 @@ alert was made, and delivery targets appear in Apprise's privacy form only.
 Keys: ``version pid host state`` (running | stopped) ``started_at updated_at`` (epoch s),
 ``mode`` (home | root), ``path``, ``metrics`` (the scrape URL or null), ``rules`` (where the rules
 came from), ``targets``, ``open_alerts`` (per alert: key, rule, severity, profile, pool, id,
-label, fingerprint, title, text, since) and ``last_deliveries`` (the newest last; per delivery:
-time, key, rule, kind, target, result, attempts, error). :func:`is_running` tells a live
-monitor from a file left behind.
+label, fingerprint, title, text, since), ``last_deliveries`` (the newest last; per delivery:
+time, key, rule, kind, target, result, attempts, error), ``pending`` (once stopped: what it
+still owed, per notification its targets, :mod:`store.monitor.pending`) and ``pending_dropped``.
+:func:`is_running` tells a live monitor from a file left behind.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from store.paths import Home
 from store.pids import process_exists
 
 VERSION = 1
-STATUS_CAP = 4 * 1024 * 1024
+STATUS_CAP = 16 * 1024 * 1024     # room for the alerts a stopped monitor owed 10,000 pools
 KEEP_DELIVERIES = 50
 
 

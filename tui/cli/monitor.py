@@ -60,7 +60,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
                    help=f"bearer keys for a non-loopback /metrics, one per line, mode 0600 "
                         f"(default <home>/{CLIENT_KEYS_FILE}, the proxy's)")
     p.add_argument("--drain-timeout", type=float, default=10.0, metavar="S",
-                   help="on SIGTERM, wait this long for alerts still being delivered (default %(default)g)")
+                   help="on SIGTERM, wait this long for alerts still being delivered, 0 to 3600 (default "
+                        "%(default)g); what is still owed is kept and sent by the next run")
     p.add_argument("--check", action="store_true", help="check the arguments and the rules file, then exit")
     p.add_argument("--quiet", action="store_true", help="no log lines on stderr")
     p.add_argument("--json", action="store_true", help="with status: machine-readable")
@@ -81,6 +82,14 @@ def parse_metrics(text: str) -> tuple[str, int] | None:
     if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
         raise BadInput("--metrics", f"port {port_text[:10]!r} must be a number from 0 to 65535 (0: any free port)")
     return host.strip("[]"), int(port_text)
+
+
+def check_drain(seconds: float) -> float:
+    """``--drain-timeout``: from 0 (send nothing more, keep what is owed for the next run) to
+    :data:`MAX_DRAIN` seconds, both included; BadInput naming the argument otherwise."""
+    if not 0.0 <= seconds <= MAX_DRAIN:   # NaN fails both
+        raise BadInput("--drain-timeout", f"must be from 0 to {MAX_DRAIN:g} seconds (0: do not wait)")
+    return float(seconds)
 
 
 def _where(args: argparse.Namespace) -> tuple[Home | None, Root | None, Home]:
@@ -119,8 +128,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         return _status(args)
     home, root, base = _where(args)
     metrics = parse_metrics(args.metrics)
-    if not 0 < args.drain_timeout <= MAX_DRAIN:
-        raise BadInput("--drain-timeout", f"must be between 0 and {MAX_DRAIN:g} seconds")
+    drain = check_drain(args.drain_timeout)
     rules = _rules(args, base)
     urls = args.notify if args.notify is not None else os.environ.get(NOTIFY_ENV, "").split()
     # Imported here: aiohttp, Apprise and prometheus_client cost most of a second of start-up
@@ -141,7 +149,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     monitor = Monitor(rules=rules, gate=gate, home=home, root=root, metrics=metrics, targets=targets, log=log)
     undo = boundary.follow_tracebacks(monitor.redactor)
     try:
-        asyncio.run(_run(monitor, args.drain_timeout, what, log))
+        asyncio.run(_run(monitor, drain, what, log))
     finally:
         undo()
     return EXIT_OK
@@ -177,8 +185,10 @@ def _status(args: argparse.Namespace) -> int:
         print(shown(f"no monitor has run on {base.root}"))
         return EXIT_FAILURE
     if not running:
+        owed = st.get("pending") if isinstance(st.get("pending"), list) else []
         print(shown(f"no monitor running on {base.root} "
-                    f"(last {st.get('state', '—')} at {_hhmm(st.get('updated_at'))})"))
+                    f"(last {st.get('state', '—')} at {_hhmm(st.get('updated_at'))})"
+                    + (f"; {len(owed)} alert(s) undelivered, sent by the next run" if owed else "")))
         return EXIT_FAILURE
     alerts = st.get("open_alerts") or []
     print(shown(f"monitor pid {st.get('pid')} since {_hhmm(st.get('started_at'))} on {st.get('path')}; metrics "

@@ -1,0 +1,126 @@
+"""``budget``: a key or a pool at the rule's share (``at: 80%``) of a budget of hermes-admin.yaml.
+
+Budgets are :mod:`store.config.budgets`' (``budgets: {pool: {key: {day, month}, pool: {day,
+month}}}``, US dollars of known cost); spend is the usage ledger's, read through
+:func:`store.monitor.spend.spend_of` (a :class:`store.monitor.spend.Spend` per evaluation).
+:func:`gather` (at sample time, the IO edge) asks for every amount a budget needs; :func:`add`
+(pure) turns them into conditions. A spend that cannot be read is unknown: no alert, a notice,
+never zero. A condition ends when the spend falls back under the share, which happens when
+its period starts again (00:00 UTC for ``day``, the first of the month for ``month``): that
+moment is the evaluation's next change.
+
+A window cap (``cap: {5h: 80%}``, the share of a subscription window a key may use) is a
+budget too: a key whose fresh reading of that window (the headroom sidecar, bound to the key's
+secret) has used ``at`` of its cap alerts, and recovers when the window resets.
+"""
+
+from __future__ import annotations
+
+import calendar
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from store.config.budgets import PERIODS, PoolBudget
+from store.monitor import rules as R
+from store.monitor.conditions import Condition, Evaluation, utc, who
+from store.monitor.sample import ProfileSample, Sample
+from store.paths import Home
+from store.pools.view import PoolView
+
+SpendOf = Callable[[Home, str, "str | None", str], "float | None"]
+SpendKey = tuple[str, "str | None", str]          # (pool, row id or None for the pool, period)
+
+
+def period_end(period: str, now: float) -> float:
+    """When *period* (``day`` / ``month``, UTC) next starts again after *now*."""
+    t = time.gmtime(now)
+    if period == "day":
+        return float(calendar.timegm((t.tm_year, t.tm_mon, t.tm_mday, 0, 0, 0, 0, 0, 0)) + 86400)
+    year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
+    return float(calendar.timegm((year, month, 1, 0, 0, 0, 0, 0, 0)))
+
+
+def gather(home: Home, budgets: Mapping[str, PoolBudget], pools: Sequence[PoolView],
+           spend: SpendOf) -> dict[SpendKey, float | None]:
+    """Every spend the budgets of *home* need: each key's, and each pool's, per period."""
+    out: dict[SpendKey, float | None] = {}
+    views = {pv.key: pv for pv in pools}
+    for pool, b in budgets.items():
+        for period in PERIODS:
+            if b.key.of(period) is not None and pool in views:
+                for cv in views[pool].credentials:
+                    out[(pool, cv.id, period)] = spend(home, pool, cv.id, period)
+            if b.pool.of(period) is not None:
+                out[(pool, None, period)] = spend(home, pool, None, period)
+    return out
+
+
+def _share(spent: float, limit: float) -> str:
+    return f"{spent / limit:.0%}" if limit > 0 else "all"
+
+
+def _usd(v: float) -> str:
+    return f"${v:,.2f}" if v >= 0.01 or v == 0 else f"${v:.4f}"
+
+
+def _caps(ev: Evaluation, rule: R.Rule, p: ProfileSample, pv: PoolView, caps: Mapping[str, float],
+          now: float) -> None:
+    for cv in pv.credentials:
+        entry = p.headroom.get((pv.key, cv.id))
+        if entry is None or entry.fp != cv.fingerprint:
+            continue   # no readings, or readings of a secret this row no longer holds
+        for window, cap in caps.items():
+            r = entry.windows.get(window)
+            if r is None or r.utilization is None or r.stale(now) or r.utilization < (rule.threshold or 0) * cap:
+                continue
+            reset = f"; the window resets {utc(r.reset_at)}" if r.reset_at is not None else ""
+            ev.add(Condition(
+                key=f"{R.BUDGET}/{p.name}/{pv.key}/{cv.id}/cap-{window}", rule=rule.name, severity=rule.severity,
+                profile=p.name, title=f"{who(p, cv)} at {r.utilization / cap:.0%} of its {window} cap",
+                text=f"{who(p, cv)} has used {r.utilization:.0%} of its {window} window ({r.source}), "
+                     f"{r.utilization / cap:.0%} of the {cap:.0%} cap hermes-admin.yaml sets (this rule alerts at "
+                     f"{rule.threshold or 0:.0%}){reset}.",
+                pool=pv.key, credential=cv.id, label=cv.label, fingerprint=cv.fingerprint))
+            ev.at(r.reset_at, now)
+
+
+def add(ev: Evaluation, sample: Sample, rules: R.Rules, now: float) -> None:
+    """Add the ``budget`` conditions of *sample* to *ev*."""
+    rule = rules[R.BUDGET]
+    if not rule.enabled:
+        return
+    at = rule.threshold or 0.0
+    for p in sample.profiles:
+        views = {pv.key: pv for pv in p.pools}
+        for pool, b in p.budgets.items():
+            if not rule.applies(p.name, pool):
+                continue
+            if b.cap and pool in views:
+                _caps(ev, rule, p, views[pool], b.cap, now)
+            for period in PERIODS:
+                resets = period_end(period, now)
+                limit = b.key.of(period)
+                pv = views.get(pool)
+                if limit is not None and pv is not None:
+                    for cv in pv.credentials:
+                        spent = p.spend.get((pool, cv.id, period))
+                        if spent is not None and spent >= at * limit:
+                            ev.add(Condition(
+                                key=f"{R.BUDGET}/{p.name}/{pool}/{cv.id}/{period}", rule=rule.name,
+                                severity=rule.severity, profile=p.name,
+                                title=f"{who(p, cv)} at {_share(spent, limit)} of its {period} budget",
+                                text=f"{who(p, cv)} spent {_usd(spent)} of its {period} budget of {_usd(limit)} "
+                                     f"({_share(spent, limit)}; this rule alerts at {at:.0%}); the {period} starts "
+                                     f"again {utc(resets)}.",
+                                pool=pool, credential=cv.id, label=cv.label, fingerprint=cv.fingerprint))
+                            ev.at(resets, now)
+                limit = b.pool.of(period)
+                spent = p.spend.get((pool, None, period)) if limit is not None else None
+                if limit is not None and spent is not None and spent >= at * limit:
+                    ev.add(Condition(
+                        key=f"{R.BUDGET}/{p.name}/{pool}/pool/{period}", rule=rule.name, severity=rule.severity,
+                        profile=p.name, title=f"{p.name}/{pool} at {_share(spent, limit)} of its {period} budget",
+                        text=f"Pool {pool} of profile {p.name} spent {_usd(spent)} of its {period} budget of "
+                             f"{_usd(limit)} ({_share(spent, limit)}; this rule alerts at {at:.0%}); the {period} "
+                             f"starts again {utc(resets)}.", pool=pool))
+                    ev.at(resets, now)

@@ -1,0 +1,136 @@
+"""What a key or a pool has spent, read from the usage ledger for the monitor's ``budget`` rule.
+
+The ledger (``hermes-admin-usage.sqlite`` beside the home, written behind by the proxy and
+the agent runtime, table :data:`store.usage.record.REQUESTS_TABLE`) is another program's
+file: it is opened read-only (``file:...?mode=ro``), never through a symbolic link, with a
+short busy timeout, and only what is known counts: the ``actual`` and ``estimated`` costs
+(``included`` and ``unknown`` have no dollars), each finite and not negative. A ledger that
+is missing, locked, corrupt or without the table gives ``None`` ("unknown", with a notice),
+never zero: a budget rule must not report a key as under budget because it cannot read.
+
+Windows are calendar periods in UTC, as budgets count them: ``day`` since 00:00 UTC,
+``month`` since the first of the month. :class:`Spend` reads each (pool, window) once per
+evaluation, grouped by key, so a pool of thousands of keys is one query, not thousands.
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import os
+import sqlite3
+import stat
+import time
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+from store.paths import Home
+from store.usage.record import ACTUAL, ESTIMATED, LEDGER_FILE
+
+BUSY_TIMEOUT = 0.5
+MAX_COST = 1e9          # a single request's cost beyond this is not believed
+WINDOWS = ("day", "month")
+_KNOWN = (ACTUAL, ESTIMATED)
+_QUERY = (f"SELECT row_id, SUM(cost_usd) FROM requests WHERE pool = ? AND at >= ? AND at < ? "
+          f"AND cost_status IN ({', '.join('?' for _ in _KNOWN)}) AND cost_usd >= 0 AND cost_usd <= {MAX_COST:g} "
+          f"GROUP BY row_id")
+
+
+def ledger_path(home: Home) -> Any:
+    """Where the ledger of *home* lies (it may not exist)."""
+    return home.root / LEDGER_FILE
+
+
+def window_start(window: str, now: float) -> float:
+    """The epoch second *window* (``day`` or ``month``, UTC) began at *now*; ValueError otherwise."""
+    t = time.gmtime(now)
+    if window == "day":
+        return float(calendar.timegm((t.tm_year, t.tm_mon, t.tm_mday, 0, 0, 0, 0, 0, 0)))
+    if window == "month":
+        return float(calendar.timegm((t.tm_year, t.tm_mon, 1, 0, 0, 0, 0, 0, 0)))
+    raise ValueError(f"window must be one of {', '.join(WINDOWS)}")
+
+
+def by_key(home: Home, pool: str, window: str, *, now: float | None = None,
+           notes: list[str] | None = None) -> Mapping[str | None, float] | None:
+    """Known spend of each key of *pool* in *window* (row id -> USD; rows without an id under
+    None), or None when the ledger cannot be read (a notice appended to *notes*)."""
+    now = time.time() if now is None else now
+    start = window_start(window, now)
+    path = ledger_path(home)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        _note(notes, f"{path}: no usage ledger yet; spend unknown")
+        return None
+    except OSError as exc:
+        _note(notes, f"{path}: cannot be read ({exc.strerror or exc}); spend unknown")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        _note(notes, f"{path}: not a regular file (a link or special file is never followed); spend unknown")
+        return None
+    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)
+        try:
+            rows = con.execute(_QUERY, (pool, start, now + 1.0, *_KNOWN)).fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        _note(notes, f"{path}: {_why(exc)}; spend unknown")
+        return None
+    out: dict[str | None, float] = {}
+    for row_id, total in rows:
+        if total is None:
+            continue
+        if not isinstance(total, (int, float)) or not math.isfinite(total):
+            _note(notes, f"{path}: a spend that is not a finite number; spend unknown")
+            return None
+        key = row_id if isinstance(row_id, str) else None
+        out[key] = out.get(key, 0.0) + float(total)
+    return out
+
+
+def spend_of(home: Home, pool: str, row_id: str | None, window: str, *, now: float | None = None,
+             notes: list[str] | None = None) -> float | None:
+    """Known spend (USD) of one key of *pool* (*row_id*), or of the whole pool (None), in
+    *window* (``day`` / ``month``, UTC); None when the ledger cannot be read: unknown, not zero."""
+    got = by_key(home, pool, window, now=now, notes=notes)
+    if got is None:
+        return None
+    return sum(got.values()) if row_id is None else got.get(row_id, 0.0)
+
+
+class Spend:
+    """:func:`spend_of` for one evaluation: each (home, pool, window) read once."""
+
+    def __init__(self, now: float) -> None:
+        self.now = now
+        self.notes: list[str] = []
+        self._cache: dict[tuple[str, str, str], Mapping[str | None, float] | None] = {}
+
+    def __call__(self, home: Home, pool: str, row_id: str | None, window: str) -> float | None:
+        key = (str(home.root), pool, window)
+        if key not in self._cache:
+            self._cache[key] = by_key(home, pool, window, now=self.now, notes=self.notes)
+        got = self._cache[key]
+        if got is None:
+            return None
+        return sum(got.values()) if row_id is None else got.get(row_id, 0.0)
+
+
+def _why(exc: sqlite3.Error) -> str:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        return "locked by its writer"
+    if "no such table" in text:
+        return "holds no requests table yet"
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return "is not a readable SQLite database (corrupt?)"
+    return f"cannot be read ({type(exc).__name__})"
+
+
+def _note(notes: list[str] | None, text: str) -> None:
+    if notes is not None and text not in notes:
+        notes.append(text)
