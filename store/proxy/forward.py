@@ -64,6 +64,7 @@ from store.proxy.observing.stats import Stats
 from store.proxy.offloop import run_blocking
 from store.proxy.routing.attempt import Attempt
 from store.proxy.routing.chain import Chain
+from store.proxy.routing.pace import pace
 from store.proxy.routing.protocols import ANTHROPIC, OPENAI, Want
 from store.proxy.routing.upstreams import base_for, display, route_name
 from store.proxy.routing.verdict import bench_exhausted, judge_attempt
@@ -161,6 +162,8 @@ class Forwarder:
                 last = Failure(attempt, result, verdict, base, answer)
                 attempt = self._after_route_fault(attempt, verdict, want)
                 continue
+            if await pace(attempt, verdict, self.chain.headroom.settings.proxy.pace_max_wait, rid):
+                continue              # a pinned conversation's short rate limit: the same key again
             attempt, passed = await self._after_key_fault(attempt, result, verdict, answer, rid, want)
             if passed is not None:
                 return passed
@@ -262,7 +265,7 @@ class Forwarder:
 
     def _carry(self, old: Attempt, new: Attempt | None) -> Attempt | None:
         if new is not None:       # the new attempt keeps what the request already tried
-            new.tried, new.route_retried = old.tried, old.route_retried
+            new.tried, new.route_retried, new.paced = old.tried, old.route_retried, old.paced
         return new
 
     def _route(self, attempt: Attempt) -> Any:
