@@ -60,10 +60,12 @@ from store.proxy.edge.wire import (
     with_model,
 )
 from store.proxy.observing import requests as trace
+from store.proxy.observing.report import reopen_times
 from store.proxy.observing.stats import Stats
 from store.proxy.offloop import run_blocking
 from store.proxy.routing.attempt import Attempt
 from store.proxy.routing.chain import Chain
+from store.proxy.routing.hold import Hold
 from store.proxy.routing.pace import pace
 from store.proxy.routing.protocols import ANTHROPIC, OPENAI, Want
 from store.proxy.routing.upstreams import base_for, display, route_name
@@ -101,6 +103,8 @@ class Forwarder:
         self._error = self.answers.error
         self._pass_on = self.answers.pass_on
         self.relay = Relay(chain, stats, secrets, self.answers.mark, self._served)
+        self.hold = Hold(chain.clock, lambda want: chain.look_again(None, want), self._soonest,
+                         lambda: chain.headroom.settings.proxy)
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
                       protocol: str = OPENAI) -> web.StreamResponse:
@@ -109,7 +113,18 @@ class Forwarder:
         chain = self.chain
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
         want = Want(protocol, body, encoded, endpoint_of(path))
-        attempt = chain.select(want=want)
+        got = await self._walk(request, path, body, rid, want, encoded, chain.select(want=want))
+        if got is None:       # every key out: held for the soonest reset when it is near (proxy.hold)
+            again = await self.hold.wait(want, rid)
+            if again is not None:
+                got = await self._walk(request, path, body, rid, want, encoded, again)
+        return got if got is not None else self.answers.all_out(rid, want)
+
+    async def _walk(self, request: web.BaseRequest, path: str, body: bytes, rid: str, want: Want, encoded: bool,
+                    attempt: Attempt | None) -> web.StreamResponse | None:
+        """Walk the chain from *attempt*: the answer, or None when no key could serve."""
+        chain = self.chain
+        protocol = want.protocol
         headers = kept(request.headers, DROP_REQUEST)
         query = raw_query(request)
         client_beta, user_agent = request.headers.get("anthropic-beta"), request.headers.get("User-Agent")
@@ -169,7 +184,7 @@ class Forwarder:
                 return passed
         if last is not None:
             return self.answers.route_failed(last.attempt, last.result, last.verdict, last.answer, rid)
-        return self.answers.all_out(rid, want)
+        return None
 
     def cut_overdue(self) -> None:
         """Cancel each wait for an answer's headers past its deadline (called every second):
@@ -180,6 +195,11 @@ class Forwarder:
             if now >= deadline and task not in self._overdue:
                 self._overdue.add(task)
                 task.cancel()
+
+    def _soonest(self, want: Want) -> float | None:
+        """When the soonest key of a route that speaks *want*'s protocol reopens."""
+        times = [t for t in reopen_times(self.chain, want).values() if t is not None]
+        return min(times) if times else None
 
     # -- one try --
 
