@@ -12,6 +12,10 @@ Every failure is judged once (:func:`store.agent.outcomes.classify`, RELIABILITY
   can serve, the client gets the last upstream answer or a 502/504 that says so;
 - the **request's** fault: the client gets the provider's answer as it came.
 
+A key's rate limit on a pinned conversation may be waited out on the same key
+(:mod:`store.proxy.routing.pace`); when no key can serve, the request may wait for the
+soonest reset instead of a 503 (:mod:`store.proxy.routing.hold`, ``proxy.hold``).
+
 Relayed answers carry no key (:mod:`store.proxy.edge.wire`), redirects are returned as they
 came (never followed: a 307 elsewhere never sees the prompt or the key), a 2xx is relayed
 as it arrives (:mod:`store.proxy.edge.relay`).
