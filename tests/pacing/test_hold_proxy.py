@@ -105,6 +105,26 @@ def test_waiting_is_bounded_shown_in_the_status_file_and_a_client_that_leaves_is
     assert up.hits(EDGE_KEYS[0]) + up.hits(EDGE_KEYS[1]) == 0
 
 
+def test_control_without_handler_cancellation_a_client_that_left_stays_counted(tmp_home, up, monkeypatch) -> None:
+    """What releases a held client is its handler's cancellation: with it off, the request
+    whose client left stays held (the count the test above sees drop)."""
+    from store.proxy import server
+    monkeypatch.setattr(server, "HANDLER_CANCELLATION", False)
+    seed(tmp_home, up, 30.0, "max_wait: 60s")
+    with running_chain_proxy(tmp_home) as p:
+        with pytest.raises(openai.APITimeoutError):
+            sdk(p, timeout=0.5).chat.completions.create(**MSG)
+        with pytest.raises(AssertionError, match="timed out"):
+            wait_until(lambda: held(p, 0), timeout=1.5, what="the held client released")
+        p.call(_cancel_held(p))
+
+
+async def _cancel_held(p) -> None:
+    """End the request left held (the proxy's stop would wait for it)."""
+    for task in list(p.server._handlers):
+        task.cancel()
+
+
 def test_an_operator_reset_wakes_a_held_request(tmp_home, up) -> None:
     """Keys out for 30 s, hold up to 60 s; the store is reset while the request waits (the
     watcher sees it): served long before the benches would have ended."""

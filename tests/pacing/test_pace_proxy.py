@@ -81,6 +81,9 @@ def test_not_pinned_a_rate_limit_rotates_as_before(tmp_home, up) -> None:
         got = call(p)
     assert got.http_response.status_code == 200
     assert up.hits(EDGE_KEYS[0]) == 2 and up.hits(EDGE_KEYS[1]) == 1     # one same-key retry, then rotated
+    row = next(r for r in read_doc(tmp_home)["credential_pool"]["openrouter"] if r["id"] == "or0edg")
+    # benched only as long as the provider said (1 s, floored at 5 s), not the rate-limit TTL
+    assert row["last_error_reset_at"] - row["last_status_at"] <= 6
 
 
 def test_control_pacing_off_rotates(tmp_home, up, pinned) -> None:
