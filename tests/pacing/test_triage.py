@@ -155,3 +155,15 @@ def test_control_without_triage_a_spent_quota_spends_a_same_key_retry(tmp_home, 
     pc = client(tmp_home)
     d = pc.report(LONG)
     assert d.action == RETRY          # the retry a spent quota cannot use: what triage removes
+
+
+def test_pace_for_floors_a_zero_wait_and_spends_the_budget() -> None:
+    from store.agent.outcomes import Selection
+    from store.proxy.routing.attempt import Attempt
+    from store.proxy.routing.pace import PACE_FLOOR, pace_for
+    v = judge(answer(429, {"retry-after": "0"}, oai("rate_limit_exceeded", "Rate limit reached")), NOW)
+    a = Attempt(0, Selection("p", "r", "l", "t"), pinned=True)
+    assert pace_for(a, v, 2.0) == PACE_FLOOR
+    a.paced = 2.0 - PACE_FLOOR / 2               # what is left of max_wait is less than the floor
+    assert pace_for(a, v, 2.0) is None
+    assert pace_for(Attempt(0, Selection("p", "r", "l", "t")), v, 2.0) is None     # not pinned: no pace

@@ -25,15 +25,18 @@ from store.proxy.routing.attempt import Attempt
 
 log = logging.getLogger("hermes_admin.proxy")
 
+PACE_FLOOR = 0.25     # a ``retry-after: 0`` still waits this long (and counts it against max_wait)
+
 
 def pace_for(attempt: Attempt, verdict: Verdict, max_wait: float) -> float | None:
     """The seconds to wait on *attempt*'s own key before sending again (None: do not pace):
     a pinned attempt, a rate limit whose provider's wait fits what is left of *max_wait*."""
     if not attempt.pinned or verdict.wait is None:
         return None
-    if not may_pace(verdict.triage, verdict.wait, max_wait - attempt.paced):
+    wait = max(verdict.wait, PACE_FLOOR)
+    if not may_pace(verdict.triage, wait, max_wait - attempt.paced):
         return None
-    return verdict.wait
+    return wait
 
 
 async def pace(attempt: Attempt, verdict: Verdict, max_wait: float, rid: str) -> bool:
