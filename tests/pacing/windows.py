@@ -23,25 +23,28 @@ class WindowedUpstream(ScriptedUpstream):
         super().__init__()
         self.windows: dict[str, float] = {}        # key -> window length (s)
         self.opened: dict[str, float] = {}         # key -> monotonic time of its first request
-        self.spent: set[str] = set()
+        self.spent: dict[str, Behaviour] = {}
+        self.shape: dict[str, tuple[dict[str, str], object]] = {}   # key -> its 429's extra headers, body
 
-    def limit(self, key: str, seconds: float) -> None:
+    def limit(self, key: str, seconds: float, headers: dict[str, str] | None = None, body: object = None) -> None:
         with self._lock:
             self.windows[key] = seconds
+            self.shape[key] = (headers or {}, body or RATE_BODY)
 
-    def quota(self, key: str) -> None:
+    def quota(self, key: str, answer: Behaviour | None = None) -> None:
         with self._lock:
-            self.spent.add(key)
+            self.spent[key] = answer or http(429, {}, QUOTA_BODY)
 
     def _next(self, key: str | None) -> Behaviour:
         now = time.monotonic()
         with self._lock:
             if key in self.spent:
-                return http(429, {}, QUOTA_BODY)
+                return self.spent[key]
             length = self.windows.get(key or "")
             if length is not None:
                 start = self.opened.setdefault(key or "", now)
                 left = start + length - now
                 if left > 0:
-                    return http(429, {"retry-after": str(max(1, math.ceil(left)))}, RATE_BODY)
+                    extra, body = self.shape[key or ""]
+                    return http(429, {"retry-after": str(max(1, math.ceil(left))), **extra}, body)
         return super()._next(key)
