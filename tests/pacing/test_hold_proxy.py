@@ -13,7 +13,7 @@ import openai
 import pytest
 
 from store.proxy.observing.stats import read_statuses
-from tests.conftest import make_row, make_store, write_store
+from tests.conftest import make_row, make_store, run_cli, write_store
 from tests.pacing.windows import WindowedUpstream
 from tests.proxy_helpers import CONFIG, EDGE_KEYS, running_chain_proxy, wait_until
 
@@ -126,14 +126,14 @@ async def _cancel_held(p) -> None:
 
 
 def test_an_operator_reset_wakes_a_held_request(tmp_home, up) -> None:
-    """Keys out for 30 s, hold up to 60 s; the store is reset while the request waits (the
-    watcher sees it): served long before the benches would have ended."""
+    """Keys out for 30 s, hold up to 60 s; ``hermes-admin reset`` while the request waits (the
+    proxy's watcher sees auth.json change): served long before the benches would have ended."""
     reset = seed(tmp_home, up, 30.0, "max_wait: 60s")
     got: list = []
     with running_chain_proxy(tmp_home, watch=True) as p:
         t = threading.Thread(target=lambda: got.append(sdk(p).chat.completions.with_raw_response.create(**MSG)))
         t.start()
         wait_until(lambda: held(p, 1), timeout=5, what="the request held")
-        seed(tmp_home, up, None)                       # the operator's reset: both keys usable
+        run_cli(tmp_home, "reset", "openrouter", "--yes")     # the operator's reset: both keys usable
         t.join(20)
     assert got and got[0].http_response.status_code == 200 and time.time() < reset
