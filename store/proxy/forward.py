@@ -119,7 +119,9 @@ class Forwarder:
         want = Want(protocol, body, encoded, endpoint_of(path))
         got = await self._walk(request, path, body, rid, want, encoded, chain.select(want=want))
         if got is None:       # every key out: held for the soonest reset when it is near (proxy.hold)
+            since = time.monotonic()
             again = await self.hold.wait(want, rid)
+            trace.waited(time.monotonic() - since)
             if again is not None:
                 got = await self._walk(request, path, body, rid, want, encoded, again)
         return got if got is not None else self.answers.all_out(rid, want)
@@ -181,8 +183,9 @@ class Forwarder:
                 last = Failure(attempt, result, verdict, base, answer)
                 attempt = self._after_route_fault(attempt, verdict, want)
                 continue
-            if await pace(attempt, verdict, self.chain.headroom.settings.proxy.pace_max_wait, rid):
-                continue              # a pinned conversation's short rate limit: the same key again
+            if (paced := await pace(attempt, verdict, chain.headroom.settings.proxy.pace_max_wait, rid)) is not None:
+                trace.waited(paced)   # a pinned conversation's short rate limit: the same key again
+                continue
             attempt, passed = await self._after_key_fault(attempt, result, verdict, answer, rid, want)
             if passed is not None:
                 return passed

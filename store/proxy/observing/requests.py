@@ -44,7 +44,7 @@ class Trace:
     """One request as the log sees it (mutated by the hooks below, on the loop)."""
 
     __slots__ = ("at", "rid", "path", "t0", "kind", "tries", "upstream", "up_since", "ready", "pool", "row",
-                 "route", "fallback")
+                 "route", "fallback", "waited")
 
     def __init__(self, at: float, rid: str, path: str) -> None:
         self.at, self.rid, self.path = at, rid, path
@@ -58,6 +58,7 @@ class Trace:
         self.row: str | None = None
         self.route: str | None = None
         self.fallback = False
+        self.waited = 0.0        # paced or held on purpose (#30): not the proxy's own cost
 
 
 CURRENT: ContextVar[Trace | None] = ContextVar("hermes_admin_proxy_trace", default=None)
@@ -88,6 +89,14 @@ def served_by(pool: str, row: str, route: str, fallback: bool) -> None:
     t = CURRENT.get()
     if t is not None:
         t.pool, t.row, t.route, t.fallback = pool, row, route, fallback
+
+
+def waited(seconds: float) -> None:
+    """The request waited *seconds* on purpose (paced on its key, or held for a reset): kept
+    out of the proxy's added latency."""
+    t = CURRENT.get()
+    if t is not None:
+        t.waited += seconds
 
 
 def answered_as(kind: str) -> None:
@@ -121,7 +130,7 @@ class RequestLog:
         CURRENT.set(None)
         done = trace.ready or _clock()
         total = max(0.0, done - trace.t0)
-        added = max(0.0, total - trace.upstream)
+        added = max(0.0, total - trace.upstream - trace.waited)
         if trace.kind is not None:
             outcome = trace.kind
         elif status < 400:

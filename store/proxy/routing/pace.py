@@ -39,16 +39,16 @@ def pace_for(attempt: Attempt, verdict: Verdict, max_wait: float) -> float | Non
     return wait
 
 
-async def pace(attempt: Attempt, verdict: Verdict, max_wait: float, rid: str) -> bool:
-    """Wait out a pinned attempt's short rate limit (see the module docstring); True when
-    it waited and the caller should send again on the same key."""
+async def pace(attempt: Attempt, verdict: Verdict, max_wait: float, rid: str) -> float | None:
+    """Wait out a pinned attempt's short rate limit (see the module docstring): the seconds
+    it waited, after which the caller sends again on the same key (None: no pace)."""
     wait = pace_for(attempt, verdict, max_wait)
     if wait is None:
-        return False
+        return None
     sel = attempt.selection
     attempt.paced += wait
     log.info("request %s: %s/%s: a rate limit of %g s on a pinned conversation; waiting on the same key",
              rid, sel.pool, sel.row_id, wait)
     await asyncio.sleep(wait)
     attempt.fresh = False         # checked again before it is sent (benched meanwhile: another key)
-    return True
+    return wait
