@@ -152,6 +152,9 @@ def test_an_operator_reset_wakes_a_held_request(tmp_home, up) -> None:
         t = threading.Thread(target=lambda: got.append(sdk(p).chat.completions.with_raw_response.create(**MSG)))
         t.start()
         wait_until(lambda: held(p, 1), timeout=5, what="the request held")
+        wait_until(lambda: any(s.get("holding") == 1 for s in read_statuses(tmp_home)), timeout=5,
+                   what="the status file's holding count")
+        assert "held for the soonest reset: 1 request(s)" in run_cli(tmp_home, "proxy", "status").stdout
         run_cli(tmp_home, "reset", "openrouter", "--yes")     # the operator's reset: both keys usable
         t.join(20)
     assert got and got[0].http_response.status_code == 200 and time.time() < reset
