@@ -167,3 +167,19 @@ def test_pace_for_floors_a_zero_wait_and_spends_the_budget() -> None:
     a.paced = 2.0 - PACE_FLOOR / 2               # what is left of max_wait is less than the floor
     assert pace_for(a, v, 2.0) is None
     assert pace_for(Attempt(0, Selection("p", "r", "l", "t")), v, 2.0) is None     # not pinned: no pace
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.floats(0, 120, allow_nan=False)), max_size=12),
+       st.floats(0, 60, allow_nan=False))
+def test_a_request_never_paces_past_max_wait_in_all(waits, max_wait) -> None:
+    from store.agent.outcomes import Selection, Verdict
+    from store.proxy.routing.attempt import Attempt
+    from store.proxy.routing.pace import pace_for
+    a = Attempt(0, Selection("p", "r", "l", "t"), pinned=True)
+    for w in waits:
+        got = pace_for(a, Verdict("key", "rate_limit", triage=RATE_LIMIT, wait=w), max_wait)
+        if got is not None:
+            assert got >= 0
+            a.paced += got
+    assert a.paced <= max_wait
