@@ -15,7 +15,9 @@ What it decides, and by which one rule:
 - the model scope: a rate limit the dialect scopes to one model (every Anthropic 429 that
   is no usage or billing limit; elsewhere a message naming the model asked for), and the
   endpoint scope (``count_tokens`` is limited apart from ``messages``);
-- the usage, from a JSON answer's body when the caller hands it over.
+- the usage, from a JSON answer's body when the caller hands it over;
+- the 429 triage (:mod:`store.agent.triage`): a rate limit or a spent quota, and the
+  seconds to the provider's reset as it said it.
 
 Pure: the clock is passed in.
 """
@@ -30,6 +32,7 @@ from typing import Any
 from store import outside
 from store.agent.outcomes import COUNT_TOKENS, SUCCESS, Result, Verdict, classify, is_usage_limit, reset_time
 from store.agent.ratelimits import blocked_until
+from store.agent.triage import triage
 from store.dialects.dialect import Dialect
 from store.dialects.readings import Reading, Usage
 from store.dialects.registry import read_headers
@@ -59,9 +62,10 @@ def judge(result: Result, now: float, *, pool: str | None = None, readings: Sequ
     if reset is None and v.fault is not None:
         reset = blocked_until(got, now)        # a window the answer says is empty
     scoped = v.kind == "rate_limit" and model_scoped(result, v, model, per_model_429)
+    limit, wait = triage(result, v.fault, v.kind, got, reset, now)
     return Verdict(v.fault, v.kind, v.failure_reason, v.answered, v.other_key_may_help, read_at=now,
                    readings=got, reset_at=policy.bench_reset(reset, now), model=model, endpoint=endpoint,
-                   model_scoped=scoped)
+                   model_scoped=scoped, triage=limit, wait=wait)
 
 
 def judge_success(now: float, readings: Sequence[Reading] = (), *, dialect: Dialect | None = None,

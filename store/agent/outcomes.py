@@ -136,7 +136,9 @@ class Verdict:
     what kind of failure (Hermes's ``FailoverReason`` names), and everything every consumer
     needs of the answer, so none re-reads it: the rate-limit readings, the ONE reset time
     (floored, or None: the TTL applies from *read_at*), the model and endpoint scope, and
-    the usage the answer reports. :func:`classify` alone fills the first five fields."""
+    the usage the answer reports, and the 429 triage (:mod:`store.agent.triage`: a rate
+    limit or a spent quota, and the provider's wait). :func:`classify` alone fills the first
+    five fields."""
 
     fault: str | None               # KEY, ROUTE, REQUEST; None for a success
     kind: str                       # rate_limit, billing, auth, upstream_rate_limit, overloaded, ...
@@ -151,6 +153,8 @@ class Verdict:
     endpoint: str | None = None     # the endpoint scope: COUNT_TOKENS, or None (the model's own)
     model_scoped: bool = False      # a key's fault on one model (and endpoint) only, not the key
     usage: Usage | None = None      # what the answer says it spent (non-stream JSON answers)
+    triage: str | None = None       # a key's limit: "rate_limit" or "quota" (store.agent.triage)
+    wait: float | None = None       # seconds to the provider's reset as it said it (not floored)
 
     @property
     def scope(self) -> str | None:

@@ -40,6 +40,7 @@ from store.agent.outcomes import (
     stored_message,
 )
 from store.agent.pool_headroom import PoolHeadroom, pool_list
+from store.agent.triage import QUOTA
 from store.authfile import read_store
 from store.config import settings as settings_file
 from store.config.agent_view import ConfigView
@@ -273,6 +274,8 @@ class PoolClient:
         if verdict.kind == "rate_limit":
             if is_usage_limit(result):
                 return self._bench_and_rotate(sel, result, verdict, "rate_limit", note="usage limit")
+            if verdict.triage == QUOTA:     # a spent quota (store.agent.triage): no same-key retry
+                return self._bench_and_rotate(sel, result, verdict, "rate_limit", note="spent quota")
             if self.room.exhausted(sel, now) is not None:     # a retry would meet the same 429
                 return self._bench_and_rotate(sel, result, verdict, "rate_limit", note="headroom: nothing left")
             if not self.has_retried_429:

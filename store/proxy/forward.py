@@ -12,6 +12,10 @@ Every failure is judged once (:func:`store.agent.outcomes.classify`, RELIABILITY
   can serve, the client gets the last upstream answer or a 502/504 that says so;
 - the **request's** fault: the client gets the provider's answer as it came.
 
+A key's rate limit on a pinned conversation may be waited out on the same key
+(:mod:`store.proxy.routing.pace`); when no key can serve, the request may wait for the
+soonest reset instead of a 503 (:mod:`store.proxy.routing.hold`, ``proxy.hold``).
+
 Relayed answers carry no key (:mod:`store.proxy.edge.wire`), redirects are returned as they
 came (never followed: a 307 elsewhere never sees the prompt or the key), a 2xx is relayed
 as it arrives (:mod:`store.proxy.edge.relay`).
@@ -60,10 +64,13 @@ from store.proxy.edge.wire import (
     with_model,
 )
 from store.proxy.observing import requests as trace
+from store.proxy.observing.report import reopen_times
 from store.proxy.observing.stats import Stats
 from store.proxy.offloop import run_blocking
 from store.proxy.routing.attempt import Attempt
 from store.proxy.routing.chain import Chain
+from store.proxy.routing.hold import Hold
+from store.proxy.routing.pace import pace
 from store.proxy.routing.protocols import ANTHROPIC, OPENAI, Want
 from store.proxy.routing.upstreams import base_for, display, route_name
 from store.proxy.routing.verdict import bench_exhausted, judge_attempt
@@ -100,6 +107,8 @@ class Forwarder:
         self._error = self.answers.error
         self._pass_on = self.answers.pass_on
         self.relay = Relay(chain.breakers, chain.clock, stats, secrets, self.answers.mark, self._served)
+        self.hold = Hold(chain.clock, lambda want: chain.look_again(None, want), self._soonest,
+                         lambda: chain.headroom.settings.proxy)
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
                       protocol: str = OPENAI) -> web.StreamResponse:
@@ -108,7 +117,20 @@ class Forwarder:
         chain = self.chain
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
         want = Want(protocol, body, encoded, endpoint_of(path))
-        attempt = chain.select(want=want)
+        got = await self._walk(request, path, body, rid, want, encoded, chain.select(want=want))
+        if got is None:       # every key out: held for the soonest reset when it is near (proxy.hold)
+            since = time.monotonic()
+            again = await self.hold.wait(want, rid)
+            trace.waited(time.monotonic() - since)
+            if again is not None:
+                got = await self._walk(request, path, body, rid, want, encoded, again)
+        return got if got is not None else self.answers.all_out(rid, want)
+
+    async def _walk(self, request: web.BaseRequest, path: str, body: bytes, rid: str, want: Want, encoded: bool,
+                    attempt: Attempt | None) -> web.StreamResponse | None:
+        """Walk the chain from *attempt*: the answer, or None when no key could serve."""
+        chain = self.chain
+        protocol = want.protocol
         headers = kept(request.headers, DROP_REQUEST)
         query = raw_query(request)
         client_beta, user_agent = request.headers.get("anthropic-beta"), request.headers.get("User-Agent")
@@ -162,12 +184,15 @@ class Forwarder:
                 last = Failure(attempt, result, verdict, base, answer)
                 attempt = self._after_route_fault(attempt, verdict, want)
                 continue
+            if (paced := await pace(attempt, verdict, chain.headroom.settings.proxy.pace_max_wait, rid)) is not None:
+                trace.waited(paced)   # a pinned conversation's short rate limit: the same key again
+                continue
             attempt, passed = await self._after_key_fault(attempt, result, verdict, answer, rid, want)
             if passed is not None:
                 return passed
         if last is not None:
             return self.answers.route_failed(last.attempt, last.result, last.verdict, last.answer, rid)
-        return self.answers.all_out(rid, want)
+        return None
 
     def cut_overdue(self) -> None:
         """Cancel each wait for an answer's headers past its deadline (called every second):
@@ -178,6 +203,11 @@ class Forwarder:
             if now >= deadline and task not in self._overdue:
                 self._overdue.add(task)
                 task.cancel()
+
+    def _soonest(self, want: Want) -> float | None:
+        """When the soonest key of a route that speaks *want*'s protocol reopens."""
+        times = [t for t in reopen_times(self.chain, want).values() if t is not None]
+        return min(times) if times else None
 
     # -- one try --
 
@@ -267,7 +297,7 @@ class Forwarder:
 
     def _carry(self, old: Attempt, new: Attempt | None) -> Attempt | None:
         if new is not None:       # the new attempt keeps what the request already tried
-            new.tried, new.route_retried = old.tried, old.route_retried
+            new.tried, new.route_retried, new.paced = old.tried, old.route_retried, old.paced
         return new
 
     def _route(self, attempt: Attempt) -> Any:

@@ -227,6 +227,7 @@ class ProxyServer:
                     loop.call_soon_threadsafe(self.chain.set_env, env)
                 if SIDECAR in changed:
                     self.chain.headroom.follow()     # what the other processes on the home read
+                loop.call_soon_threadsafe(self.forwarder.hold.poke)   # held requests look again
             except Exception as exc:     # the watcher lives on; the view stays the last good one
                 log.warning("could not follow a change of %s (%s)", ", ".join(sorted(changed)), exc)
 
@@ -295,7 +296,8 @@ class ProxyServer:
                 "primary": rt.primary, "active": route_name(rt.route.name),
                 "on_fallback_since": self.chain.fallback_since, "next_restore_check": nxt,
                 "chain": describe(self.chain), "upstreams": self.chain.breakers.snapshot(self.clock()),
-                "in_flight": self.in_flight, "pending_counts": self.chain.pending(),
+                "in_flight": self.in_flight, "holding": self.forwarder.hold.waiting,
+                "pending_counts": self.chain.pending(),
                 "inbound_auth": not self.gate.open, "loop": loop_name(), **self.stats.snapshot(),
                 **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot()}
 

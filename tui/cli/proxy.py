@@ -253,6 +253,8 @@ def _print_status(st: dict[str, Any]) -> None:
     else:
         say(f"chain: on fallback {st.get('active')} since {clock_time(st.get('on_fallback_since'))}, "
             f"next restore check {clock_time(st.get('next_restore_check'))}")
+    if type(st.get("holding")) is int and st["holding"] > 0:     # a bool is no count
+        say(f"held for the soonest reset: {st['holding']} request(s) (proxy.hold in hermes-admin.yaml)")
     if isinstance(st.get("pinned"), str):
         say(f"pinned to {st['pinned']} by an operator (hermes-admin proxy unpin to follow the chain again)")
     for r in st.get("chain") or []:

@@ -55,7 +55,7 @@ class Trace:
     """One request as the log sees it (mutated by the hooks below, on the loop)."""
 
     __slots__ = ("at", "rid", "path", "t0", "kind", "tries", "upstream", "up_since", "ready", "pool", "row",
-                 "route", "fallback", "verdicts")
+                 "route", "fallback", "verdicts", "waited")
 
     def __init__(self, at: float, rid: str, path: str) -> None:
         self.at, self.rid, self.path = at, rid, path
@@ -70,6 +70,7 @@ class Trace:
         self.route: str | None = None
         self.fallback = False
         self.verdicts: list[tuple[str, str]] = []     # (class, kind) of each answer judged, in order
+        self.waited = 0.0        # paced or held on purpose (#30): not the proxy's own cost
 
 
 CURRENT: ContextVar[Trace | None] = ContextVar("hermes_admin_proxy_trace", default=None)
@@ -109,6 +110,14 @@ def served_by(pool: str, row: str, route: str, fallback: bool) -> None:
         t.pool, t.row, t.route, t.fallback = pool, row, route, fallback
 
 
+def waited(seconds: float) -> None:
+    """The request waited *seconds* on purpose (paced on its key, or held for a reset): kept
+    out of the proxy's added latency."""
+    t = CURRENT.get()
+    if t is not None:
+        t.waited += seconds
+
+
 def answered_as(kind: str) -> None:
     """The proxy answers itself, with an error of *kind* (``all_credentials_cooling``...)."""
     t = CURRENT.get()
@@ -141,7 +150,7 @@ class RequestLog:
         CURRENT.set(None)
         done = trace.ready or _clock()
         total = max(0.0, done - trace.t0)
-        added = max(0.0, total - trace.upstream)
+        added = max(0.0, total - trace.upstream - trace.waited)
         last = trace.verdicts[-1] if trace.verdicts else None
         if trace.kind is not None:
             outcome = trace.kind

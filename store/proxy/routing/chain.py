@@ -46,7 +46,7 @@ from store.proxy.routing.direct import DirectBenches
 from store.proxy.routing.eligibility import Ask, Check, Eligibility
 from store.proxy.routing.headroom_gate import HeadroomGate
 from store.proxy.routing.overlay import Overlay, find_row
-from store.proxy.routing.picks import Usable, choose, usable_rows
+from store.proxy.routing.picks import Usable, choose, preferred, usable_rows
 from store.proxy.routing.protocols import OPENAI, Want, route_protocols
 from store.proxy.routing.request_client import RequestClient
 from store.proxy.routing.steering import Steering, lifted_rows
@@ -254,10 +254,9 @@ class Chain:
 
     def _pick(self, pool: str, now: float, route_base: str | None, avoid: set[tuple[str, str]] | None,
               model: str | None = None, want: Want | None = None) -> tuple[Row | None, bool]:
-        """``policy.select`` on the view, from the kept list of usable rows, leaving out
-        *avoid*, rows on open upstreams and rows benched for the model asked for (the
-        route's *model*, else the request's, parsed only when a row has a model bench).
-        Hold ``_lock``."""
+        """``policy.select`` on the view, from the kept list of usable rows, leaving out *avoid*, rows
+        on open upstreams and rows benched for the model asked for (the route's *model*, else the
+        request's); ``proxy.prefer`` may choose among them (:func:`preferred`). Hold ``_lock``."""
         rows = self._rows[pool]
         usable = self._usable.get(pool)
         if usable is None or usable.generation != self._generation or now >= usable.until:
@@ -269,7 +268,8 @@ class Chain:
         weigh = self.headroom.weigh(pool, self.env, now) if usable.strategy == "least_used" else None
         el = self.eligibility       # the breaker, tried and headroom filters (cooling and model: in usable)
         chosen, held, reordered = choose(usable, rows, self.rng, asked, el.keep(pool, route_base, now, avoid),
-                                         weigh=weigh, hold=el.hold(pool, now))
+                                         weigh=weigh, hold=el.hold(pool, now),
+                                         prefer=preferred(self.headroom, pool, self.env, now))
         if reordered:
             del self._usable[pool]          # the kept order no longer follows the priorities
         return chosen, held

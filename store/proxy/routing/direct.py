@@ -25,6 +25,7 @@ from store.agent.outcomes import (
     Verdict,
     is_usage_limit,
 )
+from store.agent.triage import QUOTA
 from store.config.agent_view import Route
 from store.model import Row
 from store.pools import policy
@@ -74,7 +75,8 @@ class DirectBenches:
         now = verdict.read_at if verdict.read_at is not None else 0.0
         if verdict.fault is None:
             return Decision(OK, sel)
-        if verdict.kind == "rate_limit" and not attempt.retried_429 and not is_usage_limit(result):
+        if verdict.kind == "rate_limit" and not attempt.retried_429 and not is_usage_limit(result) \
+                and verdict.triage != QUOTA:      # a spent quota: no same-key retry (store.agent.triage)
             attempt.retried_429 = True
             return Decision(RETRY, sel, f"{code}: retrying the same key once")
         if verdict.fault != KEY:

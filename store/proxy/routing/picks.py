@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from store.agent import probe
+from store.agent.ratelimits import tightest
+from store.dialects.readings import Reading
 from store.model import Row, as_int, sorted_rows
 from store.pools import least_used, policy, view
+from store.pools.view import row_fingerprint
+
+Prefer = Callable[[list[Row]], "Row | None"]     # proxy.prefer's choice among the rows a pick may use
 
 
 @dataclass
@@ -93,21 +99,60 @@ def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: least_used.
 
 def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | None,
            keep: Callable[[Row], bool] | None, *, weigh: least_used.Weigh | None = None,
-           hold: Callable[[list[Row]], Collection[str]] | None = None) -> tuple[Row | None, bool, bool]:
+           hold: Callable[[list[Row]], Collection[str]] | None = None,
+           prefer: Prefer | None = None) -> tuple[Row | None, bool, bool]:
     """:func:`pick` among the rows of *usable* a request for *model* may use (see
     :func:`candidates`) that *keep* allows (None: all), less the ids *hold* names among them
     (the headroom gate's: readings that say a key has nothing left). Returns the row, whether
     usable rows were held back (by *keep*, *hold*, or benched for *model* only: the route
     still serves others), and whether the kept round-robin order no longer follows the
-    priorities (the caller then drops *usable*). *weigh*: as for :func:`pick`."""
+    priorities (the caller then drops *usable*). *weigh*: as for :func:`pick`. *prefer*
+    (``proxy.prefer``, :func:`preferred`) chooses among the rows left when it has a choice;
+    when it has none (no reading to go by), the strategy picks."""
     base = candidates(usable, model)
-    if base is usable.rows and keep is None and hold is None:
+    if base is usable.rows and keep is None and hold is None and prefer is None:
         return pick(usable, rows, rng, weigh), False, False
     allowed = base if keep is None else [r for r in base if keep(r)]
     if hold is not None and allowed and (held_ids := hold(allowed)):
         allowed = [r for r in allowed if str(r.get("id")) not in held_ids]
+    if prefer is not None and (chosen := prefer(allowed)) is not None:
+        chosen["request_count"] = as_int(chosen.get("request_count")) + 1
+        return chosen, len(allowed) < len(base) or (model is not None and len(base) < len(usable.every)), False
     if base is usable.rows and len(allowed) == len(base):
         return pick(usable, rows, rng, weigh), False, False
     chosen = pick(Usable(usable.generation, usable.until, usable.strategy, list(allowed)), rows, rng, weigh)
     held = len(allowed) < len(base) or (model is not None and len(base) < len(usable.every))
     return chosen, held, chosen is not None and usable.strategy == "round_robin"
+
+
+# --- proxy.prefer (#30): which key to drain first ---------------------------------------------------
+
+
+def reset_of(readings: Iterable[Reading], now: float) -> float | None:
+    """When a key's tightest window resets: of its fresh readings whose reset is known, the
+    one with the least left (None: no such reading)."""
+    r = tightest((r for r in readings if r.reset_at is not None), now)
+    return None if r is None else r.reset_at
+
+
+def soonest_reset(rows: list[Row], reset: Callable[[Row], float | None]) -> Row | None:
+    """The row of *rows* whose tightest window resets soonest (ties: the first, in the
+    strategy's order); None when no row's reset is known."""
+    best, when = None, math.inf
+    for row in rows:
+        t = reset(row)
+        if t is not None and t < when:
+            best, when = row, t
+    return best
+
+
+def preferred(gate: Any, pool: str, env: Mapping[str, str], now: float) -> Prefer | None:
+    """*pool*'s ``proxy.prefer`` rule over the readings of *gate* (the proxy's
+    :class:`~store.proxy.routing.headroom_gate.HeadroomGate`), or None: the strategy alone.
+    ``soonest_reset``: a key whose window resets soon loses nothing by being used up first,
+    and the others keep their room for later (Hermes's four strategies are unchanged)."""
+    if gate.settings.proxy.prefer.get(pool) != "soonest_reset":
+        return None
+    room = gate.room
+    return lambda rows: soonest_reset(rows, lambda r: reset_of(
+        room.readings(pool, str(r.get("id")), row_fingerprint(pool, r, env)), now))
