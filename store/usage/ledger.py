@@ -180,15 +180,21 @@ class Ledger:
         self._ino: tuple[int, int] | None = None
         self._next_open = 0.0
         self._next_prune = 0.0
-        self._thread = threading.Thread(target=self._run, name="usage-ledger", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        self._start = threading.Lock()
 
     def __call__(self, spent: Spent) -> None:
-        """Queue one answer (never blocks; the oldest is dropped past :data:`QUEUE_CAP`)."""
+        """Queue one answer (never blocks; the oldest is dropped past :data:`QUEUE_CAP`).
+        The writer thread starts with the first."""
         if len(self._queue) >= QUEUE_CAP:
             self._queue.popleft()
             self.dropped += 1
         self._queue.append(spent)
+        if self._thread is None:
+            with self._start:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="usage-ledger", daemon=True)
+                    self._thread.start()
 
     @property
     def pending(self) -> int:
@@ -198,7 +204,8 @@ class Ledger:
         """Write what is queued (bounded by *timeout*), then stop."""
         self._stop.set()
         self._wake.set()
-        self._thread.join(timeout)
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     def _run(self) -> None:
         while True:

@@ -26,6 +26,7 @@ import aiohttp
 from aiohttp import web
 
 from store.agent.outcomes import Result
+from store.dialects.streams import StreamUsage
 from store.proxy.edge.redacting import ProxySecrets
 from store.proxy.edge.sse import Framing, StreamRedaction, error_event, write_error
 from store.proxy.edge.wire import (
@@ -37,6 +38,7 @@ from store.proxy.edge.wire import (
     transport_kind,
 )
 from store.proxy.observing import requests as trace
+from store.proxy.observing.spend import Spend
 from store.proxy.observing.stats import Stats
 from store.proxy.routing.attempt import Attempt
 from store.proxy.routing.chain import Chain
@@ -48,11 +50,14 @@ log = logging.getLogger("hermes_admin.proxy")
 class Relay:
     """Relays upstream successes to clients (one per proxy, on the event loop); *mark*
     puts the route's marks on an answer's headers, and *served* takes a success's verdict
-    (the forwarder's: the answer's readings, and the usage of a body read whole)."""
+    (the forwarder's: the answer's readings, and the usage of a body read whole); a
+    stream's usage is read as it passes (:class:`StreamUsage`, never changing a byte) and
+    goes to *spend* at its end, ``partial`` when it was cut short."""
 
     def __init__(self, chain: Chain, stats: Stats, secrets: ProxySecrets,
                  mark: Callable[[Any, Attempt], None],
-                 served: Callable[[Attempt, str, bytes | None], None]) -> None:
+                 served: Callable[[Attempt, str, bytes | None], None], spend: Spend | None = None) -> None:
+        self.spend = spend
         self.chain = chain
         self.stats = stats
         self.secrets = secrets
@@ -89,7 +94,9 @@ class Relay:
         self.mark(resp.headers, attempt)
         await resp.prepare(request)
         scrub, frame = StreamRedaction(own), Framing()
-        sent = 0
+        tap = StreamUsage(attempt.want.protocol if attempt.want is not None else "openai", log.warning) \
+            if self.spend is not None and up.headers.get("Content-Encoding", "identity") == "identity" else None
+        sent, whole = 0, False
         try:
             while True:
                 try:
@@ -107,10 +114,13 @@ class Relay:
                                         "upstream_stream_broken", 502, rid)
                     break
                 if not chunk:
+                    whole = True
                     rest = scrub.flush()
                     if rest:
                         await resp.write(rest)
                     break
+                if tap is not None:
+                    tap.feed(chunk)
                 out = scrub.feed(chunk)
                 if out:
                     frame.note(out)
@@ -127,6 +137,9 @@ class Relay:
             await asyncio.shield(self._in_band(request, resp, scrub, frame, "the proxy is shutting down",
                                                "shutting_down", 503, rid))
             raise
+        finally:
+            if tap is not None and self.spend is not None:
+                self.spend.answer(attempt, tap.end(), partial=not whole)
         return resp
 
     async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, scrub: StreamRedaction,
