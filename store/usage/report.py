@@ -72,10 +72,12 @@ class Group:
                 "cost_status": self.cost_status, "cost_known_usd": self.known_usd, "partial": self.partial}
 
 
-def _query(table: str, by: str, pool: str | None) -> str:
+def _query(table: str, by: str, pool: str | None, scan: bool = False) -> str:
+    """One GROUP BY over *table*; *scan*: the window holds most rows, so the ``at`` index
+    is not used (a scan reads the table once; the index would fetch each row apart)."""
     group, fp = (_GROUP if table == "requests" else _GROUP_HOURLY)[by]
     count = "count(*)" if table == "requests" else "sum(requests)"
-    where = "at >= ?" if table == "requests" else "hour >= ? AND hour < ?"
+    where = ("+at >= ?" if scan else "at >= ?") if table == "requests" else "hour >= ? AND hour < ?"
     sums = ", ".join(f"coalesce(sum({t}), 0)" for t in TOKENS)
     return (f"SELECT pool, {group}, {fp}, cost_status, {count}, {sums}, sum(cost_usd), sum(partial) "
             f"FROM {table} WHERE {where}{' AND pool = ?' if pool else ''} GROUP BY pool, {group}, cost_status")
@@ -86,7 +88,10 @@ def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str
     """Per pool, per key (model, day): what was spent since *since*; per-request rows from
     *boundary* on (where they are all kept), hourly roll-ups before it."""
     out: dict[str, dict[str | None, Group]] = {}
-    parts = [(_query("requests", by, pool), (max(since, boundary), *((pool,) if pool else ())))]
+    start = max(since, boundary)
+    oldest = conn.execute("SELECT min(at) FROM requests").fetchone()[0]       # one index probe
+    scan = oldest is None or start <= oldest + (now_of(conn) - oldest) / 2
+    parts = [(_query("requests", by, pool, scan), (start, *((pool,) if pool else ())))]
     if since < boundary:
         parts.append((_query("hourly", by, pool), (int(since // 3600), int(boundary // 3600),
                                                   *((pool,) if pool else ()))))
@@ -105,6 +110,11 @@ def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str
                     have.fingerprint = fp
                 have.add(g)
     return out
+
+
+def now_of(conn: sqlite3.Connection) -> float:
+    """The newest row's time (the window's end as the ledger knows it)."""
+    return conn.execute("SELECT max(at) FROM requests").fetchone()[0] or 0.0
 
 
 def read_usage(path: Path, now: float, window: float, keep_requests: float, *, by: str = "key",

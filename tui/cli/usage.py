@@ -120,9 +120,8 @@ def cmd_usage(args: argparse.Namespace) -> int:
             print("no usage recorded yet (the proxy records each answer's usage in its ledger)")
         return EXIT_OK
     doc = _document(found, args.by, _labels(home), args.since)
-    if args.json:
-        json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
+    if args.json:       # one write: the output boundary redacts it in one pass, not per token
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif args.csv:
         _csv(doc)
     else:
