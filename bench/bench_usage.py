@@ -47,7 +47,8 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool) -> tuple[subp
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
              "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
             for i, k in enumerate(bp.KEYS)]
-    (home / "auth.json").write_text(json.dumps({"version": 1, "providers": {}, "credential_pool": {"openrouter": rows}}))
+    doc = {"version": 1, "providers": {}, "credential_pool": {"openrouter": rows}}
+    (home / "auth.json").write_text(json.dumps(doc))
     (home / "auth.json").chmod(0o600)
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
     (home / "hermes-admin.yaml").write_text(f"usage:\n  ledger: {'true' if ledger else 'false'}\n")
@@ -89,7 +90,8 @@ def proxy_part(seconds: float, rounds: int) -> None:
         got = {k: {f: statistics.median(x[f] for x in v) for f in v[0]} for k, v in runs.items()}
         print(f"1. proxy latency, median of {rounds} rounds (load {os.getloadavg()[0]:.2f}):")
         for name, g in got.items():
-            print(f"   {name:11} c1 p50 {g['c1_p50']:.3f} ms   c16 p50 {g['c16_p50']:.3f} ms   errors {g['errors']:.0f}")
+            print(f"   {name:11} c1 p50 {g['c1_p50']:.3f} ms   c16 p50 {g['c16_p50']:.3f} ms   "
+                  f"errors {g['errors']:.0f}")
         for fig in ("c1_p50", "c16_p50"):
             on_r = got["ledger-on"][fig] / got["bare"][fig]
             off_r = got["ledger-off"][fig] / got["bare"][fig]
@@ -109,7 +111,7 @@ def build(path: Path, n: int, keys: int, now: float) -> float:
     conn = open_ledger(path, write=True)
     start = time.perf_counter()
     batch: list[Spent] = []
-    for i in range(n):
+    for _ in range(n):
         k = rng.randrange(keys)
         batch.append(Spent(now - rng.random() * 6.9 * 86400, f"pool{k % 7}", f"k{k:04d}", f"sk-…{k:04d}",
                            model=f"model-{k % 13}", endpoint="openai", input_tokens=rng.randrange(5000),
