@@ -8,7 +8,7 @@
   version kept beside every estimate, :attr:`Spent.prices_version`);
 - ``unknown``: none of these; the cost is None, never 0.
 
-:func:`money` is the one formatter: a sub-cent cost never renders as ``$0.00``.
+:func:`store.usage.money.money` is the one formatter: a sub-cent cost never renders as ``$0.00``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,13 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
+from genai_prices import Usage as TableUsage
+from genai_prices import calc_price
+
 from store.dialects.readings import Usage
+from store.usage.money import SETTINGS_VERSION
 from store.usage.record import ACTUAL, ESTIMATED, INCLUDED, UNKNOWN
 
-SETTINGS_VERSION = "settings"
 SUBSCRIPTION_POOLS = frozenset({"openai-codex"})     # every row is a ChatGPT login
 # hermes-admin pool id -> genai-prices provider id (others: matched by the model's name).
 PROVIDERS = {"openai-api": "openai", "openai": "openai", "anthropic": "anthropic", "openrouter": "openrouter",
@@ -71,7 +74,6 @@ class Pricer:
         if found is None:
             return Cost(None, UNKNOWN)
         try:
-            from genai_prices import Usage as TableUsage
             got = found.calc_price(TableUsage(input_tokens=usage.input_tokens or 0,
                                               output_tokens=usage.output_tokens or 0,
                                               cache_read_tokens=usage.cache_read_tokens or 0,
@@ -85,8 +87,6 @@ class Pricer:
         key = (provider, model)
         if key in self._models:
             return self._models[key]
-        from genai_prices import Usage as TableUsage
-        from genai_prices import calc_price
         try:
             found = calc_price(TableUsage(input_tokens=1), model[:200], provider_id=provider).model_price
         except (LookupError, ValueError, TypeError):
@@ -113,27 +113,3 @@ def by_rates(rates: Mapping[str, float], usage: Usage) -> float:
     reasoning = min(out, usage.reasoning_tokens or 0) if "reasoning" in rates else 0
     total += (out - reasoning) * rates.get("output", 0.0) + reasoning * rates.get("reasoning", 0.0)
     return total / MTOK
-
-
-def money(usd: float | None, status: str = ESTIMATED, version: str | None = None) -> str:
-    """A cost as the operator reads it: ``$1.23``; below a cent 4 significant digits
-    (``$0.0004235``), never ``$0.00``; ``incl.`` for a subscription, ``—`` when unknown;
-    an estimate says so (``~$0.12 est. genai-prices 0.2.3``) when *version* is given."""
-    if status == INCLUDED:
-        return "incl."
-    if usd is None or not math.isfinite(usd):
-        return "—"
-    if usd == 0:
-        text = "$0"
-    elif abs(usd) >= 0.01:
-        text = f"${usd:,.2f}"
-    elif abs(usd) < 1e-9:
-        text = "<$0.000000001"
-    else:
-        decimals = 3 - math.floor(math.log10(abs(usd)))
-        text = f"${usd:.{decimals}f}"
-    if status == ESTIMATED:
-        text = "~" + text
-        if version:
-            text += f" est. {'your prices' if version == SETTINGS_VERSION else 'genai-prices ' + version}"
-    return text

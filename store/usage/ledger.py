@@ -27,7 +27,7 @@ from pathlib import Path
 
 from store import safeio
 from store.errors import StoreUnreadable
-from store.usage.record import REQUESTS_TABLE, Spent
+from store.usage.record import LEDGER_FILE, REQUESTS_TABLE, Spent
 
 log = logging.getLogger("hermes_admin.usage")
 
@@ -66,7 +66,7 @@ class LedgerUnreadable(StoreUnreadable):
 
 
 def ledger_path(root: Path) -> Path:
-    from store.usage.record import LEDGER_FILE
+    """Where the ledger of the home at *root* is."""
     return root / LEDGER_FILE
 
 

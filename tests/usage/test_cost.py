@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from store.dialects.readings import Usage
 from store.usage import cost
-from store.usage.cost import Pricer, money
+from store.usage.cost import Pricer
+from store.usage.money import money
 from store.usage.record import ACTUAL, ESTIMATED, INCLUDED, UNKNOWN
 
 U = Usage(1000, 500, 200)

@@ -15,11 +15,12 @@ import sys
 import time
 from typing import Any
 
+from store.authfile import read_store
 from store.config import settings as settings_file
 from store.errors import EXIT_OK
 from store.usage import report
-from store.usage.cost import money
 from store.usage.ledger import ledger_path
+from store.usage.money import money
 from tui.cli.common import AddCommon, home_of
 from tui.text.shown import shown
 
@@ -46,7 +47,6 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
 
 def _labels(home: Any) -> dict[tuple[str, str], str]:
     """Row labels by (pool, id), from auth.json read without a lock (none when unreadable)."""
-    from store.authfile import read_store
     try:
         doc = read_store(home).doc or {}
     except Exception:
