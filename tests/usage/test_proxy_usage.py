@@ -293,3 +293,20 @@ def test_control_without_the_relays_tap_a_stream_records_no_tokens(tmp_home, up,
         _ant_stream(p)
         settled(p)
     assert [r[3:5] for r in ledger_rows(tmp_home)] == [(None, None)]     # what the real tap test sees, gone
+
+
+def test_an_encoded_stream_is_recorded_as_a_request_its_usage_unread(tmp_home, up) -> None:
+    import gzip
+
+    from tests.proxy.upstream import Behaviour
+
+    edge_seed(tmp_home, up.url, fallback=False)
+    body = gzip.compress(_chunk(None, {"prompt_tokens": 9, "completion_tokens": 1}) + _sse(b"[DONE]"))
+    up.script(EDGE_KEYS[0], Behaviour("stream", 200, (("Content-Type", "text/event-stream"),
+                                                      ("Content-Encoding", "gzip")), chunks=(body,)))
+    with running_chain_proxy(tmp_home) as p:
+        raw = httpx.post(p.url + "/chat/completions", timeout=20, headers={"Accept-Encoding": "gzip"},
+                         json={"model": "m", "messages": MSG, "stream": True})
+        settled(p)
+    assert raw.status_code == 200
+    assert [r[:5] for r in ledger_rows(tmp_home)] == [("openrouter", "or0edg", "m", None, None)]

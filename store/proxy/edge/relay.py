@@ -137,9 +137,9 @@ class Relay:
             await asyncio.shield(self._in_band(request, resp, scrub, frame, "the proxy is shutting down",
                                                "shutting_down", 503, rid))
             raise
-        finally:
-            if tap is not None and self.spend is not None:
-                self.spend.answer(attempt, tap.end(), partial=not whole)
+        finally:       # every stream is an answer of its key; an encoded one's usage is not read
+            if self.spend is not None:
+                self.spend.answer(attempt, tap.end() if tap is not None else None, partial=not whole)
         return resp
 
     async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, scrub: StreamRedaction,
