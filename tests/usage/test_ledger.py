@@ -9,6 +9,8 @@ import stat
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from store.dialects.readings import Usage
 from store.usage import ledger as ledger_mod
@@ -148,3 +150,32 @@ def test_the_feed_prices_and_hands_every_answer_to_every_listener(path) -> None:
         ("actual", None), ("estimated", "0.2.3"), ("included", None), ("unknown", None)]
     assert got[3].partial and got[3].cost_usd is None and got[3].input_tokens is None
     assert len(said) == 1 and "a listener's bug" in said[0]          # told once, the others went on
+
+
+_SPENT = st.builds(
+    lambda ago, row, model, status, inp, out, cost, partial: Spent(
+        NOW - ago, "p", row, "fp", model=model, input_tokens=inp, output_tokens=out,
+        cost_usd=cost if status in ("actual", "estimated") else None, cost_status=status, partial=partial),
+    st.floats(min_value=0, max_value=6 * 86400), st.sampled_from(["a", "b", None]), st.sampled_from(["m1", None]),
+    st.sampled_from(["actual", "estimated", "included", "unknown"]), st.none() | st.integers(0, 10**9),
+    st.none() | st.integers(0, 10**9), st.floats(min_value=0, max_value=100), st.booleans())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_SPENT, min_size=1, max_size=40), st.sampled_from(["key", "model", "day"]))
+def test_the_hourly_rollups_sum_to_the_same_as_the_rows(spents, by) -> None:
+    from store.usage import report
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    for ddl in (ledger_mod.REQUESTS_TABLE, ledger_mod.HOURLY_TABLE):
+        conn.execute(ddl)
+    ledger_mod.write_batch(conn, spents)
+    by_rows = report.spent_by(conn, NOW - 30 * 86400, 0.0, by=by)             # every row from the requests
+    by_hours = report.spent_by(conn, 0.0, NOW + 3600, by=by)                    # every row from the roll-ups
+    for pool, groups in by_rows.items():
+        for name, g in groups.items():
+            h = by_hours[pool][name]
+            assert (h.requests, h.tokens, h.partial, h.cost_status) == (g.requests, g.tokens, g.partial, g.cost_status)
+            assert (h.known_usd is None) == (g.known_usd is None)
+            if g.known_usd is not None:
+                assert h.known_usd == pytest.approx(g.known_usd)

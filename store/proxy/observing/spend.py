@@ -41,6 +41,7 @@ class Spend:
                                  keep_hourly=usage.keep_hourly, notice=log.warning, clock=chain.clock)
             self.feed.listen(self.ledger)
         self.feed.listen(self.counters)
+        self._oauth: dict[tuple[str, str, str], bool] = {}    # (pool, row, token) -> a subscription login
 
     def listen(self, listener: Any) -> None:
         """Another listener of every answer's :class:`~store.usage.record.Spent`."""
@@ -50,8 +51,14 @@ class Spend:
         """One relayed answer of *attempt*'s row, which reported *usage*."""
         sel = attempt.selection
         want = attempt.want
-        auth_type = self.chain.auth_type(sel)
-        oauth = auth_type == AUTH_OAUTH or uses_oauth(sel.pool, auth_type, sel.token)
+        key = (sel.pool, sel.row_id, sel.token)
+        oauth = self._oauth.get(key)
+        if oauth is None:          # once per row and secret: the row's lookup is not per request
+            auth_type = self.chain.auth_type(sel)
+            oauth = auth_type == AUTH_OAUTH or uses_oauth(sel.pool, auth_type, sel.token)
+            if len(self._oauth) >= 8192:
+                self._oauth.clear()
+            self._oauth[key] = oauth
         route = attempt.route.name if attempt.route is not None else None
         self.feed.answer(sel.pool, sel.row_id, sel.fingerprint, usage,
                          model=sel.model or (want.model if want is not None else None),
