@@ -16,14 +16,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
 from genai_prices import Usage as TableUsage
 from genai_prices import calc_price
 
 from store.dialects.readings import Usage
-from store.usage.money import SETTINGS_VERSION
+from store.usage.money import SETTINGS_VERSION, prices_version
 from store.usage.record import ACTUAL, ESTIMATED, INCLUDED, UNKNOWN
 
 SUBSCRIPTION_POOLS = frozenset({"openai-codex"})     # every row is a ChatGPT login
@@ -33,14 +32,6 @@ PROVIDERS = {"openai-api": "openai", "openai": "openai", "anthropic": "anthropic
              "novita": "novita", "minimax": "minimax", "zai": "zai", "arcee": "arcee"}
 _CACHE_CAP = 4096
 MTOK = 1_000_000.0
-
-
-def prices_version() -> str:
-    """The installed genai-prices version (pinned in pyproject.toml)."""
-    try:
-        return metadata.version("genai-prices")
-    except metadata.PackageNotFoundError:
-        return "absent"
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,19 @@ from :mod:`store.usage.cost` so that showing a cost does not load the price tabl
 from __future__ import annotations
 
 import math
+from importlib import metadata
 
 from store.usage.record import ESTIMATED, INCLUDED
 
 SETTINGS_VERSION = "settings"     # an estimate from the operator's own prices
+
+
+def prices_version() -> str:
+    """The installed genai-prices version (pinned in pyproject.toml)."""
+    try:
+        return metadata.version("genai-prices")
+    except metadata.PackageNotFoundError:
+        return "absent"
 
 
 def money(usd: float | None, status: str = ESTIMATED, version: str | None = None) -> str:

@@ -62,6 +62,10 @@ def usage_json(home, *argv: str) -> dict:
     return json.loads(out)["pools"]
 
 
+def usage_json_doc(home) -> dict:
+    return json.loads(run_main(["usage", "--home", str(home.root), "--json"], b"")[1])
+
+
 def ledger_rows(home) -> list[tuple]:
     with sqlite3.connect(ledger_path(home.root)) as c:
         return c.execute("SELECT pool, row_id, model, input_tokens, output_tokens, cache_read_tokens, "
@@ -134,7 +138,8 @@ def test_responses_streamed_and_not_a_priced_model_is_estimated_with_the_table_v
     cred = usage_json(tmp_home)["openai-api"]["credentials"][0]
     assert cred["cost_status"] == "estimated" and cred["cost_usd"] == pytest.approx(2 * 0.00725)
     code, out, _ = run_main(["usage", "--home", str(tmp_home.root)], b"")
-    assert "~$0.01" in out and "estimated" in out
+    assert "~$0.01" in out and "estimated" in out and "estimates (~): genai-prices 0.2.3" in out
+    assert usage_json_doc(tmp_home)["prices"] == {"table": "genai-prices 0.2.3", "own": []}
 
 
 def _anthropic_home(home, base: str) -> None:

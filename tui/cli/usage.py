@@ -20,7 +20,7 @@ from store.config import settings as settings_file
 from store.errors import EXIT_OK
 from store.usage import report
 from store.usage.ledger import ledger_path
-from store.usage.money import money
+from store.usage.money import money, prices_version
 from tui.cli.common import AddCommon, home_of
 from tui.text.shown import shown
 
@@ -61,7 +61,7 @@ def _labels(home: Any) -> dict[tuple[str, str], str]:
 
 
 def _document(found: dict[str, dict[Any, report.Group]], by: str, labels: dict[tuple[str, str], str],
-              since: str) -> dict[str, Any]:
+              since: str, own: list[str]) -> dict[str, Any]:
     pools = {}
     for pool in sorted(found):
         groups = found[pool]
@@ -69,7 +69,9 @@ def _document(found: dict[str, dict[Any, report.Group]], by: str, labels: dict[t
         pools[pool] = {"credentials" if by == "key" else f"by_{by}":
                        [g.as_json(by, labels.get((pool, g.name or ""))) for g in items],
                        "totals": report.totals(groups, pool).as_json("total")}
-    return {"since": since, "by": by, "pools": pools}
+    # Estimates come from the operator's prices for these models, else the pinned price table.
+    return {"since": since, "by": by, "prices": {"table": f"genai-prices {prices_version()}", "own": own},
+            "pools": pools}
 
 
 def _text(doc: dict[str, Any]) -> list[str]:
@@ -107,7 +109,8 @@ def _csv(doc: dict[str, Any]) -> None:
 
 def cmd_usage(args: argparse.Namespace) -> int:
     home = home_of(args)
-    keep = settings_file.read(home).usage.keep_requests
+    usage = settings_file.read(home).usage
+    keep = usage.keep_requests
     try:
         found = report.read_usage(ledger_path(home.root), time.time(), report.WINDOWS[args.since], keep,
                                   by=args.by, pool=args.pool)
@@ -119,12 +122,17 @@ def cmd_usage(args: argparse.Namespace) -> int:
         else:
             print("no usage recorded yet (the proxy records each answer's usage in its ledger)")
         return EXIT_OK
-    doc = _document(found, args.by, _labels(home), args.since)
+    doc = _document(found, args.by, _labels(home), args.since, sorted(usage.prices))
     if args.json:       # one write: the output boundary redacts it in one pass, not per token
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     elif args.csv:
         _csv(doc)
     else:
         lines = _text(doc) or [f"no usage in the last {args.since}"]
+        if any(g.get("cost_status") == "estimated" for body in doc["pools"].values()
+               for groups in body.values() for g in (groups if isinstance(groups, list) else [groups])):
+            own = doc["prices"]["own"]
+            lines.append(f"estimates (~): {doc['prices']['table']}" +
+                         (f"; your prices for {', '.join(shown(m) for m in own)}" if own else ""))
         print("\n".join(lines))
     return EXIT_OK
