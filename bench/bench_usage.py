@@ -183,11 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=1000)
     ap.add_argument("--no-proxy", action="store_true", help="only the ledger's figures")
+    ap.add_argument("--no-ledger", action="store_true", help="only the proxy's figures")
     args = ap.parse_args(argv)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not args.no_proxy:
         proxy_part(args.seconds, args.rounds)
-    ledger_part(args.requests, args.keys, args.rounds)
+    if not args.no_ledger:
+        ledger_part(args.requests, args.keys, args.rounds)
     return 0
 
 
