@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from genai_prices import Usage as TableUsage
@@ -31,6 +32,8 @@ PROVIDERS = {"openai-api": "openai", "openai": "openai", "anthropic": "anthropic
              "xai": "x-ai", "deepseek": "deepseek", "gemini": "google", "fireworks": "fireworks",
              "novita": "novita", "minimax": "minimax", "zai": "zai", "arcee": "arcee"}
 _CACHE_CAP = 4096
+_FLAT_FIELDS = frozenset({"input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "web_searches_kcount",
+                          "storage_searches_kcount"})
 MTOK = 1_000_000.0
 
 
@@ -49,6 +52,7 @@ class Pricer:
         self.prices = dict(prices or {})
         self.version = prices_version()
         self._models: dict[tuple[str | None, str], Any] = {}
+        self._flat: dict[tuple[str | None, str], dict[str, float | None]] = {}   # plain per-Mtok prices
 
     def cost(self, pool: str, model: str | None, usage: Usage | None, *, oauth: bool = False) -> Cost:
         """The :class:`Cost` of one answer of *pool* on *model* that reported *usage*."""
@@ -61,9 +65,15 @@ class Pricer:
         own = self.prices.get(model)
         if own is not None:
             return Cost(by_rates(own, usage), ESTIMATED, SETTINGS_VERSION)
-        found = self._model(PROVIDERS.get(pool), model)
+        key = (PROVIDERS.get(pool), model)
+        found = self._model(*key)
         if found is None:
             return Cost(None, UNKNOWN)
+        rates = self._flat.get(key)
+        if rates is not None and (rates.get("cache_write") is not None or not usage.cache_write_tokens) \
+                and (rates.get("cache_read") is not None or not usage.cache_read_tokens):
+            return Cost(by_rates({k: v for k, v in rates.items() if v is not None and k != "reasoning"}, usage),
+                        ESTIMATED, self.version)
         try:
             got = found.calc_price(TableUsage(input_tokens=usage.input_tokens or 0,
                                               output_tokens=usage.output_tokens or 0,
@@ -89,8 +99,30 @@ class Pricer:
                 found = None
         if len(self._models) >= _CACHE_CAP:
             self._models.clear()
+            self._flat.clear()
         self._models[key] = found
+        flat = flat_rates(found)
+        if flat is not None:
+            self._flat[key] = flat
         return found
+
+
+def flat_rates(found: Any) -> dict[str, float | None] | None:
+    """A table price as plain USD per million tokens by kind, when it is only that (no
+    tiers, no price per request or per other unit that applies to a text answer): priced
+    then in microseconds by :func:`by_rates`, the same sum the table's own ``calc_price``
+    makes (a test holds the two equal). None: the table's ``calc_price`` must price it."""
+    prices = vars(found) if hasattr(found, "__dict__") else None
+    if not isinstance(prices, dict) or not set(prices) <= _FLAT_FIELDS:
+        return None
+    out: dict[str, float | None] = {}
+    for kind, name in (("input", "input_mtok"), ("output", "output_mtok"), ("cache_read", "cache_read_mtok"),
+                       ("cache_write", "cache_write_mtok")):
+        v = prices.get(name)
+        if v is not None and not isinstance(v, Decimal):
+            return None          # tiered
+        out[kind] = None if v is None else float(v)
+    return out if out["input"] is not None and out["output"] is not None else None
 
 
 def by_rates(rates: Mapping[str, float], usage: Usage) -> float:

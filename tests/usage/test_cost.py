@@ -62,3 +62,29 @@ def test_a_positive_cost_never_renders_as_zero(usd) -> None:
     assert text not in ("$0.00", "$0", "$0.0") and text.startswith(("$", "<$"))
     if usd >= 1e-9 and "<" not in text:
         assert math.isclose(float(text[1:].replace(",", "")), usd, rel_tol=0.01, abs_tol=0.006)
+
+
+@pytest.mark.parametrize(("pool", "model"), [("openai-api", "gpt-4o"), ("openai-api", "gpt-4o-mini"),
+                                             ("openrouter", "openai/gpt-4o"), ("deepseek", "deepseek-chat"),
+                                             ("anthropic", "claude-sonnet-4-5"), ("openai-api", "o3-mini")])
+@given(inp=st.integers(0, 10**6), out=st.integers(0, 10**6), read=st.integers(0, 10**6))
+def test_the_fast_path_prices_as_the_tables_own_calc_price(pool, model, inp, out, read) -> None:
+    from genai_prices import Usage as TableUsage
+    from genai_prices import calc_price
+
+    u = Usage(inp + read, out, read)
+    got = _PRICER.cost(pool, model, u)
+    want = float(calc_price(TableUsage(input_tokens=inp + read, output_tokens=out, cache_read_tokens=read), model,
+                            provider_id=cost.PROVIDERS.get(pool)).total_price)
+    assert got.status == ESTIMATED and got.usd == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+_PRICER = Pricer()
+
+
+def test_the_fast_path_is_taken_for_plain_prices_only() -> None:
+    p = Pricer()
+    p.cost("openai-api", "gpt-4o", U)
+    p.cost("anthropic", "claude-sonnet-4-5", U)
+    assert ("openai", "gpt-4o") in p._flat                       # noqa: SLF001 - the cache under test
+    assert ("anthropic", "claude-sonnet-4-5") not in p._flat     # noqa: SLF001 - tiered: the table prices it
