@@ -69,18 +69,20 @@ def judge(result: Result, now: float, *, pool: str | None = None, readings: Sequ
 
 
 def judge_success(now: float, readings: Sequence[Reading] = (), *, dialect: Dialect | None = None,
-                  body: bytes | None = None, model: str | None = None, endpoint: str | None = None) -> Verdict:
+                  body: bytes | None = None, model: str | None = None, endpoint: str | None = None,
+                  notice: outside.Notice | None = None) -> Verdict:
     """The verdict on a 2xx: its readings (and when they say nothing is left), and the
-    usage of a JSON *body* (parsed only when *dialect* and *body* are given)."""
+    usage of a JSON *body* (parsed only when *dialect* and *body* are given; a hostile
+    value in it is dropped, said through *notice*)."""
     got = tuple(readings)
-    usage = usage_in(dialect, body) if dialect is not None and body else None
+    usage = usage_in(dialect, body, notice) if dialect is not None and body else None
     if not got and usage is None and model is None and endpoint is None:
         return SUCCESS          # nothing in this answer for any consumer: the shared plain success
     return Verdict(None, "ok", read_at=now, readings=got, exhausted_until=blocked_until(got, now) if got else None,
                    model=model, endpoint=endpoint, usage=usage)
 
 
-def usage_in(dialect: Dialect, body: bytes) -> Usage | None:
+def usage_in(dialect: Dialect, body: bytes, notice: outside.Notice | None = None) -> Usage | None:
     """The usage a JSON answer reports, in *dialect*'s fields (None: not JSON, too large, or
     none). Only the last ``"usage"`` object is decoded (a few microseconds on the request
     path); a body where that fails is decoded whole."""
@@ -93,14 +95,14 @@ def usage_in(dialect: Dialect, body: bytes) -> Usage | None:
     if start > 0 and body[at + 7:start].strip() == b":":
         try:
             block, _end = _DECODER.raw_decode(body[start:start + USAGE_SLICE].decode("utf-8", "replace"))
-            return dialect.usage({"usage": block})
+            return dialect.usage({"usage": block}, notice)
         except (ValueError, RecursionError):
             pass
     try:
         data: Any = json.loads(body)
     except (ValueError, RecursionError):
         return None
-    return dialect.usage(data)
+    return dialect.usage(data, notice)
 
 
 def _says_billing(result: Result) -> bool:

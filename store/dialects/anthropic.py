@@ -36,8 +36,6 @@ NATIVE_PATHS = ("/v1/models",)     # OpenAI-protocol paths that are Anthropic's 
 _V1_SUFFIX = re.compile(r"/v1/?$")
 _WINDOWS = re.compile(r"anthropic-ratelimit-(requests|tokens|input-tokens|output-tokens)-(limit|remaining|reset)")
 _UNIFIED = re.compile(r"anthropic-ratelimit-unified-([a-z0-9_]{1,24})-(utilization|reset)")
-USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens",
-                "cache_read_tokens": "cache_read_input_tokens", "cache_write_tokens": "cache_creation_input_tokens"}
 
 
 def is_oauth_token(token: str) -> bool:
@@ -120,8 +118,9 @@ def _unified(h: Mapping[str, str], now: float) -> list[Reading]:
     return out
 
 
-def usage(data: Any) -> Usage | None:
-    return usage_of(data, USAGE_FIELDS)
+def usage(data: Any, notice: outside.Notice | None = None) -> Usage | None:
+    """The usage of a JSON answer (every shape: :func:`store.dialects.readings.usage_block`)."""
+    return usage_of(data, notice=notice)
 
 
 DIALECT = Dialect("anthropic", attach=attach, tail=tail, readings=readings, usage=usage, per_model_429=True,

@@ -12,7 +12,8 @@
 - base path: the base holds the version (``<base>/responses``);
 - limits: the OpenAI-style headers where sent, and the usage endpoint's body (the reopen
   probe's session and weekly windows);
-- usage: Responses' ``usage.input_tokens`` / ``output_tokens``.
+- usage: Responses' ``usage.input_tokens`` / ``output_tokens`` with their cached and reasoning
+  details (streams: ``response.completed``, :mod:`store.dialects.streams`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ _CLAIMS = "https://api.openai.com/auth"
 _ORIGINATORS = frozenset({"codex_cli_rs", "codex_vscode", "codex_sdk_ts"})
 _CACHE_CAP = 1024
 _accounts: dict[str, str | None] = {}
-USAGE_FIELDS = {"input_tokens": "input_tokens", "output_tokens": "output_tokens"}
 
 
 def is_codex_host(base: str) -> bool:
@@ -90,8 +90,9 @@ def attach(headers: Any, cred: Credential) -> Any:
     return sending
 
 
-def usage(data: Any) -> Usage | None:
-    return usage_of(data, USAGE_FIELDS)
+def usage(data: Any, notice: outside.Notice | None = None) -> Usage | None:
+    """The usage of a JSON answer (every shape: :func:`store.dialects.readings.usage_block`)."""
+    return usage_of(data, notice=notice)
 
 
 def read_codex_usage(body: Any, now: float) -> list[Reading]:

@@ -51,7 +51,7 @@ class Dialect:
     readings: Callable[[Mapping[str, str], float], list[Reading]] = lambda h, now: []
     reset: Callable[[Mapping[str, str], float, outside.Notice | None], float | None] = \
         lambda h, now, notice: None                            # its own reset headers, after Retry-After
-    usage: Callable[[Any], Usage | None] = lambda data: None   # from a JSON answer
+    usage: Callable[..., Usage | None] = lambda data, notice=None: None   # from a JSON answer
     aggregator: bool = False        # a 429 it wraps ("Provider returned error") is its upstream's
     per_model_429: bool = False     # every rate-limit 429 is one model's (Anthropic)
     by_auth_type: bool = False      # attach needs the row's auth_type (OAuth or API key)

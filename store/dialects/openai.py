@@ -5,7 +5,9 @@ every OpenAI-compatible ``custom:`` endpoint.
 - limits: ``x-ratelimit-{limit,remaining,reset}-{requests,tokens}`` (OpenAI, Groq,
   Together...), OpenRouter's unsuffixed ``x-ratelimit-*``; resets as a Go duration
   (``6m0s``), seconds, or epoch seconds/milliseconds;
-- usage: ``usage.prompt_tokens`` / ``completion_tokens`` (Chat Completions);
+- usage: ``usage.prompt_tokens`` / ``completion_tokens`` and their details (cached, reasoning),
+  Responses' ``input_tokens`` / ``output_tokens``, OpenRouter's ``usage.cost`` (streams:
+  :mod:`store.dialects.streams`);
 - OpenRouter's key endpoint body (the reopen probe's credits window).
 """
 
@@ -23,7 +25,6 @@ from store.dialects.readings import LENGTHS, Reading, Usage, go_duration, groupe
 _SUFFIXED = re.compile(r"x-ratelimit-(limit|remaining|reset)-(requests|tokens(?:_usage_based)?)")
 _UNSUFFIXED = re.compile(r"x-ratelimit-(limit|remaining|reset)")
 _RESETS = ("x-ratelimit-reset", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
-USAGE_FIELDS = {"input_tokens": "prompt_tokens", "output_tokens": "completion_tokens"}
 
 
 def readings(h: Mapping[str, str], now: float) -> list[Reading]:
@@ -60,8 +61,9 @@ def _one_reset(name: str, raw: str, now: float, notice: outside.Notice | None) -
     return None if s is None or s <= 0 else now + s
 
 
-def usage(data: Any) -> Usage | None:
-    return usage_of(data, USAGE_FIELDS)
+def usage(data: Any, notice: outside.Notice | None = None) -> Usage | None:
+    """The usage of a JSON answer (every shape: :func:`store.dialects.readings.usage_block`)."""
+    return usage_of(data, notice=notice)
 
 
 def read_openrouter_key(body: Any, now: float) -> list[Reading]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from store import outside
@@ -82,35 +82,90 @@ class Reading:
 
 @dataclass(frozen=True)
 class Usage:
-    """The tokens one answer says it spent (None: the answer did not say)."""
+    """The tokens one answer says it spent (None: the answer did not say), and the cost its
+    provider reports (OpenRouter's ``usage.cost``, USD). ``input_tokens`` counts every input
+    token, cached ones included (as OpenAI and genai-prices count them: Anthropic's
+    ``input_tokens`` plus its cache reads and writes); ``reasoning_tokens`` are part of
+    ``output_tokens``."""
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     cache_read_tokens: int | None = None
     cache_write_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cost_usd: float | None = None
 
     @property
     def total(self) -> int | None:
         parts = [t for t in (self.input_tokens, self.output_tokens) if t is not None]
         return sum(parts) if parts else None
 
+    def then(self, later: Usage | None) -> Usage:
+        """This usage with what a *later* report of the same answer says (a stream's events:
+        Anthropic's ``message_delta`` after its ``message_start``): its known fields win."""
+        if later is None:
+            return self
+        return Usage(*(b if b is not None else a for a, b in zip(astuple(self), astuple(later), strict=True)))
 
-def usage_of(data: Any, fields: Mapping[str, str]) -> Usage | None:
-    """The :class:`Usage` in a JSON answer's ``usage`` object, its *fields* named by the
-    dialect (our name -> theirs); None when it names none of them."""
-    block = data.get("usage") if isinstance(data, Mapping) else None
+
+MAX_COST = 1e6           # USD for one answer: more is absurd
+# (our field, their path in a ``usage`` object); the first path found wins.
+_PATHS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("input_tokens", ("prompt_tokens", "input_tokens")),
+    ("output_tokens", ("completion_tokens", "output_tokens")),
+    ("cache_read_tokens", ("prompt_tokens_details.cached_tokens", "input_tokens_details.cached_tokens",
+                           "cache_read_input_tokens")),
+    ("cache_write_tokens", ("prompt_tokens_details.cache_write_tokens", "cache_creation_input_tokens")),
+    ("reasoning_tokens", ("completion_tokens_details.reasoning_tokens", "output_tokens_details.reasoning_tokens")),
+)
+
+
+def _at(block: Mapping[str, Any], path: str) -> Any:
+    node: Any = block
+    for part in path.split("."):
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def usage_block(block: Any, notice: outside.Notice | None = None) -> Usage | None:
+    """The :class:`Usage` of one ``usage`` object in any of the three shapes (Chat
+    Completions, Responses, Anthropic Messages); None when it names no field. A hostile
+    value (negative, non-finite, absurd, not a number) is dropped, said through *notice*."""
     if not isinstance(block, Mapping):
         return None
-    got = {}
-    for ours, theirs in fields.items():
-        v = block.get(theirs)
-        if v is None:
-            continue
-        if type(v) is not int or not 0 <= v <= outside.MAX_COUNT:   # the common case costs no parse
-            v = outside.count(v, theirs)
-        if v is not None:
-            got[ours] = v
-    return Usage(**got) if got else None
+    got: dict[str, Any] = {}
+    for ours, paths in _PATHS:
+        for path in paths:
+            v = _at(block, path) if "." in path else block.get(path)
+            if v is None:
+                continue
+            if type(v) is not int or not 0 <= v <= outside.MAX_COUNT:   # the common case costs no parse
+                v = outside.count(v, "usage." + path, notice=notice)
+            if v is not None:
+                got[ours] = v
+            break
+    cost = block.get("cost")
+    if cost is not None:
+        c = outside.number(cost, "usage.cost", lo=0.0, hi=MAX_COST, notice=notice)
+        if c is not None:
+            got["cost_usd"] = c
+    if not got:
+        return None
+    if "cache_read_input_tokens" in block or "cache_creation_input_tokens" in block:
+        # Anthropic counts its cache apart from input_tokens: ours counts every input token.
+        cached = got.get("cache_read_tokens", 0) + got.get("cache_write_tokens", 0)
+        if cached and "input_tokens" in got:
+            got["input_tokens"] = min(outside.MAX_COUNT, got["input_tokens"] + cached)
+    return Usage(**got)
+
+
+def usage_of(data: Any, fields: Mapping[str, str] | None = None, notice: outside.Notice | None = None) -> Usage | None:
+    """The :class:`Usage` in a JSON answer's ``usage`` object (:func:`usage_block`); *fields*
+    is kept for callers that named a dialect's fields (every shape is read)."""
+    block = data.get("usage") if isinstance(data, Mapping) else None
+    return usage_block(block, notice)
 
 
 def opt_count(v: Any) -> float | None:

@@ -65,6 +65,7 @@ from store.proxy.edge.wire import (
 )
 from store.proxy.observing import requests as trace
 from store.proxy.observing.report import reopen_times
+from store.proxy.observing.spend import Spend
 from store.proxy.observing.stats import Stats
 from store.proxy.offloop import run_blocking
 from store.proxy.routing.attempt import Attempt
@@ -106,7 +107,8 @@ class Forwarder:
         self.answers = Answers(chain, stats, secrets)
         self._error = self.answers.error
         self._pass_on = self.answers.pass_on
-        self.relay = Relay(chain.breakers, chain.clock, stats, secrets, self.answers.mark, self._served)
+        self.spend = Spend(chain)            # each answer's usage, to the ledger and every listener
+        self.relay = Relay(chain.breakers, chain.clock, stats, secrets, self.answers.mark, self._served, self.spend)
         self.hold = Hold(chain.clock, lambda want: chain.look_again(None, want), self._soonest,
                          lambda: chain.headroom.settings.proxy)
 
@@ -273,14 +275,18 @@ class Forwarder:
     def _served(self, attempt: Attempt, base: str, body: bytes | None = None) -> None:
         """A 2xx: its verdict (the readings already read, the usage of a JSON *body*); the
         breaker closes, and a key its provider said has nothing left is benched in the
-        store off the loop (the view holds it already, by its readings)."""
+        store off the loop (the view holds it already, by its readings). A body read whole
+        goes to the usage feed with its usage (a stream goes at its end, from the relay)."""
         sel = attempt.selection
         want = attempt.want
         verdict = judge_success(self.chain.clock(), attempt.readings, body=body,
                                 dialect=dialect_for(sel.pool, base, self.chain.speaks(attempt.index, ANTHROPIC))
                                 if body else None,
-                                model=sel.model, endpoint=want.endpoint if want is not None else None)
+                                model=sel.model, endpoint=want.endpoint if want is not None else None,
+                                notice=log.warning)
         self._judged(attempt, verdict)
+        if body is not None:
+            self.spend.answer(attempt, verdict.usage)
         self.chain.breakers.succeeded(base)
         self.chain.success(attempt)
         if verdict.exhausted_until is not None and sel.pool in self.chain.pools:

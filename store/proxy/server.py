@@ -192,6 +192,7 @@ class ProxyServer:
         except Exception as exc:   # reported, never swallowed silently
             log.error("%d request count(s) not written on shutdown: %s", self.chain.pending(), exc)
         await run_blocking(self.chain.headroom.flush, True)
+        await run_blocking(self.forwarder.spend.close)     # the usage queued, to the ledger
         self.state = "stopped"
         self._write_status()
         if self._watcher is not None:
@@ -299,7 +300,8 @@ class ProxyServer:
                 "in_flight": self.in_flight, "holding": self.forwarder.hold.waiting,
                 "pending_counts": self.chain.pending(),
                 "inbound_auth": not self.gate.open, "loop": loop_name(), **self.stats.snapshot(),
-                **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot()}
+                **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot(),
+                "usage_totals": self.forwarder.spend.snapshot()}
 
     def _write_status(self) -> None:
         try:

@@ -209,6 +209,8 @@ def escape_controls(text: Any) -> str:
     characters, so ``list --json`` stays valid JSON after the CLI's stream has escaped them.
     """
     text = text if isinstance(text, str) else str(text)
+    if text.isprintable():      # no Cc, Cf, Zl, Zp or Cs character: nothing to escape (one C pass)
+        return text
     out = []
     for ch in text:
         cat = unicodedata.category(ch)

@@ -40,7 +40,7 @@ FAMILIES = [
                                      "anthropic-ratelimit-requests-reset": "2027-01-15T08:00:45Z"},
                  {"usage": {"input_tokens": 3, "output_tokens": 2, "cache_read_input_tokens": 100,
                             "cache_creation_input_tokens": 9}},
-                 ("requests", 0.0, 1_800_000_045.0), None, Usage(3, 2, 100, 9), id="anthropic"),
+                 ("requests", 0.0, 1_800_000_045.0), None, Usage(112, 2, 100, 9), id="anthropic"),  # 3 + 109 cached
     pytest.param(codex.DIALECT, {"x-ratelimit-limit-tokens": "1000", "x-ratelimit-remaining-tokens": "250",
                                  "x-ratelimit-reset-tokens": "1s"},
                  {"usage": {"input_tokens": 40, "output_tokens": 4, "total_tokens": 44}},

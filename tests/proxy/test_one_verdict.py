@@ -160,7 +160,7 @@ def test_a_success_verdict_keeps_its_usage_and_says_when_nothing_is_left() -> No
     readings = read_headers({"anthropic-ratelimit-requests-limit": "5", "anthropic-ratelimit-requests-remaining": "0",
                              "anthropic-ratelimit-requests-reset": "2027-01-15T08:01:30Z"}, NOW)
     v = judge_mod.judge_success(NOW, readings, dialect=anthropic_dialect.DIALECT, body=body)
-    assert v.fault is None and v.usage == Usage(3, 2, 7) and v.exhausted_until == NOW + 90
+    assert v.fault is None and v.usage == Usage(10, 2, 7) and v.exhausted_until == NOW + 90   # 3 + 7 cached
     assert judge_mod.judge_success(NOW, (), dialect=anthropic_dialect.DIALECT, body=b"not json").usage is None
 
 

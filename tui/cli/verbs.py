@@ -48,6 +48,7 @@ FAMILIES: tuple[tuple[str, tuple[tuple[str, str], ...], tuple[str, ...]], ...] =
         ("fallback", "the fallback chain (provider + model when a pool is out)"),
         ("routing", "OpenRouter provider routing"),
     ), ()),
+    ("tui.cli.usage", (("usage", "tokens and cost per key, from the proxy's usage ledger"),), ()),
     ("tui.cli.probe", (("probe", "ask the provider if benched keys reopened early; lift those"),), ()),
     ("tui.cli.fleet", (("fleet", "share cooldowns across hosts through Redis/Valkey"),), ()),
     ("tui.cli.proxy", (("proxy", "serve the pools to OpenAI-compatible apps "

@@ -27,6 +27,7 @@ import aiohttp
 from aiohttp import web
 
 from store.agent.outcomes import Result
+from store.dialects.streams import StreamUsage
 from store.proxy.edge.redacting import ProxySecrets
 from store.proxy.edge.sse import Framing, StreamRedaction, write_error
 from store.proxy.edge.wire import (
@@ -38,6 +39,7 @@ from store.proxy.edge.wire import (
     transport_kind,
 )
 from store.proxy.observing import requests as trace
+from store.proxy.observing.spend import Spend
 from store.proxy.observing.stats import Stats
 from store.proxy.routing.attempt import Attempt
 from store.proxy.routing.upstreams import Breakers, display
@@ -49,13 +51,16 @@ class Relay:
     """Relays upstream successes to clients (one per proxy, on the event loop); *breakers*
     (the chain's) take the strike of a stream that broke, at *clock*'s time; *mark* puts the
     route's marks on an answer's headers, and *served* takes a success's verdict (the
-    forwarder's: the answer's readings, and the usage of a body read whole)."""
+    forwarder's: the answer's readings, and the usage of a body read whole); a stream's usage
+    is read as it passes (:class:`StreamUsage`, never changing a byte) and goes to *spend* at
+    its end, ``partial`` when it was cut short."""
 
     def __init__(self, breakers: Breakers, clock: Callable[[], float], stats: Stats, secrets: ProxySecrets,
                  mark: Callable[[Any, Attempt], None],
-                 served: Callable[[Attempt, str, bytes | None], None]) -> None:
+                 served: Callable[[Attempt, str, bytes | None], None], spend: Spend | None = None) -> None:
         self.breakers = breakers
         self.clock = clock
+        self.spend = spend
         self.stats = stats
         self.secrets = secrets
         self.mark = mark
@@ -91,7 +96,9 @@ class Relay:
         self.mark(resp.headers, attempt)
         await resp.prepare(request)
         scrub, frame = StreamRedaction(own), Framing()
-        sent = 0
+        tap = StreamUsage(attempt.want.protocol if attempt.want is not None else "openai", log.warning) \
+            if self.spend is not None and up.headers.get("Content-Encoding", "identity") == "identity" else None
+        sent, whole = 0, False
         try:
             while True:
                 try:
@@ -109,10 +116,13 @@ class Relay:
                                         "upstream_stream_broken", 502, rid)
                     break
                 if not chunk:
+                    whole = True
                     rest = scrub.flush()
                     if rest:
                         await resp.write(rest)
                     break
+                if tap is not None:
+                    tap.feed(chunk)
                 out = scrub.feed(chunk)
                 if out:
                     frame.note(out)
@@ -129,6 +139,9 @@ class Relay:
             await asyncio.shield(self._in_band(request, resp, scrub, frame, "the proxy is shutting down",
                                                "shutting_down", 503, rid))
             raise
+        finally:       # every stream is an answer of its key; an encoded one's usage is not read
+            if self.spend is not None:
+                self.spend.answer(attempt, tap.end() if tap is not None else None, partial=not whole)
         return resp
 
     async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, scrub: StreamRedaction,

@@ -132,9 +132,43 @@ SPECS = (
     Spec("hermes_admin_proxy_answers", "counter",
          "Upstream answers by their one verdict: class (success, key, route, request: whose fault) and kind",
          ("class", "kind")),
+    Spec("hermes_admin_credential_tokens", "counter",
+         "Tokens each credential's answers reported through the proxy, by kind (input counts cached tokens)",
+         ("pool", "credential", "kind")),
+    Spec("hermes_admin_credential_cost_usd", "counter",
+         "USD each credential's answers cost through the proxy, by how the cost is known (actual, estimated)",
+         ("pool", "credential", "status")),
 )
 (REQ, ERR, STREAM, FLIGHT, FALLBACK, SINCE, ACTIVE, USABLE, POOL_REQ, POOL_429, ROUTE_REQ, FALLBACKS, RESTORES,
- RESTORE_FAILED, ADDED, UPSTREAM, PINNED, ANSWERS) = range(len(SPECS))
+ RESTORE_FAILED, ADDED, UPSTREAM, PINNED, ANSWERS, TOKENS, COST) = range(len(SPECS))
+TOKEN_FIELDS = (("input", "input_tokens"), ("output", "output_tokens"), ("cache_read", "cache_read_tokens"),
+                ("cache_write", "cache_write_tokens"), ("reasoning", "reasoning_tokens"))
+
+
+class UsageCounters:
+    """The two per-credential counters, a listener of the proxy's usage feed
+    (:class:`store.usage.feed.UsageFeed`, on its thread); the credential is the row id,
+    never a secret. :meth:`snapshot` is the status document's ``usage_totals``."""
+
+    def __init__(self) -> None:
+        self.tokens: dict[tuple[str, str, str], int] = {}
+        self.cost: dict[tuple[str, str, str], float] = {}
+
+    def __call__(self, spent: Any) -> None:
+        cred = spent.row_id or "-"
+        for kind, name in TOKEN_FIELDS:
+            n = getattr(spent, name)
+            if n:
+                key = (spent.pool, cred, kind)
+                self.tokens[key] = self.tokens.get(key, 0) + n
+        if spent.cost_usd is not None:
+            key = (spent.pool, cred, spent.cost_status)
+            self.cost[key] = self.cost.get(key, 0.0) + spent.cost_usd
+
+    def snapshot(self) -> dict[str, Any]:
+        tokens, cost = list(self.tokens.items()), list(self.cost.items())     # one C call each: no lock
+        return {"tokens": [[*k, n] for k, n in tokens[:MAX_SERIES * 8]],
+                "cost_usd": [[*k, v] for k, v in cost[:MAX_SERIES * 4]]}
 
 Sample = tuple[int, tuple[str, ...], Any]     # (spec index, label values, value or Histo)
 
@@ -159,6 +193,20 @@ class Figures:
     upstream: Histo | None = None
     pinned: str | None = None
     answers: tuple[tuple[str, str, int], ...] = ()          # verdict class, kind, count
+    tokens: tuple[tuple[str, str, str, float], ...] = ()
+    cost: tuple[tuple[str, str, str, float], ...] = ()
+
+
+def _usage(node: Any, key: str, cap: int) -> tuple[tuple[str, str, str, float], ...]:
+    """``usage_totals`` entries ``[pool, credential, kind|status, value]``, checked."""
+    got = node.get(key) if isinstance(node, Mapping) else None
+    out = []
+    for e in (got if isinstance(got, list) else [])[:cap]:
+        if isinstance(e, list) and len(e) == 4 and all(_text(x) for x in e[:3]):
+            v = outside.number(e[3], "proxy usage total", lo=0.0, hi=float(outside.MAX_COUNT) * 1000)
+            if v is not None:
+                out.append((e[0], e[1], e[2], v))
+    return tuple(sorted(out))
 
 
 def _text(v: Any, limit: int = 200) -> str | None:
@@ -231,7 +279,9 @@ def figures_of(st: Mapping[str, Any], now: float) -> Figures:
         restores=_pairs(counters.get("restores"), "proxy restores"),
         restore_failures=_count(counters.get("restore_failures"), "proxy count"),
         added=_histo(latency.get("added_seconds")), upstream=_histo(latency.get("upstream_seconds")),
-        pinned=_text(st.get("pinned")), answers=tuple(sorted(answers)))
+        pinned=_text(st.get("pinned")), answers=tuple(sorted(answers)),
+        tokens=_usage(st.get("usage_totals"), "tokens", MAX_SERIES * 8),
+        cost=_usage(st.get("usage_totals"), "cost_usd", MAX_SERIES * 4))
 
 
 def samples(f: Figures, pools: Iterable[tuple[str, int, int]] | None = None) -> list[Sample]:
@@ -259,6 +309,8 @@ def samples(f: Figures, pools: Iterable[tuple[str, int, int]] | None = None) -> 
     if f.pinned is not None:
         out.append((PINNED, (f.pinned,), 1.0))
     out.extend((ANSWERS, (cls, kind), float(n)) for cls, kind, n in f.answers)
+    out.extend((TOKENS, (pool, cred, kind), float(n)) for pool, cred, kind, n in f.tokens)
+    out.extend((COST, (pool, cred, status), usd) for pool, cred, status, usd in f.cost)
     return out
 
 

@@ -1,0 +1,139 @@
+"""Reading the usage ledger back (#29): what each key, model or day spent in a window,
+for ``hermes-admin usage`` and the console. Read-only: the ledger is opened ``mode=ro``
+and nothing is written (a missing ledger is :class:`FileNotFoundError`, the caller's word).
+
+A window reads the per-request rows where they are still kept (``usage.keep_requests``)
+and the hourly roll-ups before that, so a 30-day window holds 30 days.
+
+A group's ``cost_status`` is the least certain of its answers' (``unknown`` before
+``estimated`` before ``actual``; ``included`` alone when every answer was a subscription's):
+``cost_usd`` is the sum of its costs, None when the status is ``unknown`` or ``included``;
+``cost_known_usd`` is the sum of the costs that are known (a floor, when some are not).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from store.usage.ledger import LedgerUnreadable, open_ledger
+from store.usage.record import ACTUAL, ESTIMATED, INCLUDED, UNKNOWN
+
+WINDOWS = {"24h": 86400.0, "7d": 7 * 86400.0, "30d": 30 * 86400.0}
+BY = ("key", "model", "day")
+TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens")
+_CERTAINTY = {ACTUAL: 0, ESTIMATED: 1, UNKNOWN: 2}
+_GROUP = {"key": ("row_id", "max(fingerprint)"), "model": ("model", "NULL"),
+          "day": ("date(at, 'unixepoch')", "NULL")}
+_GROUP_HOURLY = {"key": ("nullif(row_id, '')", "max(nullif(fingerprint, ''))"), "model": ("nullif(model, '')", "NULL"),
+                 "day": ("date(hour * 3600, 'unixepoch')", "NULL")}
+
+
+@dataclass
+class Group:
+    """What one key (or model, or day) of one pool spent."""
+
+    pool: str
+    name: str | None
+    fingerprint: str | None = None
+    requests: int = 0
+    partial: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKENS, 0))
+    known_usd: float | None = None
+    statuses: set[str] = field(default_factory=set)
+
+    @property
+    def cost_status(self) -> str:
+        priced = self.statuses - {INCLUDED}
+        if not priced:
+            return INCLUDED if self.statuses else UNKNOWN
+        return max(priced, key=lambda s: _CERTAINTY.get(s, 2))
+
+    @property
+    def cost_usd(self) -> float | None:
+        return None if self.cost_status in (INCLUDED, UNKNOWN) else self.known_usd
+
+    def add(self, other: Group) -> None:
+        self.requests += other.requests
+        self.partial += other.partial
+        for k in TOKENS:
+            self.tokens[k] += other.tokens[k]
+        if other.known_usd is not None:
+            self.known_usd = (self.known_usd or 0.0) + other.known_usd
+        self.statuses |= other.statuses
+
+    def as_json(self, by: str, label: str | None = None) -> dict[str, Any]:
+        head: dict[str, Any] = {"id": self.name, "label": label} if by == "key" else (
+            {} if by == "total" else {by: self.name})
+        return {**head, "requests": self.requests, **self.tokens, "cost_usd": self.cost_usd,
+                "cost_status": self.cost_status, "cost_known_usd": self.known_usd, "partial": self.partial}
+
+
+def _query(table: str, by: str, pool: str | None, scan: bool = False) -> str:
+    """One GROUP BY over *table*; *scan*: the window holds most rows, so the ``at`` index
+    is not used (a scan reads the table once; the index would fetch each row apart)."""
+    group, fp = (_GROUP if table == "requests" else _GROUP_HOURLY)[by]
+    count = "count(*)" if table == "requests" else "sum(requests)"
+    where = ("+at >= ?" if scan else "at >= ?") if table == "requests" else "hour >= ? AND hour < ?"
+    sums = ", ".join(f"coalesce(sum({t}), 0)" for t in TOKENS)
+    return (f"SELECT pool, {group}, {fp}, cost_status, {count}, {sums}, sum(cost_usd), sum(partial) "
+            f"FROM {table} WHERE {where}{' AND pool = ?' if pool else ''} GROUP BY pool, {group}, cost_status")
+
+
+def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str = "key",
+             pool: str | None = None) -> dict[str, dict[str | None, Group]]:
+    """Per pool, per key (model, day): what was spent since *since*; per-request rows from
+    *boundary* on (where they are all kept), hourly roll-ups before it."""
+    out: dict[str, dict[str | None, Group]] = {}
+    start = max(since, boundary)
+    oldest = conn.execute("SELECT min(at) FROM requests").fetchone()[0]       # one index probe
+    scan = oldest is None or start <= oldest + (now_of(conn) - oldest) / 2
+    parts = [(_query("requests", by, pool, scan), (start, *((pool,) if pool else ())))]
+    if since < boundary:
+        parts.append((_query("hourly", by, pool), (int(since // 3600), int(boundary // 3600),
+                                                  *((pool,) if pool else ()))))
+    for sql, args in parts:
+        for row in conn.execute(sql, args):
+            p, name, fp, status, n, *rest = row
+            tokens, cost, partial = rest[:5], rest[5], rest[6]
+            g = Group(p, name, fp, int(n or 0), int(partial or 0), dict(zip(TOKENS, map(int, tokens), strict=True)),
+                      None if cost is None else float(cost), {status})
+            groups = out.setdefault(p, {})
+            have = groups.get(name)
+            if have is None:
+                groups[name] = g
+            else:
+                if have.fingerprint is None:
+                    have.fingerprint = fp
+                have.add(g)
+    return out
+
+
+def now_of(conn: sqlite3.Connection) -> float:
+    """The newest row's time (the window's end as the ledger knows it)."""
+    return conn.execute("SELECT max(at) FROM requests").fetchone()[0] or 0.0
+
+
+def read_usage(path: Path, now: float, window: float, keep_requests: float, *, by: str = "key",
+               pool: str | None = None) -> dict[str, dict[str | None, Group]]:
+    """:func:`spent_by` on the ledger at *path*, opened read-only. FileNotFoundError: no
+    ledger yet; :class:`LedgerUnreadable`: one that cannot be read (corrupt, a link)."""
+    conn = open_ledger(path, write=False)
+    try:
+        boundary = -(-(now - keep_requests) // 3600) * 3600      # the first whole hour still kept per request
+        return spent_by(conn, now - window, boundary, by=by, pool=pool)
+    except sqlite3.Error as exc:
+        raise LedgerUnreadable(path, f"cannot be read ({exc})") from None
+    finally:
+        conn.close()
+
+
+def totals(groups: Mapping[Any, Group], pool: str) -> Group:
+    """The pool's totals over its *groups*."""
+    total = Group(pool, None)
+    for g in groups.values():
+        total.add(g)
+    return total
