@@ -6,8 +6,9 @@
 
 Start-up case (issue 28): the console's first paint of a home of 6 credentials against
 bench/baseline_app.py showing a static 6-row table, both spawned the same way in the same
-tmux (the project's python, modules compiled), interleaved, the median of 9 spawns each;
-goal: console / bare Textual <= 1.5x.
+tmux (the project's python, modules compiled), interleaved, the median of 15 spawns each,
+with the CPU each process used until that paint beside the wall time (the steadier figure on a
+shared machine); goal: console / bare Textual <= 1.5x.
 
 Profiles case (issue 12): a root of 50 profiles x 10 credentials (``--root``) against one
 home of 500 credentials in 50 pools; goals: first paint <= 1.3x, write->screen p95 <= 1.2x,

@@ -1,8 +1,10 @@
 """The console's first paint loads only what it shows (issue 28).
 
 - No screen or modal other than the dashboard is imported until it is opened: the registry
-  (``screens.screen``) imports each on first use. Checked in a fresh interpreter, with a
-  negative control that imports one eagerly and sees the check fail.
+  (``screens.screen``) imports each on first use, and the keymap's check of binding ids (which
+  imports them all) runs only when a keymap file has entries. Checked in a fresh interpreter
+  through the first paint, with negative controls: one eager import of a modal is seen, and so
+  is a keymap file with an entry (every screen imported to check its id).
 - Each name of the registry gives the class it names, and opening one imports it.
 - The footer rebuilds once for a burst of binding changes (tui.widgets.footer.KeysFooter);
   negative control: Textual's own Footer rebuilds once per change.
@@ -24,13 +26,34 @@ from tui.widgets.footer import KeysFooter
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# What the console imports before its first paint: its entry, the app, the fleet option.
+# What the console imports until its first rows are on screen: its entry, the app (with the
+# keymap file of the operator's config folder, absent here), then the first paint itself.
 PROBE = """
-import sys
+import asyncio, sys, tempfile
+from pathlib import Path
 {extra}
 import tui.cli.entry, tui.app.console, tui.cli.fleet
-loaded = sorted(m for m in sys.modules if m.startswith("screens."))
-print(" ".join(loaded))
+from store.paths import Home
+from tests.conftest import make_row, make_store, write_store
+from tui.app.console import HermesAdminApp
+from tui.widgets import CredentialTable
+
+root = Path(tempfile.mkdtemp())
+root.chmod(0o700)
+home = Home(root)
+write_store(home, make_store({{"openrouter": [make_row("aaaaaa", label="one")]}}))
+
+async def main():
+    app = HermesAdminApp(home, watch=False, tick=False, keymap_file=root / "no-keymap.yaml")
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(200):           # bounded: until the first row is drawn
+            if app.screen.query_one(CredentialTable).row_count:
+                break
+            await pilot.pause()
+        assert app.screen.query_one(CredentialTable).row_count
+
+asyncio.run(main())
+print(" ".join(sorted(m for m in sys.modules if m.startswith("screens."))))
 """
 FIRST_PAINT = {"screens.dashboard", "screens.dashboard_actions", "screens.dashboard_changes",
                "screens.dashboard_chrome", "screens.dashboard_view", "screens.explain",
@@ -47,6 +70,15 @@ def test_start_up_imports_the_dashboard_and_no_other_screen() -> None:
     assert _loaded() == FIRST_PAINT
     # Negative control: one eager import of a modal (as the dashboard had) is seen.
     assert "screens.confirm" in _loaded("import screens.confirm") - FIRST_PAINT
+
+
+def test_control_a_keymap_with_entries_imports_every_screen_to_check_them(tmp_path: Path) -> None:
+    keymap = tmp_path / "keymap.yaml"
+    keymap.write_text("dashboard.reset: R\n")
+    code = PROBE.replace('root / "no-keymap.yaml"', f"Path({str(keymap)!r})")
+    out = subprocess.run([sys.executable, "-c", code.format(extra="")], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60, check=True)
+    assert {"screens.confirm", "screens.help", "screens.config_view"} <= set(out.stdout.split())
 
 
 def test_the_registry_names_each_class_and_imports_it_on_first_use() -> None:

@@ -99,10 +99,12 @@ async def test_findings_and_probe_results_wrap_instead_of_cutting(tmp_path: Path
 
 async def test_the_root_status_bar_names_the_acting_profile_and_the_proxy(tmp_path: Path) -> None:
     root = make_root(tmp_path)
-    write_status(home(root, "default"), proxy_status(time.time(), os.getpid()))
     app = root_app(root)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
+        # Written now, not before the app started: on a busy machine the start-up alone
+        # outlasted the status file's freshness and the proxy read as gone.
+        write_status(home(root, "default"), proxy_status(time.time(), os.getpid()))
         app.dashboard.proxy.poll()
         await pilot.pause()
         bar = app.dashboard.query_one(StatusBar)

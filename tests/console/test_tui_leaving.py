@@ -40,6 +40,7 @@ from tests.tui_sample import NOW, app_for, config_home, settle, write_sample
 from tui.services.clock import FakeClock
 from tui.services.fleet_feed import FleetConfig, FleetLink
 from tui.widgets import CredentialTable
+from tui.widgets.guarded import GuardedModal
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -98,6 +99,12 @@ async def test_esc_and_q_back_out_of_every_screen_and_never_quit(tmp_home: Home,
             await pilot.pause()
             opened = app.screen
             assert opened is not under
+            # A guarded modal takes only keys pressed once it is on screen: on a busy machine
+            # one pause may not see it mounted (bounded wait).
+            for _ in range(100):
+                if not isinstance(opened, GuardedModal) or opened.shown_at is not None:
+                    break
+                await pilot.pause()
             await pilot.press(key)
             await pilot.pause()
             assert app.is_running, f"{key} quit the app from {name}"

@@ -131,7 +131,8 @@ class HermesAdminApp(App):
     def on_mount(self) -> None:
         self.session_end.install()
         if self._keymap_file is not None:
-            apply_keymap(self, self._keymap_file, [type(self), CredentialTable, *all_screens()])
+            # The screens are imported (to know every binding id) only when a keymap file has entries.
+            apply_keymap(self, self._keymap_file, lambda: [type(self), CredentialTable, *all_screens()])
         self._message_keys()
         if self.read_only:
             self.sub_title = "READ-ONLY"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 import yaml
 from textual.app import App
@@ -42,9 +42,10 @@ def binding_ids(classes: Iterable[type]) -> set[str]:
     return ids
 
 
-def load_keymap(path: Path, known_ids: set[str]) -> tuple[dict[str, str], list[str]]:
+def load_keymap(path: Path, known_ids: Callable[[], set[str]]) -> tuple[dict[str, str], list[str]]:
     """(keymap, problems). A missing file is no keymap and no problem; a bad file or entry
-    is a problem naming the file and the entry, and that entry is ignored."""
+    is a problem naming the file and the entry, and that entry is ignored. *known_ids* is
+    asked only when the file holds entries (it imports every screen: not at every start)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -63,8 +64,9 @@ def load_keymap(path: Path, known_ids: set[str]) -> tuple[dict[str, str], list[s
         return {}, [f"{path}: expected a mapping of binding id to keys"]
     keymap: dict[str, str] = {}
     problems: list[str] = []
+    known = known_ids() if data else set()
     for bid, keys in data.items():
-        if bid not in known_ids:
+        if bid not in known:
             problems.append(f"{path}: {bid!r} is not a binding id (see ? help for the ids)")
         elif not isinstance(keys, str) or not keys.strip():
             problems.append(f"{path}: {bid}: keys must be a string like 'R' or 'ctrl+d,D'")
@@ -85,9 +87,10 @@ def long_keymap(keymap: Mapping[str, str]) -> dict[str, str]:
     return {bid: long_keys(keys) for bid, keys in keymap.items()}
 
 
-def apply_keymap(app: App, path: Path, classes: Iterable[type]) -> None:
-    """Load *path* against the binding ids of *classes* into *app*; say what was ignored."""
-    keymap, problems = load_keymap(path, binding_ids(classes))
+def apply_keymap(app: App, path: Path, classes: Callable[[], Iterable[type]]) -> None:
+    """Load *path* against the binding ids of *classes()* into *app*; say what was ignored.
+    *classes* is called only when the file holds entries."""
+    keymap, problems = load_keymap(path, lambda: binding_ids(classes()))
     if keymap:
         app.set_keymap(keymap)
     for problem in problems:
