@@ -48,7 +48,7 @@ from store.proxy.edge.wire import error_body
 from store.proxy.forward import Forwarder
 from store.proxy.loop import loop_name
 from store.proxy.observing.metrics import METRICS_PATH, metrics_response
-from store.proxy.observing.report import describe
+from store.proxy.observing.report import affinity, describe
 from store.proxy.observing.requests import CURRENT, RequestLog, answered_as
 from store.proxy.observing.stats import Stats, write_status
 from store.proxy.offloop import run_blocking
@@ -296,7 +296,8 @@ class ProxyServer:
                 "chain": describe(self.chain), "upstreams": self.chain.breakers.snapshot(self.clock()),
                 "in_flight": self.in_flight, "pending_counts": self.chain.pending(),
                 "inbound_auth": not self.gate.open, "loop": loop_name(), **self.stats.snapshot(),
-                **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot()}
+                **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot(),
+                "affinity": affinity(self.chain)}
 
     def _write_status(self) -> None:
         try:

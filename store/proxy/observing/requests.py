@@ -3,11 +3,12 @@
 Per request, on the event loop: the server begins a :class:`Trace` (:meth:`RequestLog.begin`
 makes it the current one of the task serving the request); the forwarder notes on it each
 wait on an upstream (:func:`upstream_begin`, :func:`upstream_end`), which row of which route
-served (:func:`served_by`) and the kind of an error it answered itself (:func:`answered_as`);
-:meth:`RequestLog.end` keeps one line of the last :data:`LOG_SIZE` and counts it. A line holds
-the time, the request id, the path, the route, pool and credential id, the status, the
-latencies, the tries and the outcome: never a body, a header or a query string (a key can
-ride in any of them), so the log has nothing to redact.
+served and whether it was the conversation's pinned key (:func:`served_by`), and the kind of
+an error it answered itself (:func:`answered_as`); :meth:`RequestLog.end` keeps one line of
+the last :data:`LOG_SIZE` and counts it. A line holds the time, the request id, the path, the
+route, pool and credential id, the status, the latencies, the tries, the outcome and
+``pinned`` (a conversation's pin chose the key, #30): never a body, a header or a query
+string (a key can ride in any of them), so the log has nothing to redact.
 
 Costs on the request path: a few clock reads, two dict increments, two histogram
 observations and one tuple appended to a bounded deque. The dicts for the status file are
@@ -44,7 +45,7 @@ class Trace:
     """One request as the log sees it (mutated by the hooks below, on the loop)."""
 
     __slots__ = ("at", "rid", "path", "t0", "kind", "tries", "upstream", "up_since", "ready", "pool", "row",
-                 "route", "fallback")
+                 "route", "fallback", "pinned")
 
     def __init__(self, at: float, rid: str, path: str) -> None:
         self.at, self.rid, self.path = at, rid, path
@@ -58,6 +59,7 @@ class Trace:
         self.row: str | None = None
         self.route: str | None = None
         self.fallback = False
+        self.pinned = False
 
 
 CURRENT: ContextVar[Trace | None] = ContextVar("hermes_admin_proxy_trace", default=None)
@@ -83,11 +85,12 @@ def upstream_end(first_byte: bool = False) -> None:
             t.ready = now
 
 
-def served_by(pool: str, row: str, route: str, fallback: bool) -> None:
-    """The answer comes from *row* of *pool*, on *route* (a fallback one or not)."""
+def served_by(pool: str, row: str, route: str, fallback: bool, pinned: bool = False) -> None:
+    """The answer comes from *row* of *pool*, on *route* (a fallback one or not), *pinned*:
+    chosen as the conversation's pinned key (:mod:`store.proxy.routing.pins`)."""
     t = CURRENT.get()
     if t is not None:
-        t.pool, t.row, t.route, t.fallback = pool, row, route, fallback
+        t.pool, t.row, t.route, t.fallback, t.pinned = pool, row, route, fallback, pinned
 
 
 def answered_as(kind: str) -> None:
@@ -135,7 +138,7 @@ class RequestLog:
         if trace.tries:
             self.upstream.observe(trace.upstream)
         self.lines.append((trace.at, trace.rid, trace.path, trace.route, trace.pool, trace.row, status,
-                           total, trace.upstream if trace.tries else None, trace.tries, outcome))
+                           total, trace.upstream if trace.tries else None, trace.tries, outcome, trace.pinned))
 
     def noticed(self, kind: str, text: str, active: str | None = None) -> None:
         """Count a chain notice: a fallback (by the route it moved to), a restore (by trigger),
@@ -154,8 +157,8 @@ class RequestLog:
         """The last requests, oldest first, as the status file holds them."""
         return [{"at": at, "rid": rid, "path": path, "route": route, "pool": pool, "id": row, "status": status,
                  "ms": round(total * 1000, 3), "upstream_ms": None if up is None else round(up * 1000, 3),
-                 "tries": tries, "outcome": outcome}
-                for at, rid, path, route, pool, row, status, total, up, tries, outcome in self.lines]
+                 "tries": tries, "outcome": outcome, "pinned": pinned}
+                for at, rid, path, route, pool, row, status, total, up, tries, outcome, pinned in self.lines]
 
     def snapshot(self) -> dict[str, Any]:
         """The status file's ``recent_requests``, ``counters`` and ``latency``."""

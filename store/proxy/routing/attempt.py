@@ -27,6 +27,7 @@ class Attempt:
     model_benched: bool = False  # its last key fault benched one model, not the key
     want: Want | None = None     # what the request asks: its protocol and model
     readings: tuple = ()         # the last answer's rate-limit readings, read once (the verdict's)
+    pinned: bool = False         # its row is its conversation's pin (store.proxy.routing.pins), not a rotation
 
     def failed_on(self) -> set[tuple[str, str]]:
         """Mark the current row as one this request must not go back to; the set so far."""
