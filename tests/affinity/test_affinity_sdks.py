@@ -14,9 +14,15 @@ for every turn, where the default bound moves it.
 
 from __future__ import annotations
 
+import json
+
+import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from store.dialects.dialect import ANTHROPIC, OPENAI, RESPONSES
+from store.proxy.routing import affinity
 from tests.affinity.cache_upstream import CacheUpstream
 from tests.affinity.conversations import Talk, key, row_id, seed
 from tests.proxy_helpers import running_chain_proxy
@@ -131,3 +137,43 @@ def test_fill_first_pools_pin_nothing(tmp_home, up):
         st = status(p)
     assert not any(r["pinned"] for r in st["recent_requests"])
     assert st["affinity"] == {"conversations": {}, "pins": 0, "moved": {}}
+
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["model", "messages", "role", "content", "system", "input", "metadata", "user_id",
+                         "prompt_cache_key", "cache_control", "ttl", "tools"]), inner, max_size=4),
+    max_leaves=20)
+
+
+def test_hostile_bodies_through_a_pinning_pool_never_break_the_proxy(tmp_home, up):
+    """Whatever a client sends to a pool that pins, the proxy answers as it would without
+    affinity: the upstream's answer, never the proxy's own internal error."""
+    pool = seed(tmp_home, up.url, OPENAI)
+    with running_chain_proxy(tmp_home, primary=pool) as p:
+        url = p.url + "/chat/completions"
+
+        @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+        @given(doc=JSONISH, marker=st.text(max_size=20))
+        def send(doc, marker):
+            body = json.dumps(doc).encode()
+            headers = {"Content-Type": "application/json", "x-session-affinity": marker.encode("utf-8", "replace")
+                       .decode("latin-1", "replace")} if marker.isprintable() and marker.isascii() else {}
+            got = httpx.post(url, content=body, headers=headers, timeout=30)
+            assert got.status_code != 500, got.text
+            assert "proxy_error" not in got.text
+
+        send()
+
+
+def test_control_a_namer_that_raises_is_seen_as_the_proxy_s_own_error(tmp_home, up, monkeypatch):
+    """The check above can fail: a namer that raises makes the proxy answer its own 500."""
+    def boom(self):
+        raise RuntimeError("namer broke")
+    monkeypatch.setattr(affinity.Conversation, "_work_out", boom)
+    pool = seed(tmp_home, up.url, OPENAI)
+    with running_chain_proxy(tmp_home, primary=pool) as p:
+        got = httpx.post(p.url + "/chat/completions", json={"model": "m", "messages": [{"role": "user",
+                                                                                      "content": "x"}]}, timeout=30)
+    assert got.status_code == 500 and "proxy_error" in got.text
