@@ -165,3 +165,64 @@ def test_deep_and_lone_surrogate_bodies_name_without_raising():
     assert Conversation(OPENAI, lone).digest is not None
     nested_user = {"messages": [{"role": "user", "content": json.loads("[" * 900 + "]" * 900)}]}
     assert Conversation(OPENAI, json.dumps(nested_user).encode()).source in ("prompt", None)
+
+
+# -- a large body is read in part: the same name as a whole parse --
+
+CONTENT = st.text(alphabet=st.characters(codec="utf-8", exclude_characters='"\\'), max_size=30) | st.lists(
+    st.fixed_dictionaries({"type": st.just("text"), "text": st.text(max_size=20)}), max_size=2)
+MESSAGE = st.fixed_dictionaries({"role": st.sampled_from(["system", "developer", "user", "assistant"]),
+                                 "content": CONTENT})
+TOP = st.fixed_dictionaries({}, optional={
+    "model": st.text(max_size=10), "max_tokens": st.integers(0, 10_000), "stream": st.booleans(),
+    "prompt_cache_key": st.text(max_size=12), "metadata": st.fixed_dictionaries({}, optional={
+        "user_id": st.text(max_size=12)}),
+    "system": st.text(max_size=20) | st.lists(st.fixed_dictionaries({"type": st.just("text"),
+                                                                     "text": st.text(max_size=10)}), max_size=2),
+    "instructions": st.text(max_size=20), "tools": st.lists(st.fixed_dictionaries({"name": st.text(max_size=8)}),
+                                                            max_size=2),
+    "messages": st.lists(MESSAGE, max_size=6), "input": st.text(max_size=20) | st.lists(MESSAGE, max_size=6)})
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.function_scoped_fixture])   # m: reset each input
+@given(protocol=st.sampled_from([OPENAI, ANTHROPIC, RESPONSES]), doc=TOP, order=st.randoms(use_true_random=False),
+       compact=st.booleans())
+def test_a_large_body_read_in_part_gets_the_name_a_whole_parse_gives(monkeypatch, protocol, doc, order, compact):
+    keys = list(doc)
+    order.shuffle(keys)
+    raw = json.dumps({k: doc[k] for k in keys}, separators=(",", ":") if compact else None).encode()
+    whole = Conversation(protocol, raw).digest
+    with monkeypatch.context() as m:
+        m.setattr(affinity, "PARSE_CAP", 0)
+        part = Conversation(protocol, raw).digest
+    assert part == whole
+
+
+def test_a_large_body_is_not_parsed_past_its_first_user_message(monkeypatch):
+    """The part read stops at the first user message: a later message that is not JSON at all
+    is never reached (a whole parse would refuse the body)."""
+    head = json.dumps({"model": "m", "messages": [{"role": "system", "content": SYSTEM},
+                                                  {"role": "user", "content": "first"}]})[:-2]
+    raw = (head + ', {"role": "assistant", "content": ' + "x" * 200_000 + "}]}").encode()
+    tail_marked = raw[:-1] + b', "prompt_cache_key": "k-1"}'
+    assert Conversation(OPENAI, raw).source == "prompt"
+    assert Conversation(OPENAI, tail_marked).source == "prompt_cache_key"
+    good = json.dumps(chat("first")).encode()
+    monkeypatch.setattr(affinity, "PARSE_CAP", 10**9)          # control: parsed whole, the broken body names nothing
+    assert Conversation(OPENAI, raw).digest is None
+    assert Conversation(OPENAI, good).digest is not None
+
+
+def test_a_large_body_asking_the_one_hour_cache_is_seen_by_a_byte_search():
+    big = messages("hi", system=[{"type": "text", "text": "s" * 100_000,
+                                  "cache_control": {"type": "ephemeral", "ttl": "1h"}}])
+    assert conv(ANTHROPIC, big).long is True
+    big["system"][0]["cache_control"] = {"type": "ephemeral"}
+    assert conv(ANTHROPIC, big).long is False
+
+
+def test_control_without_the_tail_a_marker_after_the_messages_is_missed(monkeypatch):
+    raw = json.dumps({"messages": [{"role": "user", "content": "x" * 70_000}], "prompt_cache_key": "k"}).encode()
+    assert Conversation(OPENAI, raw).source == "prompt_cache_key"
+    monkeypatch.setattr(affinity, "_tail", lambda text, key: None)
+    assert Conversation(OPENAI, raw).source == "prompt"          # the property above would see this

@@ -18,6 +18,12 @@ The body is the one the door already read (bounded by its cap); it is parsed onl
 pool with affinity asks (:attr:`Conversation.digest`, once), and a body that is not JSON,
 too deep or of the wrong shape names no conversation: it never raises.
 
+Parsing costs about 1 ms per 100 KB on the event loop, so a body over :data:`PARSE_CAP` is
+read in part (:func:`partial_doc`): its top-level values up to the message list, that list
+only up to its first user message, and the top-level keys after it (a marker, Anthropic's
+``system``), each parsed from its last occurrence to the end, which parses only when that
+occurrence is a top-level key. The long-cache ask is then a byte search for ``"ttl": "1h"``.
+
 :attr:`Conversation.long` says the request asks for Anthropic's 1-hour cache
 (``cache_control: {type: ephemeral, ttl: "1h"}`` anywhere in ``system``, ``messages`` or
 ``tools``): its pin then lasts ``long_ttl``. Pure; no IO.
@@ -36,6 +42,7 @@ from store.dialects.dialect import ANTHROPIC, RESPONSES
 # Headers a client names its conversation by, in the order they are looked for.
 CODEX_HEADERS = ("session_id", "conversation_id")
 AFFINITY_HEADER = "x-session-affinity"
+PARSE_CAP = 64 * 1024      # a body up to this size is parsed whole, a longer one in part
 MARKER_CAP = 4096          # a marker longer than this is cut before hashing (it still names)
 WALK_BUDGET = 20_000       # JSON nodes looked at for a 1-hour cache_control, at most
 _SALT = secrets.token_bytes(16)
@@ -127,6 +134,75 @@ def asks_long_cache(doc: Any) -> bool:
     return False
 
 
+_DEC = json.JSONDecoder()
+
+
+def _ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+def _head(text: str, listing: str) -> dict[str, Any] | None:
+    """The top-level values of the object in *text* before *listing*, and *listing*'s list
+    only up to its first user message (its whole value when it is no list); None: malformed."""
+    seen: dict[str, Any] = {}
+    i = _ws(text, 0)
+    if text[i:i + 1] != "{":
+        return None
+    i = _ws(text, i + 1)
+    while text[i:i + 1] == '"':
+        key, i = _DEC.raw_decode(text, i)
+        i = _ws(text, i)
+        if text[i:i + 1] != ":":
+            return None
+        i = _ws(text, i + 1)
+        if key == listing and text[i:i + 1] == "[":
+            items: list[Any] = []
+            i = _ws(text, i + 1)
+            while text[i:i + 1] not in ("]", ""):
+                item, i = _DEC.raw_decode(text, i)
+                items.append(item)
+                if isinstance(item, dict) and item.get("role") == "user":
+                    break
+                i = _ws(text, i)
+                i = _ws(text, i + 1) if text[i:i + 1] == "," else i
+            seen[listing] = items
+            return seen
+        seen[key], i = _DEC.raw_decode(text, i)
+        i = _ws(text, i)
+        if text[i:i + 1] != ",":
+            return seen
+        i = _ws(text, i + 1)
+    return seen
+
+
+def _tail(text: str, key: str) -> dict[str, Any] | None:
+    """The top-level keys from *key* to the end, when *key*'s last occurrence as a key is a
+    top-level one (a nested one leaves a bracket over, and does not parse); else None."""
+    at = text.rfind(f'"{key}":')
+    if at < 0:
+        return None
+    try:
+        got = json.loads("{" + text[at:])
+    except (ValueError, RecursionError):
+        return None
+    return got if isinstance(got, dict) else None
+
+
+def partial_doc(protocol: str, body: bytes) -> dict[str, Any] | None:
+    """What :func:`name` reads of a large body, without parsing its whole message list."""
+    text = body.decode("utf-8")
+    listing = "input" if protocol == RESPONSES else "messages"
+    doc = _head(text, listing)
+    if doc is None:
+        return None
+    for key in ("prompt_cache_key", "metadata", "system" if protocol == ANTHROPIC else "instructions"):
+        if key not in doc and (tail := _tail(text, key)) is not None:
+            doc[key] = tail[key]
+    return doc
+
+
 class Conversation:
     """One request's conversation, worked out on first use (the body parsed at most once)."""
 
@@ -145,14 +221,16 @@ class Conversation:
     def _work_out(self) -> None:
         self._done = True
         doc: Any = None
-        if self._body[:1] in (b"{", b" ", b"\n", b"\r", b"\t"):
-            try:
-                doc = json.loads(self._body)
-            except (ValueError, RecursionError):
-                doc = None
+        body, big = self._body, len(self._body) > PARSE_CAP
+        try:
+            if body[:1] in (b"{", b" ", b"\n", b"\r", b"\t"):
+                doc = partial_doc(self.protocol, body) if big else json.loads(body)
+        except (ValueError, RecursionError):
+            doc = None
         try:
             named = name(self.protocol, doc, self._headers)
-            self._long = b'"1h"' in self._body and asks_long_cache(doc)
+            self._long = b'"1h"' in body and ((b'"ttl":"1h"' in body or b'"ttl": "1h"' in body) if big else
+                                               asks_long_cache(doc))
         except (ValueError, RecursionError, TypeError):    # a hostile shape names nothing
             named = None
         self._body = b""          # nothing of the request is kept once named
