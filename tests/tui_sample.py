@@ -127,6 +127,7 @@ def proxy_status(now: float = NOW, pid: int = 4242) -> dict[str, Any]:
                   "openrouter": {"bucket_seconds": 10, "requests": [(i * 7) % 9 for i in range(buckets)],
                                  "rate_limited": [1 if i % 11 == 0 else 0 for i in range(buckets)]}},
         "requests_total": 1234, "errors_total": 5, "stream_failures": 0,
+        "affinity": {"conversations": {"openrouter": {"a1b2c3": 3}}, "pins": 3, "moved": {}},
     }
 
 

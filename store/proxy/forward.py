@@ -68,6 +68,7 @@ from store.proxy.observing.report import reopen_times
 from store.proxy.observing.spend import Spend
 from store.proxy.observing.stats import Stats
 from store.proxy.offloop import run_blocking
+from store.proxy.routing.affinity import Conversation
 from store.proxy.routing.attempt import Attempt
 from store.proxy.routing.chain import Chain
 from store.proxy.routing.hold import Hold
@@ -119,6 +120,8 @@ class Forwarder:
         chain = self.chain
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
         want = Want(protocol, body, encoded, endpoint_of(path))
+        if want.endpoint is None and body and not encoded:    # named on first use, where a pool pins (#30)
+            want.conversation = Conversation(protocol, body, request.headers)
         got = await self._walk(request, path, body, rid, want, encoded, chain.select(want=want))
         if got is None:       # every key out: held for the soonest reset when it is near (proxy.hold)
             since = time.monotonic()
@@ -332,7 +335,8 @@ class Forwarder:
         if decision.action in (RETRY, ROTATED) and decision.selection is not None:
             nxt = decision.selection
             model = self._route(attempt).model if attempt.index else None
-            return replace(attempt, selection=replace(nxt, model=model), fresh=False), None
+            pinned = attempt.pinned and nxt.row_id == attempt.selection.row_id    # a rotation is no pin
+            return replace(attempt, selection=replace(nxt, model=model), fresh=False, pinned=pinned), None
         if decision.action == FAILED:
             # Not a credential problem after all: the client gets the upstream's answer.
             if answer is not None:

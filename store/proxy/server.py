@@ -48,7 +48,7 @@ from store.proxy.edge.wire import error_body
 from store.proxy.forward import Forwarder
 from store.proxy.loop import loop_name
 from store.proxy.observing.metrics import METRICS_PATH, metrics_response
-from store.proxy.observing.report import describe
+from store.proxy.observing.report import affinity, describe
 from store.proxy.observing.requests import CURRENT, RequestLog, answered_as
 from store.proxy.observing.stats import Stats, write_status
 from store.proxy.offloop import run_blocking
@@ -284,8 +284,7 @@ class ProxyServer:
             log.warning("the restore check failed (%s); staying on the fallback", exc)
 
     def status(self) -> dict[str, Any]:
-        """What the console shows: chain state, upstreams failing now, per-credential and
-        per-pool traffic (no secrets)."""
+        """What the console shows: chain state, upstreams failing now, traffic (no secrets)."""
         rt = self.chain.runtime
         nxt = None
         if not rt.on_primary and self.chain.steer.pin is None:
@@ -297,11 +296,10 @@ class ProxyServer:
                 "primary": rt.primary, "active": route_name(rt.route.name),
                 "on_fallback_since": self.chain.fallback_since, "next_restore_check": nxt,
                 "chain": describe(self.chain), "upstreams": self.chain.breakers.snapshot(self.clock()),
-                "in_flight": self.in_flight, "holding": self.forwarder.hold.waiting,
-                "pending_counts": self.chain.pending(),
+                "in_flight": self.in_flight, "holding": self.forwarder.hold.waiting, "pending_counts": self.chain.pending(),
                 "inbound_auth": not self.gate.open, "loop": loop_name(), **self.stats.snapshot(),
                 **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot(),
-                "usage_totals": self.forwarder.spend.snapshot()}
+                "usage_totals": self.forwarder.spend.snapshot(), "affinity": affinity(self.chain)}
 
     def _write_status(self) -> None:
         try:

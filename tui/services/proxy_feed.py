@@ -86,13 +86,25 @@ def header_line(st: dict[str, Any]) -> str:
             f" · {text(st.get('requests_total'))} requests · {text(st.get('errors_total'))} errors · {auth}")
 
 
-CREDENTIAL_COLUMNS = ("pool", "id", "label", "in flight", "req/min")
+CREDENTIAL_COLUMNS = ("pool", "id", "label", "in flight", "req/min", "convs")
+
+
+def conversations(st: dict[str, Any], pool: Any, row: Any) -> int | None:
+    """How many conversations *row* of *pool* holds (affinity, #30); None where the pool pins none."""
+    pools = (st.get("affinity") or {}).get("conversations")
+    held = pools.get(pool) if isinstance(pools, dict) else None
+    if not isinstance(held, dict):
+        return None
+    n = held.get(row, 0)
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
 def credential_rows(st: dict[str, Any]) -> list[tuple[str, ...]]:
-    """Per credential: pool, id, label, in-flight requests, requests in the last minute."""
+    """Per credential: pool, id, label, in-flight requests, requests in the last minute, and
+    the conversations pinned to it (``—`` where its pool does not pin)."""
     return [(text(c.get("pool")), text(c.get("id")), text(c.get("label")), text(c.get("in_flight")),
-             text(c.get("requests_per_minute"))) for c in st.get("credentials") or []]
+             text(c.get("requests_per_minute")), text(conversations(st, c.get("pool"), c.get("id"))))
+            for c in st.get("credentials") or []]
 
 
 def pool_series(st: dict[str, Any]) -> list[tuple[str, list[int], list[int]]]:

@@ -68,7 +68,7 @@ class Answers:
             marks = self._marks[key] = (header_value(sel.pool), header_value(sel.row_id),
                                         "1" if attempt.index else "0", header_value(route_name(key[2])))
         headers[H_POOL], headers[H_CRED], headers[H_FALLBACK], headers[H_ROUTE] = marks
-        trace.served_by(sel.pool, sel.row_id, marks[3], bool(attempt.index))
+        trace.served_by(sel.pool, sel.row_id, marks[3], bool(attempt.index), attempt.pinned)
 
     def error(self, status: int, message: str, kind: str, rid: str, **extra: Any) -> web.Response:
         self.stats.errors += 1

@@ -59,6 +59,16 @@ def describe(chain: ChainView) -> list[dict[str, Any]]:
             for i, route, states in chain.states()]
 
 
+def affinity(chain: Any) -> dict[str, Any]:
+    """Conversation affinity for the status file (#30): per pool whose conversations are pinned,
+    how many live conversations each row holding one holds (a row not named holds none), and
+    how often a pin yielded (``share``: it would take more than its share; ``refused``: the
+    row could not serve)."""
+    held = chain.pins.held(chain.clock())
+    pools = {r.pool: held.get(r.pool, {}) for r in chain.routes if r.pool and chain.pins.applies(r.pool)}
+    return {"conversations": pools, "pins": len(chain.pins), "moved": dict(chain.pins.moved)}
+
+
 def reopen_times(chain: RoutesView, want: Want | None = None) -> dict[str, float | None]:
     """Per pool of the chain (of the routes that speak *want*'s protocol): when its soonest
     cooling row reopens, its failing upstream is tried again, or a bench for the model asked

@@ -4,13 +4,14 @@ Per request, on the event loop: the server begins a :class:`Trace` (:meth:`Reque
 makes it the current one of the task serving the request); the forwarder notes on it each
 wait on an upstream (:func:`upstream_begin`, :func:`upstream_end`), the verdict on each
 upstream answer (:func:`judged`: the one judgement, :mod:`store.agent.judge`; nothing here
-reads an answer's status or body again), which row of which route served (:func:`served_by`)
-and the kind of an error it answered itself (:func:`answered_as`); :meth:`RequestLog.end`
-keeps one line of the last :data:`LOG_SIZE` and counts it. A line holds the time, the request
-id, the path, the route, pool and credential id, the status, the latencies, the tries, the
-outcome and the last verdict's class (:func:`class_of`: success, key, route, request) and
-kind: never a body, a header or a query string (a key can ride in any of them), so the log
-has nothing to redact. The ``answers`` counter counts every verdict by class and kind.
+reads an answer's status or body again), which row of which route served and whether it was
+the conversation's pinned key (:func:`served_by`), and the kind of an error it answered itself
+(:func:`answered_as`); :meth:`RequestLog.end` keeps one line of the last :data:`LOG_SIZE` and
+counts it. A line holds the time, the request id, the path, the route, pool and credential id,
+the status, the latencies, the tries, the outcome, the last verdict's class (:func:`class_of`:
+success, key, route, request) and kind, and ``pinned`` (a conversation's pin chose the key,
+#30): never a body, a header or a query string (a key can ride in any of them), so the log has
+nothing to redact. The ``answers`` counter counts every verdict by class and kind.
 
 Costs on the request path: a few clock reads, two dict increments, two histogram
 observations and one tuple appended to a bounded deque. The dicts for the status file are
@@ -55,7 +56,7 @@ class Trace:
     """One request as the log sees it (mutated by the hooks below, on the loop)."""
 
     __slots__ = ("at", "rid", "path", "t0", "kind", "tries", "upstream", "up_since", "ready", "pool", "row",
-                 "route", "fallback", "verdicts", "waited")
+                 "route", "fallback", "verdicts", "waited", "pinned")
 
     def __init__(self, at: float, rid: str, path: str) -> None:
         self.at, self.rid, self.path = at, rid, path
@@ -71,6 +72,7 @@ class Trace:
         self.fallback = False
         self.verdicts: list[tuple[str, str]] = []     # (class, kind) of each answer judged, in order
         self.waited = 0.0        # paced or held on purpose (#30): not the proxy's own cost
+        self.pinned = False
 
 
 CURRENT: ContextVar[Trace | None] = ContextVar("hermes_admin_proxy_trace", default=None)
@@ -103,11 +105,12 @@ def judged(verdict: Verdict) -> None:
         t.verdicts.append((class_of(verdict), verdict.kind))
 
 
-def served_by(pool: str, row: str, route: str, fallback: bool) -> None:
-    """The answer comes from *row* of *pool*, on *route* (a fallback one or not)."""
+def served_by(pool: str, row: str, route: str, fallback: bool, pinned: bool = False) -> None:
+    """The answer comes from *row* of *pool*, on *route* (a fallback one or not), *pinned*:
+    chosen as the conversation's pinned key (:mod:`store.proxy.routing.pins`)."""
     t = CURRENT.get()
     if t is not None:
-        t.pool, t.row, t.route, t.fallback = pool, row, route, fallback
+        t.pool, t.row, t.route, t.fallback, t.pinned = pool, row, route, fallback, pinned
 
 
 def waited(seconds: float) -> None:
@@ -168,7 +171,7 @@ class RequestLog:
             self.upstream.observe(trace.upstream)
         self.lines.append((trace.at, trace.rid, trace.path, trace.route, trace.pool, trace.row, status,
                            total, trace.upstream if trace.tries else None, trace.tries, outcome,
-                           last[0] if last else None, last[1] if last else None))
+                           last[0] if last else None, last[1] if last else None, trace.pinned))
 
     def noticed(self, kind: str, text: str, active: str | None = None) -> None:
         """Count a chain notice: a fallback (by the route it moved to), a restore (by trigger),
@@ -187,8 +190,9 @@ class RequestLog:
         """The last requests, oldest first, as the status file holds them."""
         return [{"at": at, "rid": rid, "path": path, "route": route, "pool": pool, "id": row, "status": status,
                  "ms": round(total * 1000, 3), "upstream_ms": None if up is None else round(up * 1000, 3),
-                 "tries": tries, "outcome": outcome, "class": cls, "kind": kind}
-                for at, rid, path, route, pool, row, status, total, up, tries, outcome, cls, kind in self.lines]
+                 "tries": tries, "outcome": outcome, "class": cls, "kind": kind, "pinned": pinned}
+                for at, rid, path, route, pool, row, status, total, up, tries, outcome, cls, kind, pinned
+                in self.lines]
 
     def snapshot(self) -> dict[str, Any]:
         """The status file's ``recent_requests``, ``counters`` and ``latency``."""

@@ -22,10 +22,12 @@ first, the last one the current 10 s), ``pool_totals`` (per pool: ``requests`` a
 ``rate_limited`` since the proxy started, exact), ``requests_total``, ``errors_total``,
 ``stream_failures``; and what :mod:`store.proxy.observing.requests` and :mod:`store.proxy.control`
 add: ``recent_requests`` (the last 50: at, rid, path, route, pool, id, status, ms,
-upstream_ms, tries, outcome, class, kind), ``counters`` (route_requests, fallbacks, restores,
+upstream_ms, tries, outcome, class, kind, pinned), ``counters`` (route_requests, fallbacks, restores,
 restore_failures, answers: class, kind, n), ``latency`` (added_seconds, upstream_seconds: le, cumulative counts, sum,
 count), ``pinned`` (a route name or null) and ``control`` (the last answers to operator
-commands). Use :func:`is_live` to tell a running proxy from a stale file.
+commands), ``affinity`` (#30: ``conversations``: per pinning pool, per row id the live
+conversations it holds; ``pins``; ``moved``: pins that yielded, by why). Use
+:func:`is_live` to tell a running proxy from a stale file.
 
 The file is hermes-admin's own: it is written without following a link (a symlink or
 special file at its name is refused, and the store it may point at is left alone), and

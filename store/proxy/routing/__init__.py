@@ -3,6 +3,8 @@
 - :mod:`.chain`: the primary pool then the fallback chain, on the in-memory view;
 - :mod:`.eligibility`: the one check "may this row serve now", made of named filters;
 - :mod:`.picks`: choosing among the rows that may, without re-deriving them per request;
+- :mod:`.affinity` and :mod:`.pins`: a conversation's name, and the key it keeps to while
+  its prompt cache lives (a preference among the rows that may serve, #30);
 - :mod:`.verdict` and :mod:`.request_client`: one judgement per answer, and the agent's rules
   for the benches it makes;
 - :mod:`.steering`, :mod:`.overlay`, :mod:`.upstreams`, :mod:`.headroom_gate`,

@@ -27,7 +27,8 @@ class Attempt:
     model_benched: bool = False  # its last key fault benched one model, not the key
     want: Want | None = None     # what the request asks: its protocol and model
     readings: tuple = ()         # the last answer's rate-limit readings, read once (the verdict's)
-    pinned: bool = False         # chosen by conversation affinity (#30): a short rate limit is paced
+    pinned: bool = False         # its row is its conversation's pin (routing.pins), not a rotation: a short
+    #                              rate limit on it is paced (routing.pace)
     paced: float = 0.0           # seconds this request has waited on rate limits (routing.pace)
 
     def failed_on(self) -> set[tuple[str, str]]:

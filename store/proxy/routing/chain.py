@@ -1,24 +1,22 @@
 """The proxy's chain: the primary pool then the fallback chain, on an in-memory view.
 
-Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a
-request costs no file IO. The view is kept current by :mod:`store.watch.home` (``load_doc``).
-What the proxy changes reaches the store two ways:
-
-- request counts are written behind (:meth:`Chain.flush`, at most once a second, one
-  transaction for the whole batch);
-- a state change (bench, rotate, dead) is applied to the view at once, so no other
-  request picks the row, then written at once through the agent's own
-  :class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one
-  transaction. Until the store shows that write, an overlay keeps the bench in the view.
+Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a request costs no
+file IO; :mod:`store.watch.home` keeps the view current (``load_doc``). The proxy's changes reach the
+store two ways: request counts are written behind (:meth:`Chain.flush`, at most once a second, one
+transaction per batch); a state change (bench, rotate, dead) is applied to the view at once, so no other
+request picks the row, then written at once through the agent's own
+:class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one transaction; an
+overlay keeps it in the view until the store shows it.
 
 Each answer is judged once (:mod:`store.proxy.routing.verdict`): only a key's fault reaches
 :meth:`Chain.outcome` and the store; a route's fault opens the chain's
-:class:`~store.proxy.routing.upstreams.Breakers`. Which row may serve is :mod:`store.proxy.routing.eligibility`'s.
+:class:`~store.proxy.routing.upstreams.Breakers`. Which row may serve is
+:mod:`store.proxy.routing.eligibility`'s; a conversation's pin (#30) is a preference among those rows
+(:mod:`store.proxy.routing.pins`).
 
 The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
-(turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the
-event loop. Blocking methods here (``outcome``, ``flush``, ``maybe_restore``) do file IO
-or network and run in a worker thread; the others are pure and fast.
+(turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the event loop.
+Blocking methods (``outcome``, ``flush``, ``maybe_restore``) do file IO or network in a worker thread.
 """
 
 from __future__ import annotations
@@ -47,6 +45,7 @@ from store.proxy.routing.eligibility import Ask, Check, Eligibility
 from store.proxy.routing.headroom_gate import HeadroomGate
 from store.proxy.routing.overlay import Overlay, find_row
 from store.proxy.routing.picks import Usable, choose, preferred, usable_rows
+from store.proxy.routing.pins import Pins, pinned
 from store.proxy.routing.protocols import OPENAI, Want, route_protocols
 from store.proxy.routing.request_client import RequestClient
 from store.proxy.routing.steering import Steering, lifted_rows
@@ -71,9 +70,8 @@ class Chain:
         # Every answer's readings and the rows they hold back (False: a 429 alone benches).
         self.headroom = HeadroomGate(home, clock, enabled=headroom, notice=log.warning)
         self.runtime = AgentRuntime(home, primary, clock=clock, env=env, refresh_hook=refresh_hook,
-                                    verdict_fn=verdict_fn, restore_interval=restore_interval,
-                                    lock_timeout=lock_timeout, config_loader=config_loader,
-                                    headroom=self.headroom.room)
+                                    verdict_fn=verdict_fn, restore_interval=restore_interval, lock_timeout=lock_timeout,
+                                    config_loader=config_loader, headroom=self.headroom.room)
         self.env = self.runtime.env
         self.rng = _random.Random()
         self.lock_timeout = lock_timeout
@@ -94,6 +92,7 @@ class Chain:
         self.last_doc: dict[str, Any] = {}   # the store as last applied (for the redactor)
         self.steer = Steering()          # the operator's hand: a pin, a reset seen in the store
         self.eligibility = Eligibility(self.breakers, self.headroom, self.env, lambda: self._ttls)
+        self.pins = Pins(lambda: self.headroom.settings.proxy.affinity, lambda: self._strategies)   # #30
         self.refresh_config()
 
     # -- the view --
@@ -214,7 +213,7 @@ class Chain:
                                            f"falling back to {route_name(self.routes[i].name)}")
                     rt.active = i
                     self.fallback_since = self.clock()
-                return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
+                return Attempt(i, sel, fresh=True, route=self.routes[i], want=want, pinned=pinned(want, sel))
             held = held or skipped
         return self.look_again(avoid, want) if start is None and first > 0 else None
 
@@ -227,7 +226,7 @@ class Chain:
             if protocol == OPENAI or self.speaks(i, protocol):
                 sel, _skipped = self._select_in(i, avoid, want)
                 if sel is not None:
-                    return Attempt(i, sel, fresh=True, route=self.routes[i], want=want)
+                    return Attempt(i, sel, fresh=True, route=self.routes[i], want=want, pinned=pinned(want, sel))
         return None
 
     def _select_in(self, index: int, avoid: set[tuple[str, str]] | None = None, want: Want | None = None
@@ -254,9 +253,8 @@ class Chain:
 
     def _pick(self, pool: str, now: float, route_base: str | None, avoid: set[tuple[str, str]] | None,
               model: str | None = None, want: Want | None = None) -> tuple[Row | None, bool]:
-        """``policy.select`` on the view, from the kept list of usable rows, leaving out *avoid*, rows
-        on open upstreams and rows benched for the model asked for (the route's *model*, else the
-        request's); ``proxy.prefer`` may choose among them (:func:`preferred`). Hold ``_lock``."""
+        """``policy.select`` on the view's kept usable rows, less *avoid*, rows on open upstreams and rows
+        benched for the model asked for; a conversation's pin first, then ``proxy.prefer``. Hold ``_lock``."""
         rows = self._rows[pool]
         usable = self._usable.get(pool)
         if usable is None or usable.generation != self._generation or now >= usable.until:
@@ -267,8 +265,9 @@ class Chain:
                        want.endpoint if want is not None else None) if usable.benches else None
         weigh = self.headroom.weigh(pool, self.env, now) if usable.strategy == "least_used" else None
         el = self.eligibility       # the breaker, tried and headroom filters (cooling and model: in usable)
+        pin = self.pins.prefer(pool, want, now, len(usable.rows))     # a conversation's pinned row
         chosen, held, reordered = choose(usable, rows, self.rng, asked, el.keep(pool, route_base, now, avoid),
-                                         weigh=weigh, hold=el.hold(pool, now),
+                                         weigh=weigh, hold=el.hold(pool, now), pin=pin,
                                          prefer=preferred(self.headroom, pool, self.env, now))
         if reordered:
             del self._usable[pool]          # the kept order no longer follows the priorities
@@ -351,6 +350,7 @@ class Chain:
         return until_at
 
     def success(self, attempt: Attempt) -> None:
+        self.pins.served(attempt.selection.pool, attempt.selection.row_id, attempt.want, self.clock())  # its pin
         if attempt.index == 0:
             self.runtime._check_vouched(attempt.selection, Result.success())
 

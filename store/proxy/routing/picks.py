@@ -100,21 +100,26 @@ def pick(usable: Usable, rows: list[Row], rng: random.Random, weigh: least_used.
 def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | None,
            keep: Callable[[Row], bool] | None, *, weigh: least_used.Weigh | None = None,
            hold: Callable[[list[Row]], Collection[str]] | None = None,
-           prefer: Prefer | None = None) -> tuple[Row | None, bool, bool]:
+           prefer: Prefer | None = None, pin: str | None = None) -> tuple[Row | None, bool, bool]:
     """:func:`pick` among the rows of *usable* a request for *model* may use (see
     :func:`candidates`) that *keep* allows (None: all), less the ids *hold* names among them
     (the headroom gate's: readings that say a key has nothing left). Returns the row, whether
     usable rows were held back (by *keep*, *hold*, or benched for *model* only: the route
     still serves others), and whether the kept round-robin order no longer follows the
-    priorities (the caller then drops *usable*). *weigh*: as for :func:`pick`. *prefer*
+    priorities (the caller then drops *usable*). *weigh*: as for :func:`pick`. *pin*: the id
+    of a conversation's pinned row (:mod:`store.proxy.routing.pins`), taken (counted, the
+    strategy's order unchanged) when it is among the allowed rows. Else *prefer*
     (``proxy.prefer``, :func:`preferred`) chooses among the rows left when it has a choice;
     when it has none (no reading to go by), the strategy picks."""
     base = candidates(usable, model)
-    if base is usable.rows and keep is None and hold is None and prefer is None:
+    if base is usable.rows and keep is None and hold is None and prefer is None and pin is None:
         return pick(usable, rows, rng, weigh), False, False
     allowed = base if keep is None else [r for r in base if keep(r)]
     if hold is not None and allowed and (held_ids := hold(allowed)):
         allowed = [r for r in allowed if str(r.get("id")) not in held_ids]
+    if pin is not None and (chosen := next((r for r in allowed if str(r.get("id")) == pin), None)):
+        chosen["request_count"] = as_int(chosen.get("request_count")) + 1
+        return chosen, len(allowed) < len(base) or (model is not None and len(base) < len(usable.every)), False
     if prefer is not None and (chosen := prefer(allowed)) is not None:
         chosen["request_count"] = as_int(chosen.get("request_count")) + 1
         return chosen, len(allowed) < len(base) or (model is not None and len(base) < len(usable.every)), False

@@ -112,7 +112,7 @@ class Want:
     (:func:`store.agent.judge.endpoint_of`), and its model when a pool must know it (parsed
     from the body once, on first use)."""
 
-    __slots__ = ("protocol", "endpoint", "_body", "_model", "_parsed")
+    __slots__ = ("protocol", "endpoint", "_body", "_model", "_parsed", "conversation")
 
     def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False, endpoint: str | None = None) -> None:
         self.protocol = protocol
@@ -120,6 +120,7 @@ class Want:
         self._body = b"" if encoded else body
         self._model: str | None = None
         self._parsed = False
+        self.conversation: Any = None   # its conversation, for affinity (store.proxy.routing.affinity)
 
     @property
     def model(self) -> str | None:
