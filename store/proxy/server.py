@@ -290,13 +290,13 @@ class ProxyServer:
         if not rt.on_primary and self.chain.steer.pin is None:
             last = rt.last_restore_check
             nxt = self.clock() if last is None else last + rt.restore_interval
-        return {"pid": os.getpid(), "host": self.host, "port": self.port,
-                "url": f"http://{self.host}:{self.port}/v1", "state": self.state,
-                "started_at": self.started_at, "updated_at": self.clock(),
+        return {"pid": os.getpid(), "host": self.host, "port": self.port, "state": self.state,
+                "url": f"http://{self.host}:{self.port}/v1", "started_at": self.started_at, "updated_at": self.clock(),
                 "primary": rt.primary, "active": route_name(rt.route.name),
                 "on_fallback_since": self.chain.fallback_since, "next_restore_check": nxt,
                 "chain": describe(self.chain), "upstreams": self.chain.breakers.snapshot(self.clock()),
-                "in_flight": self.in_flight, "holding": self.forwarder.hold.waiting, "pending_counts": self.chain.pending(),
+                "in_flight": self.in_flight, "holding": self.forwarder.hold.waiting,
+                "pending_counts": self.chain.pending(),
                 "inbound_auth": not self.gate.open, "loop": loop_name(), **self.stats.snapshot(),
                 **self.requests.snapshot(), "pinned": self.chain.steer.pin, "control": self.answers.snapshot(),
                 "usage_totals": self.forwarder.spend.snapshot(), "affinity": affinity(self.chain)}
