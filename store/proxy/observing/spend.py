@@ -11,14 +11,15 @@ It only queues: pricing and the ledger's writes run on their own threads.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from store.dialects.anthropic import uses_oauth
 from store.dialects.readings import Usage
 from store.model import AUTH_OAUTH
+from store.paths import Home
 from store.proxy.observing.metrics import UsageCounters
 from store.proxy.routing.attempt import Attempt
-from store.proxy.routing.chain import Chain
 from store.proxy.routing.upstreams import route_name
 from store.usage.cost import Pricer
 from store.usage.feed import UsageFeed
@@ -27,10 +28,21 @@ from store.usage.ledger import Ledger, ledger_path
 log = logging.getLogger("hermes_admin.proxy")
 
 
+class ChainFacts(Protocol):
+    """What the feed needs of the chain (:class:`store.proxy.routing.chain.Chain`): its
+    settings (through its headroom gate), clock and home, and a row's auth type."""
+
+    headroom: Any
+    clock: Callable[[], float]
+    home: Home
+
+    def auth_type(self, sel: Any) -> str | None: ...
+
+
 class Spend:
     """The proxy's usage feed and its own listeners (one per proxy)."""
 
-    def __init__(self, chain: Chain, *, ledger: bool | None = None) -> None:
+    def __init__(self, chain: ChainFacts, *, ledger: bool | None = None) -> None:
         self.chain = chain
         usage = chain.headroom.settings.usage
         self.feed = UsageFeed(Pricer(usage.prices), clock=chain.clock, notice=log.warning)
