@@ -85,7 +85,8 @@ def test_no_fallback_the_answer_names_the_budget_and_its_reset(tmp_home, up):
         for r in rows["credential_pool"]["openrouter"]:
             r.pop("request_count", None)
     assert after == auth_before
-    assert json.loads(status_path(tmp_home, port).read_text())["chain"][0]["budget"]["key"] == {"day": 1.5, "month": None}
+    written = json.loads(status_path(tmp_home, port).read_text())["chain"][0]["budget"]
+    assert written["key"] == {"day": 1.5, "month": None}
 
 
 def test_pool_budget_with_no_fallback_names_the_pool_budget(tmp_home, up):
