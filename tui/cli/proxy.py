@@ -129,6 +129,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p.add_argument("--no-metrics", action="store_true",
                    help="do not serve /metrics (Prometheus text, behind the same inbound-auth rule)")
     p.add_argument("--json", action="store_true", help="with status, restore, pin, unpin: machine-readable")
+    p.add_argument("--fleet", metavar="URL", help="add this host's spend to the fleet's per-key day counters "
+                   "in Redis (redis:// or rediss://), so budgets hold across hosts")
     add_common(p)
     p.set_defaults(func=cmd_proxy)
 
@@ -168,6 +170,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     server = ProxyServer(home, chain, gate, host=host, port=port, drain_timeout=args.drain_timeout,
                          body_timeout=args.body_timeout, metrics=not args.no_metrics)
     logging.basicConfig(level=logging.INFO, format="hermes-admin proxy: %(message)s", stream=sys.stderr)
+    halt = _fleet_usage(args.fleet, chain) if args.fleet else None
 
     def ready(s: ProxyServer) -> None:
         chain_text = " -> ".join(route_name(r.name) for r in chain.routes)
@@ -185,7 +188,24 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             raise CannotListen(f"--host {host} --port {port}: cannot listen there "
                                f"({exc.strerror})") from None
         raise
+    finally:
+        if halt is not None:
+            halt()      # hands over what is owed, bounded
     return EXIT_OK
+
+
+def _fleet_usage(url: str, chain: Any) -> Any:
+    """The fleet's usage counters for ``--fleet URL`` (store.fleet.usage), started; the
+    function that stops them. A bad URL: exit 2 naming --fleet."""
+    from store.fleet.client import connect
+    from store.fleet.keys import safe_url, scrub
+    from store.fleet.usage import FleetUsage
+
+    try:
+        client = connect(url)
+    except ValueError as exc:
+        raise BadInput("--fleet", scrub(f"{safe_url(url)}: {exc}", url)) from None
+    return FleetUsage(client, chain.eligibility.budgets.tally, lambda: chain.pools).start()
 
 
 def missing_primary_field(cfg: Any) -> str:
