@@ -43,7 +43,7 @@ from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIME
 from store.proxy.edge.inbound import gate_for
 from store.proxy.observing.stats import is_live, read_statuses
 from store.proxy.routing.upstreams import route_name
-from tui.services.proxy_feed import breaker_text
+from tui.services.proxy_feed import breaker_text, over_budget, pool_over
 from tui.text.format import clock_time
 from tui.text.shown import shown
 
@@ -282,12 +282,16 @@ def _print_status(st: dict[str, Any]) -> None:
             f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
         if r.get("paths"):
             say(f"      serves {' '.join(map(str, r['paths']))}")
+        if over := pool_over(r):
+            say(f"      {over}")
     for u in st.get("upstreams") or []:
         say(f"upstream {u.get('upstream')}: {breaker_text(u, st.get('updated_at'))}")
     say("credentials:")
+    over = over_budget(st)
     for c in st.get("credentials") or []:
+        words = over.get((str(c.get("pool")), str(c.get("id"))))
         say(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "
-            f"{c.get('requests_per_minute')}/min")
+            f"{c.get('requests_per_minute')}/min" + (f"  {words}" if words else ""))
     for name, p in (st.get("pools") or {}).items():
         say(f"pool {name}: last 10 min {sum(p.get('requests') or [])} requests, "
             f"{sum(p.get('rate_limited') or [])} answered 429")

@@ -12,9 +12,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from store.model import pool_rows
 from store.pools import policy
 from store.proxy.routing.chain import Chain
-from store.proxy.routing.eligibility import BREAKER, BUDGET, HEADROOM, describe_refusals
+from store.proxy.routing.eligibility import BREAKER, HEADROOM, describe_refusals
 from store.proxy.routing.protocols import OPENAI, Want, served_paths
 from store.proxy.routing.upstreams import route_name
 
@@ -35,7 +36,7 @@ def describe(chain: Chain) -> list[dict[str, Any]]:
              "refused": describe_refusals(states),
              "cooling": sum(1 for e, _d in states if e.status == policy.COOLING),
              "dead": sum(1 for e, _d in states if e.status == policy.DEAD),
-             "budget": budgets.describe(route.pool, now, len(states), describe_refusals(states).get(BUDGET, 0))}
+             "budget": budgets.describe(route.pool, pool_rows(chain.last_doc, route.pool) if route.pool else [], now)}
             for i, route, states in chain.states()]
 
 

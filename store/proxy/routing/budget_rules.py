@@ -112,23 +112,25 @@ class BudgetRules:
                 out |= reserve
         return out
 
-    def describe(self, pool: str | None, now: float, rows: int = 0, over_rows: int = 0) -> dict[str, Any] | None:
-        """The pool's budget state for the status file: known cost today and this month, its
-        limits, and in words what is over (``over``: None when nothing is). *rows* and
-        *over_rows*: how many rows the pool has and how many the budget filter refuses."""
+    def describe(self, pool: str | None, rows: list[Row], now: float) -> dict[str, Any] | None:
+        """The pool's budget state for the status file (None: the pool has no budget): known
+        cost today and this month, its limits, per row refused by the budget the words why
+        (``rows_over``), and in words what is over for the pool (``over``: None when nothing)."""
         b = self.of(pool) if pool else None
         if b is None or pool is None:
             return None
+        rows = [r for r in rows if isinstance(r, dict)]
+        rows_over = {str(r.get("id")): why[1] for r in rows if (why := self.refused(pool, r, now)) is not None}
         pool_over = self.pool_over(pool, now)
         if pool_over is not None:
             words: str | None = pool_over[1]
-        elif over_rows and over_rows >= rows:
+        elif rows_over and len(rows_over) >= len(rows):
             words = "over budget: every key"
-        elif over_rows:
-            words = f"over budget: {over_rows} of {rows} keys"
+        elif rows_over:
+            words = f"over budget: {len(rows_over)} of {len(rows)} keys"
         else:
             words = None
         return {"day_usd": round(self.tally.pool(pool, "day", now), 6),
                 "month_usd": round(self.tally.pool(pool, MONTH, now), 6),
                 "key": {"day": b.key.day, "month": b.key.month}, "pool": {"day": b.pool.day, "month": b.pool.month},
-                "cap": dict(b.cap), "reserve": list(b.reserve), "over": words}
+                "cap": dict(b.cap), "reserve": list(b.reserve), "over": words, "rows_over": rows_over}
