@@ -49,11 +49,14 @@ def requests_per_minute(st: dict[str, Any]) -> int:
 
 
 def summary(st: dict[str, Any] | None) -> str:
-    """The dashboard's one-line summary: ``proxy :8645 · 12 req/min · primary``; "" when none."""
+    """The dashboard's one-line summary: ``proxy :8645 · 12 req/min · primary`` (and ``· 2
+    over budget`` when the proxy holds keys over their budget); "" when none."""
     if st is None:
         return ""
     where = "primary" if on_primary(st) else f"▶ fallback {text(st.get('active'))}"
-    return f"proxy :{text(st.get('port'))} · {requests_per_minute(st)} req/min · {where}"
+    over = len(over_budget(st))
+    budget = f" · {over} over budget" if over else ""
+    return f"proxy :{text(st.get('port'))} · {requests_per_minute(st)} req/min · {where}{budget}"
 
 
 def chain_line(st: dict[str, Any]) -> str:
