@@ -150,11 +150,3 @@ def test_two_running_proxies_hold_one_budget_across_hosts(tmp_path, server):
                 for halt in halts:
                     halt()
 
-
-def test_proxy_fleet_with_a_bad_url_is_refused_naming_the_option(tmp_home):
-    from tests.cli.inprocess import run_main
-
-    edge_seed(tmp_home, "http://127.0.0.1:9", keys=1, fallback=False)
-    code, _out, err = run_main(["proxy", "--home", str(tmp_home.root), "--port", "0",
-                                "--fleet", "gopher://user:hunter2@127.0.0.1/0"], b"")
-    assert code == 2 and "--fleet" in err and "hunter2" not in err

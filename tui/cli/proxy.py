@@ -35,6 +35,7 @@ from typing import Any, Callable
 from store.agent import refresh
 from store.agent.runtime import RESTORE_INTERVAL
 from store.authfile import read_store, refuse_linked
+from store.config import settings as settings_file
 from store.config.read import read_config
 from store.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNREADABLE, BadInput, HermesAdminError
 from store.model import pools
@@ -153,6 +154,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     # A symlinked auth.json reads, but the proxy's counts and benches could not be written:
     # it refuses to start with the error every writing verb gives (exit 3, nothing written).
     refuse_linked(home)
+    # hermes-admin.yaml unreadable (a bad budget, say): exit 3 naming the file and field, for a
+    # budget that silently did not apply would spend what the operator meant to keep.
+    settings_file.read(home)
     doc = read_store(home).doc or {}
     if primary not in pools(doc):
         known = ", ".join(sorted(pools(doc))) or "none"

@@ -109,7 +109,8 @@ def over_budget(st: dict[str, Any] | None) -> dict[tuple[str, str], str]:
     """Per (pool, row id) the proxy's budget filter refuses: its words (``over budget: $2.00 a
     day, resets 00:00 UTC``, ``over its cap: 5h window at 85%, cap 80%``), from the status file."""
     out: dict[tuple[str, str], str] = {}
-    for r in (st or {}).get("chain") or []:
+    chain = st.get("chain") if isinstance(st, dict) else None
+    for r in chain if isinstance(chain, list) else ():
         budget = r.get("budget") if isinstance(r, dict) else None
         rows = budget.get("rows_over") if isinstance(budget, dict) else None
         if isinstance(rows, dict) and isinstance(r.get("pool"), str):
