@@ -90,6 +90,8 @@ class Tally:
         # (pool, row id, day) -> the fleet's total as last read; what this host spent since
         self._fleet: dict[DayKey, float] = {}
         self._owed: dict[DayKey, float] = {}
+        self._rows_of: dict[str, set[str]] = {}     # pool -> the row ids with any spend (local or fleet)
+        self.version = 0        # bumped by every change: a reader may keep what it worked out until then
         self.notices: list[str] = []
 
     # -- in --
@@ -106,6 +108,7 @@ class Tally:
         to what this host owes the fleet's counters)."""
         day, month = (DAY, day_of(at)), (MONTH, month_of(at))
         with self._lock:
+            self.version += 1
             for key in ((pool, None), (pool, row_id)) if row_id is not None else ((pool, None),):
                 got = self._spent.setdefault(key, {})
                 for p in (day, month):
@@ -114,6 +117,8 @@ class Tally:
                     newest = {kind: max(n for k, n in got if k == kind) for kind, _n in got}
                     for old in [p for p in got if p[1] < newest[p[0]]]:
                         del got[old]
+            if row_id is not None:
+                self._rows_of.setdefault(pool, set()).add(row_id)
             if owed and row_id is not None:
                 k = (pool, row_id, day[1])
                 self._owed[k] = self._owed.get(k, 0.0) + cost
@@ -121,16 +126,32 @@ class Tally:
     # -- out (pure, no IO: checked under the view's lock) --
 
     def key(self, pool: str, row_id: str, period: str, now: float) -> float:
-        """What row *row_id* of *pool* has spent in the *period* (day or month) of *now*: for
-        a day with the fleet's counters, their total as last read plus what this host has
-        spent since (never less than this host's own)."""
-        p = period_of(period, now)
+        """What row *row_id* of *pool* has spent in the *period* (day or month) of *now* (with
+        the fleet's counters: see :meth:`_row`)."""
+        day, month = period_of(DAY, now), period_of(MONTH, now)
         with self._lock:
-            local = self._spent.get((pool, row_id), {}).get(p, 0.0)
-            k = (pool, row_id, p[1])
-            if period == DAY and k in self._fleet:
-                return max(local, self._fleet[k] + self._owed.get(k, 0.0))
-        return local
+            d, m = self._row(pool, row_id, day, month)
+        return d if period == DAY else m
+
+    def _row(self, pool: str, row_id: str, day: Period, month: Period) -> tuple[float, float]:
+        """(today, this month) of one row; hold ``_lock``. With the fleet's counters read for
+        today, today is their total plus what this host spent since, and the month gains what
+        the fleet spent today beyond this host (earlier days: this host's own)."""
+        got = self._spent.get((pool, row_id))
+        d, m = (got.get(day, 0.0), got.get(month, 0.0)) if got else (0.0, 0.0)
+        k = (pool, row_id, day[1])
+        if k in self._fleet:
+            fleet = self._fleet[k] + self._owed.get(k, 0.0)
+            if fleet > d:
+                d, m = fleet, m + fleet - d
+        return d, m
+
+    def spenders(self, pool: str, now: float) -> dict[str, tuple[float, float]]:
+        """Every row of *pool* that has spent anything: (today, this month), as :meth:`key`
+        says; one lock, no row without spend (what a pick asks, once per pick)."""
+        day, month = period_of(DAY, now), period_of(MONTH, now)
+        with self._lock:
+            return {rid: self._row(pool, rid, day, month) for rid in self._rows_of.get(pool, ())}
 
     def pool(self, pool: str, period: str, now: float) -> float:
         """What *pool* as a whole has spent in the *period* of *now* (for a day, the fleet's
@@ -155,6 +176,7 @@ class Tally:
         """*paid* has been added to the fleet's counters, and *totals* read back from them
         (after the additions): take both in."""
         with self._lock:
+            self.version += 1
             for k, v in paid.items():
                 left = self._owed.get(k, 0.0) - v
                 if left > 1e-12:
@@ -163,6 +185,7 @@ class Tally:
                     self._owed.pop(k, None)
             for k, v in totals:
                 self._fleet[k] = v
+                self._rows_of.setdefault(k[0], set()).add(k[1])
             today = day_of(self.clock())
             for store in (self._fleet, self._owed):
                 for k in [k for k in store if k[2] < today - 1]:

@@ -6,6 +6,7 @@ proxy's own writer from a real proxy whose key went over its budget."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -16,6 +17,7 @@ from store.proxy.observing.stats import write_status
 from tests.budgets.conftest import ask, budgets, costing
 from tests.cli.inprocess import run_main
 from tests.console.proxy_panel_helpers import SIZE, cells, panel_of, screen_text
+from tests.hermes_real import wait_for
 from tests.proxy.upstream import ScriptedUpstream
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy
 from tests.tui_sample import app_for, key
@@ -29,8 +31,9 @@ WORDS = "over budget: $1.00 a day, resets 00:00 UTC"
 
 @pytest.fixture
 def over(tmp_home):
-    """A proxy ran with a $1 day budget per key; or0edg spent $1 (over), or1edg nothing. Its
-    last running status is on the home, fresh (as a live proxy's is)."""
+    """A proxy ran with a $1 day budget per key; each key spent $1 (over). Its last running
+    status stays on the home, rewritten every half second as a live proxy's is (a loaded
+    machine may take longer than the staleness bound between two steps of a test)."""
     with ScriptedUpstream() as up:
         up.script(None, costing(1.0))
         edge_seed(tmp_home, up.url, keys=2, fallback=False)
@@ -39,13 +42,25 @@ def over(tmp_home):
             assert ask(p)[1] == "or0edg"
             assert ask(p)[1] == "or1edg"
             st = p.server.status()
-    st["updated_at"] = time.time()
-    write_status(tmp_home, st)
-    return tmp_home, st
+    stop = threading.Event()
+    live = {"status": st}
+
+    def keep_writing() -> None:
+        while True:
+            write_status(tmp_home, {**live["status"], "updated_at": time.time()})
+            if stop.wait(0.5):
+                return
+
+    writer = threading.Thread(target=keep_writing, daemon=True)
+    writer.start()
+    assert wait_for(lambda: proxy_feed.live_status(tmp_home) is not None, timeout=10)
+    yield tmp_home, st, live
+    stop.set()
+    writer.join(10)
 
 
 def test_the_status_file_names_the_key_over_budget(over):
-    home, st = over
+    home, st, _live = over
     budget = st["chain"][0]["budget"]
     assert budget["rows_over"] == {"or0edg": WORDS, "or1edg": WORDS}
     assert budget["over"] == "over budget: every key" and budget["day_usd"] == 2.0
@@ -54,7 +69,7 @@ def test_the_status_file_names_the_key_over_budget(over):
 
 
 def test_proxy_status_and_list_say_it(over):
-    home, _st = over
+    home, _st, _live = over
     code, out, _err = run_main(["proxy", "status", "--home", str(home.root)], b"")
     assert code == 0 and "      over budget: every key" in out and "openrouter/or0edg" in out and WORDS in out
     code, out, _err = run_main(["list", "--home", str(home.root)], b"")
@@ -67,14 +82,15 @@ def test_proxy_status_and_list_say_it(over):
 
 
 def test_control_no_live_proxy_list_says_nothing_of_budgets(over):
-    home, st = over
-    write_status(home, {**st, "state": "stopped", "updated_at": time.time() - 3600})
+    home, st, live = over
+    live["status"] = {**st, "state": "stopped"}
+    assert wait_for(lambda: proxy_feed.live_status(home) is None, timeout=10)
     code, out, _err = run_main(["list", "--home", str(home.root)], b"")
     assert code == 0 and "over budget" not in out
 
 
 async def test_the_console_says_it_in_words(over):
-    home, _st = over
+    home, _st, _live = over
     app = app_for(home)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -50,6 +50,9 @@ class BudgetRules:
         self.tally = tally
         self.headroom = headroom
         self.env = env
+        # pool -> (what it was worked out for, the rows over their key budget): kept until the
+        # tally changes, the day or month turns, or the budget is replaced
+        self._kept: dict[str, tuple[tuple[Any, ...], frozenset[str]]] = {}
 
     def of(self, pool: str) -> PoolBudget | None:
         """*pool*'s budget (None: none, or budgets are off)."""
@@ -98,13 +101,32 @@ class BudgetRules:
         """Whether *row* is one of *b*'s reserve rows (by id or label)."""
         return bool(b.reserve) and (str(row.get("id")) in b.reserve or str(row.get("label") or "") in b.reserve)
 
+    def keys_over(self, pool: str, b: PoolBudget, now: float) -> frozenset[str]:
+        """The row ids of *pool* at or past *b*'s key budget (worked out again only when the
+        tally has changed, the UTC day turned or the budget was replaced)."""
+        stamp = (self.tally.version, int(now // 86400), id(b))
+        kept = self._kept.get(pool)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        day, month = b.key.day, b.key.month
+        over = frozenset(rid for rid, (d, m) in self.tally.spenders(pool, now).items()
+                         if (day is not None and d >= day) or (month is not None and m >= month))
+        self._kept[pool] = (stamp, over)
+        return over
+
     def held(self, pool: str, allowed: list[Row], already: Collection[str], now: float) -> set[str]:
         """The ids of *allowed* a pick must leave out by budget: every row over its budget or
-        cap, and the reserve rows while another row (not in *already*) may serve."""
+        cap, and the reserve rows while another row (not in *already*) may serve. Once per
+        pick: the tally is asked once for the rows that have spent anything, no words made."""
         b = self.of(pool)
         if b is None:
             return set()
-        out = {str(r.get("id")) for r in allowed if self.refused(pool, r, now) is not None}
+        if b.pool.any and self.pool_over(pool, now) is not None:
+            return {str(r.get("id")) for r in allowed}
+        over = self.keys_over(pool, b, now) if b.key.any else frozenset()
+        out = {rid for r in allowed if (rid := str(r.get("id"))) in over} if over else set()
+        if b.cap:
+            out |= {str(r.get("id")) for r in allowed if self.capped(pool, r, b.cap, now) is not None}
         if b.reserve:
             rest = [r for r in allowed if str(r.get("id")) not in out and str(r.get("id")) not in already]
             reserve = {str(r.get("id")) for r in rest if self.reserved(b, r)}
