@@ -334,6 +334,9 @@ class ProxyScreen(Screen[None]):
         self.poll()
 
 
+OVER_NOTE = "$ over budget"       # before a row's reason in the table: a symbol and words
+
+
 class ProxyWatch:
     """The status-bar summary of a proxy live on the screen's home, and `x` to open its panel.
 
@@ -342,9 +345,12 @@ class ProxyWatch:
     proxy, then follows it each second while it stays live.
     """
 
-    def __init__(self, screen: Screen, changed: Callable[[], None]) -> None:
+    def __init__(self, screen: Screen, changed: Callable[[], None],
+                 notes: Callable[[dict[tuple[str, str], str]], None] | None = None) -> None:
         self.screen = screen
         self.changed = changed          # the summary changed: the screen redraws its status bar
+        self.notes = notes              # the rows the proxy holds over budget changed (#29)
+        self.over: dict[tuple[str, str], str] = {}
         self.summary = ""               # "proxy :8645 · 12 req/min · primary", "" if none
         self.timer: Timer | None = None
         self.pace = 0.0
@@ -362,7 +368,12 @@ class ProxyWatch:
 
     def poll(self) -> None:
         """The status-bar summary of a proxy live on this home (its status file only)."""
-        line = feed.summary(feed.live_status(host(self.screen).home))
+        st = feed.live_status(host(self.screen).home)
+        line = feed.summary(st)
+        over = {k: OVER_NOTE for k in feed.over_budget(st)}
+        if over != self.over and self.notes is not None:
+            self.over = over
+            self.notes(over)
         if line != self.summary:
             self.summary = line
             self.changed()

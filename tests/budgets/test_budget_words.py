@@ -95,7 +95,10 @@ async def test_the_console_says_it_in_words(over):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert "2 over budget" in app.dashboard.query_one(StatusBar).text
-        app.dashboard.query_one(CredentialTable).move_to_key(key("openrouter", "or0edg"))
+        table = app.dashboard.query_one(CredentialTable)
+        assert "$ over budget" in table.line_text(key("openrouter", "or0edg"))     # the table's row, in words
+        assert "$ over budget" in screen_text(app)
+        table.move_to_key(key("openrouter", "or0edg"))
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DetailScreen)
