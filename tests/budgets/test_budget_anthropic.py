@@ -12,11 +12,24 @@ import anthropic
 import pytest
 
 from tests.budgets.conftest import budgets
-from tests.proxy.test_anthropic import MESSAGE, SONNET, seed
+from tests.conftest import make_row, make_store, write_store
 from tests.proxy.upstream import ScriptedUpstream, http
 from tests.proxy_helpers import running_chain_proxy
 
 pytestmark = pytest.mark.slow
+SONNET = "claude-sonnet-4-5"
+MESSAGE = {"id": "msg_01", "type": "message", "role": "assistant", "model": SONNET,
+           "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+           "usage": {"input_tokens": 3, "output_tokens": 2}}
+
+
+def seed(home, base: str) -> None:
+    """An anthropic pool: an API key, then a subscription login (both on the scripted upstream)."""
+    write_store(home, make_store({"anthropic": [
+        make_row("an0key", label="api-key", priority=0, token="sk-ant-api03-budgettest-" + "A" * 40, base_url=base),
+        make_row("an1oat", label="claude-max", priority=1, token="sk-ant-oat01-budgettest-" + "B" * 40,
+                 auth_type="oauth", source="hermes_pkce", base_url=base)]}))
+    home.config.write_text("model:\n  provider: anthropic\n  default: claude-sonnet-4-5\n")
 
 
 def used(fraction: float):
