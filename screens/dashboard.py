@@ -106,7 +106,8 @@ class DashboardScreen(Screen):
         self._pending_events: list[Any] = []
         self.refusals = Refusals(self, self.disabled_reason)
         self.operator = self.make_operator()     # the tags, the row just added, every write
-        self.proxy = ProxyWatch(self, self._refresh_chrome)   # the status bar's proxy summary
+        # the status bar's proxy summary, and its keys over budget noted in the table (#29)
+        self.proxy = ProxyWatch(self, self._refresh_chrome, lambda notes: self.table.set_notes(notes))
         self.monitor = MonitorWatch(self, self._refresh_chrome, self.monitor_target)
         self.controls = ViewControls(self)       # sort, columns, range mark, n/N
         self.memory = ViewMemory(self)           # that view, kept between sessions

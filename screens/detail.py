@@ -22,6 +22,7 @@ from store.pools.times import on_calendar
 from store.pools.view import CredentialView
 from store.redaction.fingerprints import fingerprint
 from store.watch.home import HomeState
+from tui.services import proxy_feed
 from tui.services.host import host
 from tui.text import headroom as headroom_words
 from tui.text.format import BAD_TIME, NULL, STATUS_STYLE, full_time, relative, status_word
@@ -100,9 +101,10 @@ def render_value(value: Any) -> str:
 
 
 def detail_lines(cv: CredentialView, now: float, readings: list[Reading] | None = None,
-                 threshold: float | None = None) -> list[tuple[str, str, str]]:
+                 threshold: float | None = None, budget: str | None = None) -> list[tuple[str, str, str]]:
     """(field, value, meaning) for every field of the row, then nothing hidden; with
-    *readings* (the row's, bound to its secret) every window and the rules they follow."""
+    *readings* (the row's, bound to its secret) every window and the rules they follow; with
+    *budget* the words of a running proxy that holds the row over its budget (#29)."""
     eff = cv.effective
     lines: list[tuple[str, str, str]] = []
     status_meaning = {"ok": "usable", "cooling": "benched until the time below",
@@ -114,6 +116,9 @@ def detail_lines(cv: CredentialView, now: float, readings: list[Reading] | None 
     if cv.rule:
         lines.append(("countdown rule", cv.rule, "which Hermes rule gave the status above"))
     lines.append(("next pick", "yes ←" if cv.next else "no", "what the pool's strategy picks next"))
+    if budget:
+        lines.append(("budget", budget, "the running proxy skips this key (hermes-admin.yaml budgets:); "
+                                         "auth.json is unchanged, Hermes agents keep their own rules"))
     if eff.data_error:
         lines.append(("data error", eff.data_error, "the raw value, shown as stored; fix or reset the row"))
     lines.append(("fingerprint", cv.fingerprint or NULL, "the secret, shortened"))
@@ -161,6 +166,7 @@ class DetailScreen(Screen):
         self.lines: list[tuple[str, str, str]] = []
         self.readings: list[Reading] = []      # the row's headroom windows (the sidecar's)
         self.threshold = 0.0
+        self.budget: str | None = None         # a running proxy's words when it holds the row over budget
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-title")
@@ -186,6 +192,7 @@ class DetailScreen(Screen):
         elif found is not None:
             self.cv, self.removed = found, False
         if self.cv is not None:
+            self.budget = proxy_feed.over_budget(proxy_feed.live_status(state.home)).get(self.key)
             self.readings = headroom_words.lookup(state.headroom, self.key[0], self.key[1], self.cv.fingerprint)
             if self.readings:
                 try:
@@ -207,11 +214,13 @@ class DetailScreen(Screen):
         t.append(f" {shown(cv.pool)} #{cv.index} ", style="bold reverse")
         t.append(f" {shown(cv.label or NULL)}  id {shown(cv.id)}  ")
         t.append(status_word(cv.effective.status), style=STATUS_STYLE.get(cv.effective.status, ""))
+        if self.budget:
+            t.append("  over budget", style="bold yellow")
         if self.removed:
             t.append("  REMOVED from the store (showing the last copy)", style="bold red")
         self.title_text = t.plain
         title.update(t)
-        self.lines = detail_lines(cv, self.clock(), self.readings, self.threshold)
+        self.lines = detail_lines(cv, self.clock(), self.readings, self.threshold, self.budget)
         table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
         table.add_column("field", style="bold", no_wrap=True, ratio=3)
         table.add_column("value", overflow="fold", ratio=4)

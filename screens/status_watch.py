@@ -22,6 +22,9 @@ PROXY_FIND_SECONDS = 5.0     # the dashboard's look for a proxy while none is li
 MONITOR_FIND_SECONDS = 5.0   # the status bar's look, open or not: the file changes only on events
 
 
+OVER_NOTE = "$ over budget"       # before a row's reason in the table: a symbol and words
+
+
 class ProxyWatch:
     """The status-bar summary of a proxy live on the screen's home, and `x` to open its panel.
 
@@ -30,9 +33,12 @@ class ProxyWatch:
     proxy, then follows it each second while it stays live.
     """
 
-    def __init__(self, screen: Screen, changed: Callable[[], None]) -> None:
+    def __init__(self, screen: Screen, changed: Callable[[], None],
+                 notes: Callable[[dict[tuple[str, str], str]], None] | None = None) -> None:
         self.screen = screen
         self.changed = changed          # the summary changed: the screen redraws its status bar
+        self.notes = notes              # the rows the proxy holds over budget changed (#29)
+        self.over: dict[tuple[str, str], str] = {}
         self.summary = ""               # "proxy :8645 · 12 req/min · primary", "" if none
         self.timer: Timer | None = None
         self.pace = 0.0
@@ -50,7 +56,12 @@ class ProxyWatch:
 
     def poll(self) -> None:
         """The status-bar summary of a proxy live on this home (its status file only)."""
-        line = proxy_feed.summary(proxy_feed.live_status(host(self.screen).home))
+        st = proxy_feed.live_status(host(self.screen).home)
+        line = proxy_feed.summary(st)
+        over = {k: OVER_NOTE for k in proxy_feed.over_budget(st)}
+        if over != self.over and self.notes is not None:
+            self.over = over
+            self.notes(over)
         if line != self.summary:
             self.summary = line
             self.changed()

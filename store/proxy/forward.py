@@ -109,6 +109,7 @@ class Forwarder:
         self._error = self.answers.error
         self._pass_on = self.answers.pass_on
         self.spend = Spend(chain)            # each answer's usage, to the ledger and every listener
+        self.spend.listen(chain.eligibility.budgets.tally)     # the budgets' count of known cost (#29)
         self.relay = Relay(chain.breakers, chain.clock, stats, secrets, self.answers.mark, self._served, self.spend)
         self.hold = Hold(chain.clock, lambda want: chain.look_again(None, want), self._soonest,
                          lambda: chain.headroom.settings.proxy)

@@ -133,6 +133,7 @@ class ProxyServer:
         """Load the view, open the upstream session, listen, start the background work."""
         self.secrets.redact_logs(True)
         await asyncio.to_thread(self.chain.load)
+        await asyncio.to_thread(self.chain.eligibility.seed, self.home)    # the budgets' tally (#29)
         connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300)
         # No cookie jar: one session serves every client, and one client's upstream cookies
         # must not ride along on another's requests. Answers are relayed as they came

@@ -35,6 +35,7 @@ from typing import Any, Callable
 from store.agent import refresh
 from store.agent.runtime import RESTORE_INTERVAL
 from store.authfile import read_store, refuse_linked
+from store.config import settings as settings_file
 from store.config.read import read_config
 from store.errors import EXIT_FAILURE, EXIT_OK, EXIT_UNREADABLE, BadInput, HermesAdminError
 from store.model import pools
@@ -43,7 +44,7 @@ from store.proxy import BODY_TIMEOUT, CLIENT_KEYS_FILE, DEFAULT_PORT, DRAIN_TIME
 from store.proxy.edge.inbound import gate_for
 from store.proxy.observing.stats import is_live, read_statuses
 from store.proxy.routing.upstreams import route_name
-from tui.services.proxy_feed import breaker_text, conversations
+from tui.services.proxy_feed import breaker_text, conversations, over_budget, pool_over
 from tui.text.format import clock_time
 from tui.text.shown import shown
 
@@ -129,6 +130,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p.add_argument("--no-metrics", action="store_true",
                    help="do not serve /metrics (Prometheus text, behind the same inbound-auth rule)")
     p.add_argument("--json", action="store_true", help="with status, restore, pin, unpin: machine-readable")
+    p.add_argument("--fleet", metavar="URL", help="add this host's spend to the fleet's per-key day counters "
+                   "in Redis (redis:// or rediss://), so budgets hold across hosts")
     add_common(p)
     p.set_defaults(func=cmd_proxy)
 
@@ -151,6 +154,9 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     # A symlinked auth.json reads, but the proxy's counts and benches could not be written:
     # it refuses to start with the error every writing verb gives (exit 3, nothing written).
     refuse_linked(home)
+    # hermes-admin.yaml unreadable (a bad budget, say): exit 3 naming the file and field, for a
+    # budget that silently did not apply would spend what the operator meant to keep.
+    settings_file.read(home)
     doc = read_store(home).doc or {}
     if primary not in pools(doc):
         known = ", ".join(sorted(pools(doc))) or "none"
@@ -168,6 +174,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     server = ProxyServer(home, chain, gate, host=host, port=port, drain_timeout=args.drain_timeout,
                          body_timeout=args.body_timeout, metrics=not args.no_metrics)
     logging.basicConfig(level=logging.INFO, format="hermes-admin proxy: %(message)s", stream=sys.stderr)
+    halt = _fleet_usage(args.fleet, chain) if args.fleet else None
 
     def ready(s: ProxyServer) -> None:
         chain_text = " -> ".join(route_name(r.name) for r in chain.routes)
@@ -185,7 +192,24 @@ def cmd_proxy(args: argparse.Namespace) -> int:
             raise CannotListen(f"--host {host} --port {port}: cannot listen there "
                                f"({exc.strerror})") from None
         raise
+    finally:
+        if halt is not None:
+            halt()      # hands over what is owed, bounded
     return EXIT_OK
+
+
+def _fleet_usage(url: str, chain: Any) -> Any:
+    """The fleet's usage counters for ``--fleet URL`` (store.fleet.usage), started; the
+    function that stops them. A bad URL: exit 2 naming --fleet."""
+    from store.fleet.client import connect
+    from store.fleet.keys import safe_url, scrub
+    from store.fleet.usage import FleetUsage
+
+    try:
+        client = connect(url)
+    except ValueError as exc:
+        raise BadInput("--fleet", scrub(f"{safe_url(url)}: {exc}", url)) from None
+    return FleetUsage(client, chain.eligibility.budgets.tally, lambda: chain.pools).start()
 
 
 def missing_primary_field(cfg: Any) -> str:
@@ -264,13 +288,18 @@ def _print_status(st: dict[str, Any]) -> None:
             f"{r.get('rows')}  cooling {r.get('cooling')}  dead {r.get('dead')}{down}")
         if r.get("paths"):
             say(f"      serves {' '.join(map(str, r['paths']))}")
+        if over := pool_over(r):
+            say(f"      {over}")
     for u in st.get("upstreams") or []:
         say(f"upstream {u.get('upstream')}: {breaker_text(u, st.get('updated_at'))}")
     say("credentials:")
+    over = over_budget(st)
     for c in st.get("credentials") or []:
         held = conversations(st, c.get("pool"), c.get("id"))
+        words = over.get((str(c.get("pool")), str(c.get("id"))))
         say(f"  {c.get('pool')}/{c.get('id')}  {c.get('label') or '—'}  in flight {c.get('in_flight')}  "
-            f"{c.get('requests_per_minute')}/min" + ("" if held is None else f"  conversations {held}"))
+            f"{c.get('requests_per_minute')}/min" + ("" if held is None else f"  conversations {held}")
+            + (f"  {words}" if words else ""))
     for name, p in (st.get("pools") or {}).items():
         say(f"pool {name}: last 10 min {sum(p.get('requests') or [])} requests, "
             f"{sum(p.get('rate_limited') or [])} answered 429")

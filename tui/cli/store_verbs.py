@@ -30,6 +30,7 @@ from tui.cli.common import (
     load_env,
     warn,
 )
+from tui.services.proxy_feed import live_status, over_budget
 from tui.text import headroom as headroom_words
 from tui.text.durations import parse_duration, parse_when
 from tui.text.format import NULL, countdown, countdown_to, full_time, remaining
@@ -125,12 +126,14 @@ def cmd_list(args: argparse.Namespace) -> int:
         raise BadInput("POOL", f"no pool {args.pool!r} in {home.auth}"
                                f"{actions.did_you_mean(args.pool, model_pools(snap.doc))}")
     readings = read_headroom(home, now)
+    over = over_budget(live_status(home, now))      # what a running proxy holds over its budget (#29)
     if args.json:
         doc = view.to_json(str(home.root), pools, now)
         for pv in pools:
             for cv, out in zip(pv.credentials, doc["pools"][pv.key]["credentials"], strict=True):
                 out["headroom"] = headroom_words.as_json(
                     headroom_words.lookup(readings, pv.key, cv.id, cv.fingerprint), now)
+                out["budget"] = over.get((pv.key, cv.id))
         json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
@@ -142,7 +145,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{home.auth}: no credential pools yet.")
         return 0
     for pv in pools:
-        print(format_pool(pv, now, readings=readings))
+        print(format_pool(pv, now, readings=readings, over=over))
     return 0
 
 
@@ -156,12 +159,14 @@ def read_headroom(home: Any, now: float) -> Mapping[Any, Any]:
         return {}
 
 
-def format_pool(pv: view.PoolView, now: float, readings: Mapping[Any, Any] | None = None) -> str:
+def format_pool(pv: view.PoolView, now: float, readings: Mapping[Any, Any] | None = None,
+                over: Mapping[tuple[str, str], str] | None = None) -> str:
     """The `hermes auth list` shape, plus dead rows, honest countdowns and fingerprints.
 
     Every field from the store, the config or the headroom sidecar passes the one funnel
     (:func:`tui.text.shown.shown`: redacted, inert, a line break escaped), so each line
-    starts as this function means it to: the pool's header, or ``  #N`` for a row. Labels
+    starts as this function means it to: the pool's header, or ``  #N`` for a row. *over*:
+    the rows a running proxy holds over their budget, with its words (#29). Labels
     are padded as they print, so a key-shaped label shown as its fingerprint does not pad
     to the length of the key.
     """
@@ -200,6 +205,8 @@ def format_pool(pv: view.PoolView, now: float, readings: Mapping[Any, Any] | Non
         said = headroom_words.list_text(headroom_words.lookup(readings or {}, pv.key, cv.id, cv.fingerprint), now)
         if said:
             parts.append(shown(said))
+        if over and (words := over.get((pv.key, cv.id))):
+            parts.append(f"[{shown(words)}]")
         parts.append(f"key={shown(cv.fingerprint or NULL)}")
         if cv.next:
             parts.append("←")

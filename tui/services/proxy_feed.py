@@ -49,11 +49,14 @@ def requests_per_minute(st: dict[str, Any]) -> int:
 
 
 def summary(st: dict[str, Any] | None) -> str:
-    """The dashboard's one-line summary: ``proxy :8645 · 12 req/min · primary``; "" when none."""
+    """The dashboard's one-line summary: ``proxy :8645 · 12 req/min · primary`` (and ``· 2
+    over budget`` when the proxy holds keys over their budget); "" when none."""
     if st is None:
         return ""
     where = "primary" if on_primary(st) else f"▶ fallback {text(st.get('active'))}"
-    return f"proxy :{text(st.get('port'))} · {requests_per_minute(st)} req/min · {where}"
+    over = len(over_budget(st))
+    budget = f" · {over} over budget" if over else ""
+    return f"proxy :{text(st.get('port'))} · {requests_per_minute(st)} req/min · {where}{budget}"
 
 
 def chain_line(st: dict[str, Any]) -> str:
@@ -74,8 +77,10 @@ def routes_line(st: dict[str, Any]) -> str:
     for r in st.get("chain") or []:
         mark = "▶ " if r.get("active") else ""
         down = f" {text(r.get('down'))} upstream down" if r.get("down") else ""
+        over = pool_over(r)
         parts.append(f"{mark}{text(r.get('name'))} {text(r.get('usable'))}/{text(r.get('rows'))} ok"
-                     f" {text(r.get('cooling'))} cooling {text(r.get('dead'))} dead{down}")
+                     f" {text(r.get('cooling'))} cooling {text(r.get('dead'))} dead{down}"
+                     + (f" ({over})" if over else ""))
     return "chain: " + (" → ".join(parts) if parts else NULL)
 
 
@@ -84,9 +89,6 @@ def header_line(st: dict[str, Any]) -> str:
     return (f"Proxy {text(st.get('url'))} · {text(st.get('state'))} since {hhmm(st.get('started_at'))}"
             f" · pid {text(st.get('pid'))} · in flight {text(st.get('in_flight'))}"
             f" · {text(st.get('requests_total'))} requests · {text(st.get('errors_total'))} errors · {auth}")
-
-
-CREDENTIAL_COLUMNS = ("pool", "id", "label", "in flight", "req/min", "convs")
 
 
 def conversations(st: dict[str, Any], pool: Any, row: Any) -> int | None:
@@ -99,11 +101,51 @@ def conversations(st: dict[str, Any], pool: Any, row: Any) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) else None
 
 
+MAX_WORDS = 120      # a budget's words from the status file: longer is no budget's
+
+
+def _words(value: Any) -> str | None:
+    return value if isinstance(value, str) and value and len(value) <= MAX_WORDS else None
+
+
+def pool_over(route: Any) -> str | None:
+    """A route's pool over its budget, in words (``pool over budget: $10.00 a day, resets
+    00:00 UTC``, ``over budget: every key``); None when nothing is over or no budget is set."""
+    budget = route.get("budget") if isinstance(route, dict) else None
+    return _words(budget.get("over")) if isinstance(budget, dict) else None
+
+
+def over_budget(st: dict[str, Any] | None) -> dict[tuple[str, str], str]:
+    """Per (pool, row id) the proxy's budget filter refuses: its words (``over budget: $2.00 a
+    day, resets 00:00 UTC``, ``over its cap: 5h window at 85%, cap 80%``), from the status file."""
+    out: dict[tuple[str, str], str] = {}
+    chain = st.get("chain") if isinstance(st, dict) else None
+    for r in chain if isinstance(chain, list) else ():
+        budget = r.get("budget") if isinstance(r, dict) else None
+        rows = budget.get("rows_over") if isinstance(budget, dict) else None
+        if isinstance(rows, dict) and isinstance(r.get("pool"), str):
+            for rid, words in rows.items():
+                if isinstance(rid, str) and (w := _words(words)):
+                    out[(r["pool"], rid)] = w
+    return out
+
+
+def short_budget(words: str | None) -> str:
+    """A budget's words without when it resets, for a table cell (``over budget: $2.00 a day``)."""
+    return NULL if not words else words.split(", resets")[0]
+
+
+CREDENTIAL_COLUMNS = ("pool", "id", "label", "in flight", "req/min", "convs", "budget")
+
+
 def credential_rows(st: dict[str, Any]) -> list[tuple[str, ...]]:
     """Per credential: pool, id, label, in-flight requests, requests in the last minute, and
-    the conversations pinned to it (``—`` where its pool does not pin)."""
+    the conversations pinned to it (``—`` where its pool does not pin), and whether the proxy
+    holds it over its budget (in words; ``—`` when not)."""
+    over = over_budget(st)
     return [(text(c.get("pool")), text(c.get("id")), text(c.get("label")), text(c.get("in_flight")),
-             text(c.get("requests_per_minute")), text(conversations(st, c.get("pool"), c.get("id"))))
+             text(c.get("requests_per_minute")), text(conversations(st, c.get("pool"), c.get("id"))),
+             short_budget(over.get((str(c.get("pool")), str(c.get("id"))))))
             for c in st.get("credentials") or []]
 
 

@@ -131,6 +131,8 @@ class Answers:
                  else f"{p['pool']} has nothing that reopens by itself" for p in pools]
         kind, reasons = why((route_name(route.name), checks) for i, route, checks in chain.states(want)
                             if chain.speaks(i, protocol))
+        if kind == "over_budget":
+            return self.over_budget(rid, reasons, pools, retry)
         what = {"all_credentials_cooling": "every credential {of} is cooling",
                 "upstream_unavailable": "every upstream {of} is failing (no key benched)",
                 }.get(kind, "no credential {of} can serve now")
@@ -146,6 +148,16 @@ class Answers:
         parts = reasons + parts
         resp = self.error(503, what + ": " + "; ".join(parts or ["no pool"]), kind, rid,
                           pools=pools, routes=routes)
+        if retry is not None:
+            resp.headers["Retry-After"] = str(retry)
+        return resp
+
+    def over_budget(self, rid: str, reasons: list[str], pools: list[dict[str, Any]], retry: int | None) -> web.Response:
+        """429: every route that could serve is over a budget of hermes-admin.yaml (#29); the
+        answer names each budget and when it resets, ``Retry-After`` the soonest reset. In
+        the protocol's own shape (the server reshapes it on the Anthropic paths)."""
+        resp = self.error(429, "over budget (hermes-admin.yaml budgets:): " + "; ".join(reasons), "over_budget",
+                          rid, pools=pools)
         if retry is not None:
             resp.headers["Retry-After"] = str(retry)
         return resp

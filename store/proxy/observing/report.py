@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from store.config.agent_view import Route
+from store.model import pool_rows
 from store.pools import policy
 from store.proxy.routing.eligibility import BREAKER, HEADROOM, Check, describe_refusals
 from store.proxy.routing.protocols import OPENAI, Want, served_paths
@@ -46,8 +47,10 @@ def describe(chain: ChainView) -> list[dict[str, Any]]:
     """The chain for the status file: per route its pool, model, the paths it serves and
     row counts, all from the eligibility filters (``usable``: no filter refuses it;
     ``down``: refused by an open breaker or by headroom; ``model_benched``: rows benched for
-    one model or more, still serving others; ``refused``: rows per refusing filter)."""
+    one model or more, still serving others; ``refused``: rows per refusing filter; ``budget``:
+    the pool's budget state, :meth:`store.proxy.routing.budget_rules.BudgetRules.describe`)."""
     active = chain.runtime.active
+    now, budgets = chain.clock(), chain.eligibility.budgets
     return [{"name": route_name(route.name), "pool": route.pool, "model": route.model if i else None,
              "active": i == active, "paths": served_paths(chain.protocols(i)), "rows": len(states),
              "model_benched": sum(1 for e, _r in states if e.usable and e.model_benches),
@@ -55,7 +58,8 @@ def describe(chain: ChainView) -> list[dict[str, Any]]:
              "down": sum(1 for _e, r in states if r is not None and r.filter in (BREAKER, HEADROOM)),
              "refused": describe_refusals(states),
              "cooling": sum(1 for e, _d in states if e.status == policy.COOLING),
-             "dead": sum(1 for e, _d in states if e.status == policy.DEAD)}
+             "dead": sum(1 for e, _d in states if e.status == policy.DEAD),
+             "budget": budgets.describe(route.pool, pool_rows(chain.last_doc, route.pool) if route.pool else [], now)}
             for i, route, states in chain.states()]
 
 

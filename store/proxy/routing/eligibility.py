@@ -23,32 +23,40 @@ model      the row is benched for the model (and endpoint) the request asks for
 breaker    the row's upstream failed: its circuit breaker is open (the route's
            fault, no key benched)
 headroom   its provider said it has nothing left until a reset (its readings)
+budget     over its key budget, its pool's budget, or a window's cap (``budgets:``
+           of hermes-admin.yaml, :mod:`store.proxy.routing.budget_rules`, #29)
 tried      this request already failed on it
 ========== ======================================================================
 
 A soft hold is no refusal: a row at or under its pool's threshold, or whose last count of
 requests left is spent by requests in flight, yields to rows with room and still serves
-when none has (:meth:`Eligibility.hold`, #21). #29's budget filter and #30's affinity join
-:data:`FILTERS` as one function each. Pure and fast: the caller holds the view's lock.
+when none has (:meth:`Eligibility.hold`, #21); so does a pool's reserve row (#29), picked only
+when no other row is. #30's affinity joins :data:`FILTERS` as one function. Pure and fast:
+the caller holds the view's lock.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from store.model import Row
 from store.pools import policy, view
+from store.proxy.routing.budget_rules import BudgetRules
 from store.proxy.routing.headroom_gate import HeadroomGate
 from store.proxy.routing.upstreams import Breakers, base_for
+from store.usage.record import LEDGER_FILE
+from store.usage.tally import Tally
 
-PROTOCOL, COOLING, DEAD, MODEL, BREAKER, HEADROOM, TRIED = (
-    "protocol", "cooling", "dead", "model", "breaker", "headroom", "tried")
+PROTOCOL, COOLING, DEAD, MODEL, BREAKER, HEADROOM, BUDGET, TRIED = (
+    "protocol", "cooling", "dead", "model", "breaker", "headroom", "budget", "tried")
 # What each refusal is called where a client or an operator reads it.
 WORDS = {PROTOCOL: "protocol not spoken", COOLING: "cooling", DEAD: "dead, needs an operator",
          MODEL: "benched for the model asked for", BREAKER: "upstream unavailable, circuit breaker open",
-         HEADROOM: "held by headroom, its provider said nothing is left", TRIED: "already failed on for this request"}
+         HEADROOM: "held by headroom, its provider said nothing is left", BUDGET: "over budget",
+         TRIED: "already failed on for this request"}
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,7 @@ class Refusal:
 
     filter: str
     until: float | None = None
+    words: str | None = None        # the filter's own words, where it has more to say (a budget's)
 
 
 @dataclass
@@ -82,6 +91,19 @@ class Eligibility:
         self.headroom = headroom
         self.env = env
         self.ttls = ttls
+        # budgets: hermes-admin.yaml's, over the tally the usage feed adds to (#29)
+        self.budgets = BudgetRules(headroom.settings.budgets, Tally(headroom.clock), headroom, env)
+
+    def seed(self, home: Any) -> str | None:
+        """Start the budgets' tally from the usage ledger beside *home* (blocking, read-only;
+        at the proxy's start, only when a pool has a budget). A ledger that cannot be read is
+        a notice in the log (and returned); the tally then starts at zero."""
+        if not self.budgets.budgets:
+            return None
+        notice = self.budgets.tally.seed(home.root / LEDGER_FILE)
+        if notice is not None:
+            logging.getLogger("hermes_admin.proxy").warning("budgets: %s", notice)
+        return notice
 
     # -- the filters, one row each --
 
@@ -109,13 +131,17 @@ class Eligibility:
         until = self.headroom.exhausted_until(ask.pool, row, ask.now, self.env)
         return None if until is None else Refusal(HEADROOM, until)
 
+    def budget(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
+        got = self.budgets.refused(ask.pool, row, ask.now) if self.budgets.budgets else None
+        return None if got is None else Refusal(BUDGET, got[0], got[1])
+
     def tried(self, ask: Ask, row: Row, eff: policy.Effective) -> Refusal | None:
         return Refusal(TRIED) if (ask.pool, str(row.get("id"))) in ask.tried else None
 
     @property
     def filters(self) -> tuple[Callable[[Ask, Row, policy.Effective], Refusal | None], ...]:
         """Every filter, in order (:data:`FILTERS` names them)."""
-        return (self.protocol, self.cooling, self.model, self.breaker, self.headroom_, self.tried)
+        return (self.protocol, self.cooling, self.model, self.breaker, self.headroom_, self.budget, self.tried)
 
     # -- the check --
 
@@ -152,31 +178,44 @@ class Eligibility:
             base_for(pool, r.get("inference_base_url") or r.get("base_url") or route_base), now)
 
     def hold(self, pool: str, now: float) -> Callable[[list[Row]], Collection[str]] | None:
-        """The headroom filter and the soft holds (threshold, in flight) for a pick."""
-        if not self.headroom.holding(pool):
+        """The headroom and budget filters and the soft holds (threshold, in flight, a
+        reserve row while another may serve) for a pick."""
+        headroom, budgets = self.headroom.holding(pool), self.budgets.of(pool) is not None
+        if not headroom and not budgets:
             return None
-        return lambda allowed: self.headroom.held(pool, allowed, now, self.env)
+        if not budgets:
+            return lambda allowed: self.headroom.held(pool, allowed, now, self.env)
+
+        def held(allowed: list[Row]) -> Collection[str]:
+            out = self.headroom.held(pool, allowed, now, self.env) if headroom else frozenset()
+            return set(out) | self.budgets.held(pool, allowed, out, now)
+        return held
 
     def upstream_open(self, pool: str, now: Callable[[], float]) -> Callable[[Row], bool]:
         """The breaker filter as the agent's rules take it (a row's eligibility)."""
-        return lambda row: not self.breakers.blocked(self.base(pool, row), now())
+        return lambda row: not self.breakers.blocked(self.base(pool, row), now()) and (
+            self.budgets.of(pool) is None or self.budgets.refused(pool, row, now()) is None)
 
 
-FILTERS = (PROTOCOL, COOLING, MODEL, BREAKER, HEADROOM, TRIED)
+FILTERS = (PROTOCOL, COOLING, MODEL, BREAKER, HEADROOM, BUDGET, TRIED)
 Check = tuple[policy.Effective, Refusal | None]     # one row: its status, its first refusal
 
 
 def why(per_route: Iterable[tuple[str, list[tuple[policy.Effective, Refusal | None]]]]) -> tuple[str, list[str]]:
     """Why no key could serve: (the answer's kind, one phrase per route), from the refusals
     of :meth:`Eligibility.checks` (route name, its rows' checks). The kind is
-    ``all_credentials_cooling`` only when every refusal is a bench."""
+    ``all_credentials_cooling`` only when every refusal is a bench, ``over_budget`` only when
+    every refusal is a budget's (then its words say which budget and when it resets)."""
     reasons: set[str] = set()
     parts = []
     for name, checks in per_route:
         by: dict[str, list[float | None]] = {}
+        said: dict[str, None] = {}          # a budget's own words, each once, in order
         for _eff, refusal in checks:
             if refusal is not None and refusal.filter != TRIED:
                 by.setdefault(refusal.filter, []).append(refusal.until)
+                if refusal.words:
+                    said[refusal.words] = None
         if not checks:
             parts.append(f"{name}: no credential")
             continue
@@ -184,13 +223,16 @@ def why(per_route: Iterable[tuple[str, list[tuple[policy.Effective, Refusal | No
         for name_, untils in by.items():
             reasons.add(name_)
             n = len(untils)
-            words.append(WORDS[name_] if name_ == PROTOCOL else f"{WORDS[name_]} ({n} key{'s' if n > 1 else ''})")
+            what = "; ".join(said) if name_ == BUDGET and said else WORDS[name_]
+            words.append(what if name_ == PROTOCOL else f"{what} ({n} key{'s' if n > 1 else ''})")
         if words:
             parts.append(f"{name}: " + ", ".join(words))
     if reasons <= {COOLING, DEAD, MODEL}:
         kind = "all_credentials_cooling"
     elif reasons <= {BREAKER}:
         kind = "upstream_unavailable"
+    elif reasons == {BUDGET}:
+        kind = "over_budget"
     else:
         kind = "no_usable_credential"
     return kind, parts

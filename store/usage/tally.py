@@ -1,0 +1,223 @@
+"""What each key and each pool has spent today and this month, in memory (#29's budgets).
+
+A :class:`Tally` is a listener of the usage feed: a plain callable taking a
+:class:`~store.usage.record.Spent`. It adds the answer's known cost (``actual`` and
+``estimated``; an ``included`` or ``unknown`` answer adds nothing) to its row's and its pool's
+current UTC day and month. The proxy's eligibility check reads it under the view's lock, so
+reading is a few dict lookups and never does IO; the tally's own lock is held only for
+those lookups and additions.
+
+At the proxy's start :meth:`Tally.seed` reads today's and this month's known cost from the
+usage ledger (read-only, through :data:`~store.usage.record.REQUESTS_TABLE`'s ``requests``
+table). A missing, locked or corrupt ledger is a notice: the tally starts at zero for what it
+could not read, and says so.
+
+With ``--fleet`` (:mod:`store.usage.fleet`) every host's spend is added up in Redis; the
+tally then holds, per row and day, the fleet's total as last read and what this host has
+spent since (:meth:`Tally.owed`, :meth:`Tally.settle`).
+"""
+
+from __future__ import annotations
+
+import calendar
+import math
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from store.usage.record import ACTUAL, ESTIMATED, Spent
+
+DAY, MONTH = "day", "month"
+KNOWN = (ACTUAL, ESTIMATED)
+_DAY_S = 86400.0
+
+Period = tuple[str, int]        # ("day", days since the epoch) or ("month", year * 12 + month - 1)
+DayKey = tuple[str, str, int]   # (pool, row id, day)
+
+
+def day_of(at: float) -> int:
+    """The UTC day *at* falls in (days since the epoch)."""
+    return int(at // _DAY_S)
+
+
+def month_of(at: float) -> int:
+    """The UTC month *at* falls in (year * 12 + month - 1)."""
+    t = time.gmtime(at)
+    return t.tm_year * 12 + t.tm_mon - 1
+
+
+def period_of(period: str, at: float) -> Period:
+    """The day or month (*period*) *at* falls in."""
+    return (DAY, day_of(at)) if period == DAY else (MONTH, month_of(at))
+
+
+def starts(period: str, at: float) -> float:
+    """When the UTC day or month *at* falls in began (epoch seconds)."""
+    if period == DAY:
+        return day_of(at) * _DAY_S
+    t = time.gmtime(at)
+    return float(calendar.timegm((t.tm_year, t.tm_mon, 1, 0, 0, 0)))
+
+
+def resets(period: str, at: float) -> float:
+    """When the UTC day or month *at* falls in ends: the next 00:00 UTC, or the 1st of the next month."""
+    if period == DAY:
+        return (day_of(at) + 1) * _DAY_S
+    t = time.gmtime(at)
+    year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
+    return float(calendar.timegm((year, month, 1, 0, 0, 0)))
+
+
+def known_cost(spent: Spent) -> float | None:
+    """The dollars *spent* counts against a budget: its cost when known (actual or
+    estimated), finite and not negative; else None."""
+    cost = spent.cost_usd
+    if spent.cost_status not in KNOWN or isinstance(cost, bool) or not isinstance(cost, int | float):
+        return None
+    return float(cost) if math.isfinite(cost) and cost >= 0 else None
+
+
+class Tally:
+    """Known cost per row and per pool, for the current UTC day and month."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self._lock = threading.Lock()
+        # (pool, row id or None for the pool) -> {period: dollars}; only the newest day and month kept
+        self._spent: dict[tuple[str, str | None], dict[Period, float]] = {}
+        # (pool, row id, day) -> the fleet's total as last read; what this host spent since
+        self._fleet: dict[DayKey, float] = {}
+        self._owed: dict[DayKey, float] = {}
+        self._rows_of: dict[str, set[str]] = {}     # pool -> the row ids with any spend (local or fleet)
+        self.version = 0        # bumped by every change: a reader may keep what it worked out until then
+        self.notices: list[str] = []
+
+    # -- in --
+
+    def __call__(self, spent: Spent) -> None:
+        """Take one answer's :class:`Spent` (the usage feed's listener)."""
+        cost = known_cost(spent)
+        if cost is None or not cost:
+            return
+        self.add(spent.pool, spent.row_id, cost, spent.at)
+
+    def add(self, pool: str, row_id: str | None, cost: float, at: float, *, owed: bool = True) -> None:
+        """Add *cost* dollars to *row_id*'s and *pool*'s day and month at *at* (*owed*: also
+        to what this host owes the fleet's counters)."""
+        day, month = (DAY, day_of(at)), (MONTH, month_of(at))
+        with self._lock:
+            self.version += 1
+            for key in ((pool, None), (pool, row_id)) if row_id is not None else ((pool, None),):
+                got = self._spent.setdefault(key, {})
+                for p in (day, month):
+                    got[p] = got.get(p, 0.0) + cost
+                if len(got) > 2:         # a new day or month: the older ones are no longer asked for
+                    newest = {kind: max(n for k, n in got if k == kind) for kind, _n in got}
+                    for old in [p for p in got if p[1] < newest[p[0]]]:
+                        del got[old]
+            if row_id is not None:
+                self._rows_of.setdefault(pool, set()).add(row_id)
+            if owed and row_id is not None:
+                k = (pool, row_id, day[1])
+                self._owed[k] = self._owed.get(k, 0.0) + cost
+
+    # -- out (pure, no IO: checked under the view's lock) --
+
+    def key(self, pool: str, row_id: str, period: str, now: float) -> float:
+        """What row *row_id* of *pool* has spent in the *period* (day or month) of *now* (with
+        the fleet's counters: see :meth:`_row`)."""
+        day, month = period_of(DAY, now), period_of(MONTH, now)
+        with self._lock:
+            d, m = self._row(pool, row_id, day, month)
+        return d if period == DAY else m
+
+    def _row(self, pool: str, row_id: str, day: Period, month: Period) -> tuple[float, float]:
+        """(today, this month) of one row; hold ``_lock``. With the fleet's counters read for
+        today, today is their total plus what this host spent since, and the month gains what
+        the fleet spent today beyond this host (earlier days: this host's own)."""
+        got = self._spent.get((pool, row_id))
+        d, m = (got.get(day, 0.0), got.get(month, 0.0)) if got else (0.0, 0.0)
+        k = (pool, row_id, day[1])
+        if k in self._fleet:
+            fleet = self._fleet[k] + self._owed.get(k, 0.0)
+            if fleet > d:
+                d, m = fleet, m + fleet - d
+        return d, m
+
+    def spenders(self, pool: str, now: float) -> dict[str, tuple[float, float]]:
+        """Every row of *pool* that has spent anything: (today, this month), as :meth:`key`
+        says; one lock, no row without spend (what a pick asks, once per pick)."""
+        day, month = period_of(DAY, now), period_of(MONTH, now)
+        with self._lock:
+            return {rid: self._row(pool, rid, day, month) for rid in self._rows_of.get(pool, ())}
+
+    def pool(self, pool: str, period: str, now: float) -> float:
+        """What *pool* as a whole has spent in the *period* of *now* (for a day, the fleet's
+        counters where read, as :meth:`key`)."""
+        p = period_of(period, now)
+        with self._lock:
+            local = self._spent.get((pool, None), {}).get(p, 0.0)
+            if period != DAY or not self._fleet:
+                return local
+            fleet = sum(v for k, v in self._fleet.items() if k[0] == pool and k[2] == p[1])
+            owed = sum(v for k, v in self._owed.items() if k[0] == pool and k[2] == p[1])
+        return max(local, fleet + owed)
+
+    # -- the fleet's counters (store.usage.fleet) --
+
+    def owed(self) -> dict[DayKey, float]:
+        """What this host has spent and not yet added to the fleet's counters: (pool, row, day) -> $."""
+        with self._lock:
+            return {k: v for k, v in self._owed.items() if v}
+
+    def settle(self, paid: dict[DayKey, float], totals: Iterable[tuple[DayKey, float]]) -> None:
+        """*paid* has been added to the fleet's counters, and *totals* read back from them
+        (after the additions): take both in."""
+        with self._lock:
+            self.version += 1
+            for k, v in paid.items():
+                left = self._owed.get(k, 0.0) - v
+                if left > 1e-12:
+                    self._owed[k] = left
+                else:
+                    self._owed.pop(k, None)
+            for k, v in totals:
+                self._fleet[k] = v
+                self._rows_of.setdefault(k[0], set()).add(k[1])
+            today = day_of(self.clock())
+            for store in (self._fleet, self._owed):
+                for k in [k for k in store if k[2] < today - 1]:
+                    del store[k]
+
+    # -- seeding from the ledger --
+
+    def seed(self, ledger: Path) -> str | None:
+        """Start from the ledger's known cost for today and this month (read-only). Returns
+        a notice when the ledger could not be read (the tally then starts at zero)."""
+        now = self.clock()
+        since = min(starts(DAY, now), starts(MONTH, now))
+        try:
+            conn = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True, timeout=0.5)
+        except sqlite3.Error as exc:
+            return self._notice(ledger, exc)
+        try:
+            got = conn.execute(
+                "SELECT pool, row_id, CAST(at / 86400 AS INTEGER) AS day, SUM(cost_usd) FROM requests "
+                "WHERE at >= ? AND at < ? AND cost_status IN (?, ?) AND cost_usd >= 0 "
+                "GROUP BY pool, row_id, day", (since, resets(DAY, now), *KNOWN)).fetchall()
+        except sqlite3.Error as exc:
+            return self._notice(ledger, exc)
+        finally:
+            conn.close()
+        for pool, row_id, day, cost in got:
+            if isinstance(pool, str) and isinstance(cost, int | float) and math.isfinite(cost) and cost > 0:
+                self.add(pool, row_id if isinstance(row_id, str) else None, float(cost), day * _DAY_S, owed=False)
+        return None
+
+    def _notice(self, ledger: Path, exc: Exception) -> str:
+        text = (f"the usage ledger {ledger.name} could not be read ({type(exc).__name__}: {exc}); "
+                f"budgets count from zero for today and this month")
+        self.notices.append(text)
+        return text
