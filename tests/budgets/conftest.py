@@ -1,6 +1,6 @@
 """Helpers of the budget tests: a home whose hermes-admin.yaml has budgets, a proxy in this
-process in front of the scripted upstream, and the usage feed played by the test (each
-answer's ``usage.cost`` handed to the proxy's tally as the feed hands it a Spent)."""
+process in front of the scripted upstream, whose usage feed hands each answer's
+``usage.cost`` to the budgets' tally (on the feed's thread: :func:`ask` waits for it)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import openai
 
 from store.config.settings import SETTINGS_FILE
 from store.paths import Home
-from store.usage.record import ACTUAL, Spent
 from tests.proxy.upstream import OK_BODY, http
-from tests.proxy_helpers import Running
+from tests.proxy_helpers import Running, wait_until
 
 MSG = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
 
@@ -33,13 +32,20 @@ def budgets(home: Home, text: str | None) -> None:
         path.write_text("budgets:\n" + "".join(f"  {line}\n" for line in text.strip().splitlines()))
 
 
+_EXPECTED: dict[int, dict[tuple[str, str], float]] = {}     # per tally: the cost each row has been answered
+
+
 def ask(p: Running) -> tuple[str, str, str]:
-    """One chat request through the proxy with the real openai SDK; the answer's cost goes to
-    the proxy's tally as the usage feed would give it. Returns (pool, row id, fallback mark)."""
+    """One chat request through the proxy with the real openai SDK; returns (pool, row id,
+    fallback mark) once the proxy's own usage feed has handed the answer's cost to the
+    budgets' tally (the feed prices on its own thread: a bounded wait, no sleep)."""
     c = openai.OpenAI(base_url=p.url, api_key="local", max_retries=0, timeout=30)
     raw = c.chat.completions.with_raw_response.create(**MSG)
     pool, row = raw.headers["X-Hermes-Pool"], raw.headers["X-Hermes-Credential"]
     cost = raw.http_response.json().get("usage", {}).get("cost")
-    p.chain.eligibility.budgets.tally(Spent(at=time.time(), pool=pool, row_id=row, fingerprint=None,
-                                            cost_usd=cost, cost_status=ACTUAL))
+    tally = p.chain.eligibility.budgets.tally
+    owed = _EXPECTED.setdefault(id(tally), {})
+    owed[(pool, row)] = owed.get((pool, row), 0.0) + (cost or 0.0)
+    wait_until(lambda: tally.key(pool, row, "day", time.time()) >= owed[(pool, row)] - 1e-9,
+               what="the usage feed to hand the answer's cost to the budgets' tally")
     return pool, row, raw.headers["X-Hermes-Fallback"]

@@ -110,5 +110,5 @@ async def test_the_console_says_it_in_words(over):
         await pilot.pause()
         panel = panel_of(app)
         rows = {r[1]: r for r in cells(panel.query_one("#proxy-creds", DataTable))}
-        assert rows["or0edg"][5] == "over budget: $1.00 a day"
+        assert rows["or0edg"][6] == "over budget: $1.00 a day"     # after the conversations column
         assert "(over budget: every key)" in str(panel.query_one("#proxy-routes").render())
