@@ -129,7 +129,7 @@ def rows(n: int) -> list[dict]:
 def test_choose_takes_the_pinned_row_without_moving_the_round_robin_order():
     rs = rows(3)
     usable = Usable(0, float("inf"), "round_robin", list(rs), list(rs))
-    chosen, held, reordered = choose(usable, rs, random.Random(0), None, None, prefer="r2")
+    chosen, held, reordered = choose(usable, rs, random.Random(0), None, None, pin="r2")
     assert chosen["id"] == "r2" and chosen["request_count"] == 1 and not held and not reordered
     assert [r["id"] for r in usable.rows] == ["r0", "r1", "r2"]
     nxt, _h, _r = choose(usable, rs, random.Random(0), None, None)
@@ -139,10 +139,10 @@ def test_choose_takes_the_pinned_row_without_moving_the_round_robin_order():
 def test_choose_never_takes_a_pinned_row_a_filter_refuses():
     rs = rows(2)
     usable = Usable(0, float("inf"), "round_robin", list(rs), list(rs))
-    chosen, held, _r = choose(usable, rs, random.Random(0), None, lambda r: r["id"] != "r1", prefer="r1")
+    chosen, held, _r = choose(usable, rs, random.Random(0), None, lambda r: r["id"] != "r1", pin="r1")
     assert chosen["id"] == "r0" and held
-    chosen, _h, _r = choose(usable, rs, random.Random(0), None, None, hold=lambda allowed: {"r1"}, prefer="r1")
+    chosen, _h, _r = choose(usable, rs, random.Random(0), None, None, hold=lambda allowed: {"r1"}, pin="r1")
     assert chosen["id"] == "r0"
     benched = Usable(0, float("inf"), "round_robin", [rs[0]], list(rs))     # r1 is not usable at all
-    chosen, _h, _r = choose(benched, rs, random.Random(0), None, None, prefer="r1")
+    chosen, _h, _r = choose(benched, rs, random.Random(0), None, None, pin="r1")
     assert chosen["id"] == "r0"

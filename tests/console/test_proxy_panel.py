@@ -93,7 +93,7 @@ async def test_panel_figures_from_the_writer_at_80x24(seeded: Home) -> None:
         panel = panel_of(app)
         table = panel.query_one("#proxy-creds", DataTable)
         assert app.focused is table
-        assert cells(table) == [["nous", "ns0aaa", "key-ns0aaa", "2", "9", "—"],
+        assert cells(table) == [["nous", "ns0aaa", "key-ns0aaa", "2", "9", "—", "—"],
                                 ["openrouter", "or0aaa", "—", "0", "4", "—", "—"]]     # no pins, no budget
         sparks = {(s.pool, s.kind): s for s in panel.query(PoolSparks)}
         assert sparks[("openrouter", "requests")].query_one(Sparkline).data[-3:] == [4, 7, 2]
