@@ -37,7 +37,8 @@ WORK = ROOT / ".cache" / "mutate-guards"
 GUARDS: dict[str, list[str]] = {
     # benches and whose fault
     "store/agent/outcomes.py": ["tests/proxy/test_edge_outcomes.py", "tests/guards/test_guard_fault_and_scope.py",
-                                "tests/store/test_outside.py", "tests/agent"],
+                                "tests/store/test_outside.py", "tests/agent/test_runtime_faults.py",
+                                "tests/agent/test_stored_message.py", "tests/proxy/test_one_verdict.py"],
     "store/agent/judge.py": ["tests/guards/test_guard_fault_and_scope.py", "tests/proxy/test_one_verdict.py",
                              "tests/proxy/test_edge_outcomes.py", "tests/agent/test_runtime_faults.py",
                              "tests/proxy/test_anthropic.py", "tests/proxy/test_responses.py"],
@@ -46,14 +47,18 @@ GUARDS: dict[str, list[str]] = {
     "store/pools/policy.py": ["tests/store/test_policy.py", "tests/store/test_policy_ttls.py",
                               "tests/store/test_policy_exact.py", "tests/store/test_policy_newest_hermes.py"],
     # eligibility and selection
-    "store/proxy/eligibility.py": ["tests/proxy/test_no_key_reason.py", "tests/proxy/test_look_again.py",
+    "store/proxy/eligibility.py": ["tests/proxy/test_eligibility_exact.py",
+                                   "tests/proxy/test_no_key_reason.py", "tests/proxy/test_look_again.py",
                                    "tests/proxy/test_proxy_select.py", "tests/proxy/test_proxy_chain.py"],
     "store/proxy/picks.py": ["tests/proxy/test_picks_exact.py", "tests/proxy/test_proxy_select.py",
                              "tests/proxy/test_proxy_chain.py"],
-    "store/pools/least_used.py": ["tests/store/test_policy_exact.py", "tests/agent"],
+    "store/pools/least_used.py": ["tests/store/test_least_used_exact.py", "tests/store/test_policy_exact.py",
+                                  "tests/agent"],
     # undo and history
-    "store/ops/history.py": ["tests/guards/test_guard_history.py", "tests/store/test_undo.py"],
-    "store/ops/undo.py": ["tests/store/test_undo.py", "tests/console/test_tui_undo.py"],
+    "store/ops/history.py": ["tests/guards/test_guard_history.py", "tests/store/test_undo_harm.py",
+                             "tests/profiles/test_everywhere_undo.py", "tests/store/test_undo.py"],
+    "store/ops/undo.py": ["tests/store/test_undo_harm.py", "tests/profiles/test_everywhere_undo.py",
+                          "tests/store/test_undo.py", "tests/console/test_tui_undo.py"],
     # alerts
     "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],

@@ -94,10 +94,11 @@ def test_usable_rows_clears_elapsed_cooldowns_with_the_ttls_it_is_given():
     """A 429 bench 100 s old with a 60 s TTL has ended: the row is written back to ok, as
     ``policy.select`` does (the default TTL, 3600 s, would keep it)."""
     rows = [_row("a", 0, last_status="exhausted", last_status_at=T0 - 100, last_error_code=429,
-                 last_error_message="rate limited")]
+                 last_error_message="rate limited"),
+            _row("b", 1)]                 # not the only live row: no 60 s only-row cap
     ttls = dataclasses.replace(policy.DEFAULT_TTLS, rate_limit_429=60.0)
     got = usable_rows(rows, "fill_first", T0, ttls, {}, 1)
-    assert _ids(got.rows) == ["a"]
+    assert _ids(got.rows) == ["a", "b"]
     assert rows[0]["last_status"] == policy.STATUS_OK
     assert rows[0]["last_status_at"] is None and rows[0]["last_error_code"] is None
     assert rows[0]["last_error_message"] is None
