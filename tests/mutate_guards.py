@@ -56,7 +56,8 @@ GUARDS: dict[str, list[str]] = {
     "store/pools/least_used.py": ["tests/store/test_least_used_exact.py", "tests/store/test_policy_exact.py",
                                   "tests/agent"],
     # undo and history
-    "store/ops/history.py": ["tests/guards/test_guard_history.py", "tests/store/test_undo_harm.py",
+    "store/ops/history.py": ["tests/store/test_history_exact.py", "tests/guards/test_guard_history.py",
+                             "tests/store/test_undo_harm.py",
                              "tests/profiles/test_everywhere_undo.py", "tests/store/test_undo.py"],
     "store/ops/undo.py": ["tests/store/test_undo_harm.py", "tests/profiles/test_everywhere_undo.py",
                           "tests/store/test_undo.py", "tests/console/test_tui_undo.py"],
