@@ -42,7 +42,7 @@ class Gate:
         return self.exhausted.get(row["id"])
 
     def holding(self, pool):
-        return self.holds is not None
+        return self.holds is not None and pool == POOL
 
     def held(self, pool, rows, now, env):
         self.calls.append(("held", pool, [r["id"] for r in rows], now, env))
@@ -192,6 +192,7 @@ def test_keep_leaves_out_tried_rows_and_rows_on_open_upstreams():
 
 def test_hold_is_none_unless_the_gate_holds_and_passes_what_it_is_asked():
     assert _el(gate=Gate()).hold(POOL, T) is None
+    assert _el(gate=Gate(holds={"b"})).hold("anthropic", T) is None
     gate, env = Gate(holds={"b"}), {"K": "v"}
     hold = _el(gate=gate, env=env).hold(POOL, T)
     assert hold([_row("a"), _row("b")]) == {"b"}
@@ -205,6 +206,16 @@ def test_upstream_open_reads_the_clock_at_each_check():
     assert (ok(on), ok(off)) == (False, True)
     now[0] = T + 2.0
     assert ok(on) is True
+
+
+def test_a_row_with_no_base_is_on_its_providers_endpoint():
+    e = _el(breakers=_open("https://openrouter.ai/api/v1"))
+    row, elsewhere = _row("a"), _row("b", base_url=UP)
+    assert e.check(Ask(POOL, [row], T), row) == Refusal("breaker", T + 2.0)
+    keep = e.keep(POOL, None, T, None)
+    assert (keep(row), keep(elsewhere)) == (False, True)
+    ok = e.upstream_open(POOL, lambda: T)
+    assert (ok(row), ok(elsewhere)) == (False, True)
 
 
 def test_base_is_the_rows_then_the_routes_then_the_providers():
@@ -222,9 +233,11 @@ def test_why_names_each_route_and_counts_keys():
         ("an", [(None, Refusal("model", T + 3)), (None, None)]),
         ("empty", []),
         ("only-tried", [(None, Refusal("tried"))]),
+        ("last", [(None, Refusal("dead")), (None, Refusal("cooling", T + 1))]),
     ])
     assert kind == "all_credentials_cooling"
-    assert parts == ["or: cooling (2 keys)", "an: benched for the model asked for (1 key)", "empty: no credential"]
+    assert parts == ["or: cooling (2 keys)", "an: benched for the model asked for (1 key)", "empty: no credential",
+                     "last: dead, needs an operator (1 key), cooling (1 key)"]
 
 
 @pytest.mark.parametrize("refusals,kind", [
