@@ -160,6 +160,18 @@ def _line(module: str, c: dict[str, int] | None) -> str:
             f"{c.get('no tests', 0):4d} no test  {c.get('timeout', 0):3d} timeout  {rate}")
 
 
+def _commit() -> str:
+    """The commit the copied tree is on, ``+changes`` when it differs from it (for the scores table)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", *COPIED], cwd=ROOT, capture_output=True,
+                               text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown commit"
+    return (head or "unknown commit") + (" +changes" if dirty else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.mutate_guards", description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help="guard modules to run (default: all)")
@@ -186,8 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     lines = []
     for m in modules:
+        at = _commit()
         work = _prepare(m, GUARDS[m])
-        print(f"== {m}: {' '.join(GUARDS[m])}", flush=True)
+        print(f"== {m} on {at}: {' '.join(GUARDS[m])}", flush=True)
         log = work / "mutmut.log"
         with log.open("wb") as out:
             done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)],
