@@ -75,7 +75,8 @@ GUARDS: dict[str, list[str]] = {
                          "tests/store/test_stored_times.py"],
     # redaction
     "store/redaction/redact.py": ["tests/store/test_hostile_redact.py", "tests/store/test_url_userinfo.py",
-                                  "tests/store/test_home_secrets.py"],
+                                  "tests/store/test_home_secrets.py", "tests/store/test_auth_value_redaction.py",
+                                  "tests/store/test_crash_text.py"],
     # the store's write path
     "store/transaction.py": ["tests/store/test_write_exact.py", "tests/store/test_write_path.py",
                              "tests/store/test_rel_files.py", "tests/store/test_rel_invariants.py",
@@ -83,7 +84,9 @@ GUARDS: dict[str, list[str]] = {
     "store/ops/write.py": ["tests/store/test_write_exact.py", "tests/store/test_write_path.py",
                            "tests/store/test_audit_reads.py"],
     "store/authfile.py": ["tests/store/test_rel_files.py", "tests/store/test_hostile_files.py",
-                          "tests/store/test_hostile_shape.py"],
+                          "tests/store/test_hostile_shape.py", "tests/store/test_one_helper.py",
+                          "tests/store/test_own_files.py", "tests/store/test_linked_store.py",
+                          "tests/store/test_write_exact.py"],
 }
 
 # Modules whose listed tests run with the ones marked slow too: the slow mark there mostly means
