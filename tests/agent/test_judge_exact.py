@@ -39,6 +39,7 @@ ANTHROPIC = dialect_for("anthropic", "https://api.anthropic.com", True)
     ("/v1/messages/count_tokens/", COUNT_TOKENS),
     ("/v1/messages", None),
     ("/v1/messages/count_tokens_batch", None),
+    ("/v1/messages/count_tokensX", None),
     ("count_tokens", None),
     (None, None),
 ])
@@ -94,9 +95,30 @@ def test_a_route_fault_carries_its_reset_and_readings_too():
 def test_an_answer_that_is_no_fault_says_when_its_window_empties():
     v = judge(Result(200, headers=EMPTY), T, model="m", endpoint=COUNT_TOKENS)
     assert (v.fault, v.kind, v.read_at) == (None, "ok", T)
+    assert [(r.window, r.remaining) for r in v.readings] == [("requests", 0.0)]
     assert v.exhausted_until == T + 20 and v.reset_at is None
     assert (v.model, v.endpoint) == ("m", COUNT_TOKENS)
     assert judge(Result(200, headers=ROOM), T).exhausted_until is None
+
+
+def test_whose_fault_is_judged_for_the_pool_given():
+    wrapped = Result(429, message="Provider returned error")          # no metadata: the pool decides
+    assert (judge(wrapped, T, pool="openrouter").fault, judge(wrapped, T, pool="openrouter").kind) == \
+        (ROUTE, "upstream_rate_limit")
+    assert judge(wrapped, T, pool="openrouter").other_key_may_help is False
+    assert judge(wrapped, T, pool="openrouter").answered is True
+    assert judge(wrapped, T, pool="anthropic").fault == KEY
+
+
+def test_a_transport_failure_keeps_that_nothing_answered():
+    v = judge(Result(0, transport="connect"), T, pool="openrouter")
+    assert (v.fault, v.answered, v.other_key_may_help) == (ROUTE, False, True)
+
+
+def test_an_unusable_reset_is_said_through_the_notice():
+    said = []
+    v = judge(Result(429, message="rate limited", reset_at="not a time"), T, pool="openrouter", notice=said.append)
+    assert v.reset_at is None and len(said) == 1 and "reset time" in said[0]
 
 
 # --- judge: the model scope -----------------------------------------------------------------------
@@ -136,6 +158,8 @@ def test_elsewhere_a_rate_limit_is_the_models_when_its_message_names_it(message,
 def test_the_model_may_be_named_in_the_reason():
     result = Result(429, reason="Rate limit reached for gpt-4o", message=None)
     assert model_scoped(result, classify(result, "openai"), "gpt-4o", per_model_429=False) is True
+    split = Result(429, message="Rate limit reached for", reason="gpt-4o")      # message, then reason
+    assert model_scoped(split, classify(split, "openai"), "gpt-4o", per_model_429=False) is True
 
 
 @pytest.mark.parametrize("message", [
@@ -144,6 +168,17 @@ def test_the_model_may_be_named_in_the_reason():
 ])
 def test_a_usage_or_billing_limit_is_never_one_models(message):
     result = Result(429, reason="rate_limit_error", message=message + " (claude-x)")
+    verdict = classify(result, "anthropic")
+    assert verdict.kind == "rate_limit"
+    assert model_scoped(result, verdict, "claude-x", per_model_429=True) is False
+
+
+@pytest.mark.parametrize("result", [
+    Result(429, reason="insufficient_quota", message="slow down"),                      # the reason says it
+    Result(429, message="slow down", text='{"error": "credit balance too low"}'),      # the answer's text
+    Result(429, message="credit balance too low; model not found"),                     # a 404 would be billing
+])
+def test_billing_words_anywhere_in_the_answer_are_no_models_limit(result):
     verdict = classify(result, "anthropic")
     assert verdict.kind == "rate_limit"
     assert model_scoped(result, verdict, "claude-x", per_model_429=True) is False
@@ -218,6 +253,17 @@ def test_usage_in_decodes_the_whole_body_when_the_slice_is_not_enough():
 ])
 def test_usage_in_without_a_usage_object_is_none(body):
     assert usage_in(OPENAI, body) is None
+
+
+def test_usage_in_takes_the_object_right_after_its_name():
+    body = b'{"usage":{"prompt_tokens":3,"d":{"x":1}}} trailing'      # not JSON as a whole: the slice decides
+    assert usage_in(OPENAI, body) == Usage(3, None)
+    assert usage_in(OPENAI, b'"usage":{"prompt_tokens":4}') == Usage(4, None)      # the name at the start
+    assert usage_in(OPENAI, b'{"note": "usage", "x": {"prompt_tokens": 3}}') is None  # a value, then an object
+
+
+def test_usage_in_replaces_bytes_that_are_not_utf8():
+    assert usage_in(OPENAI, b'{"usage":{"prompt_tokens":3,"n":"\xff"}}') == Usage(3, None)
 
 
 def test_usage_in_a_usage_word_before_the_object():
