@@ -36,9 +36,10 @@ WORK = ROOT / ".cache" / "mutate-guards"
 # by the "not slow" marker of [tool.mutmut] pytest_add_cli_args).
 GUARDS: dict[str, list[str]] = {
     # benches and whose fault
-    "store/agent/outcomes.py": ["tests/proxy/test_edge_outcomes.py", "tests/guards/test_guard_fault_and_scope.py",
-                                "tests/store/test_outside.py", "tests/agent/test_runtime_faults.py",
-                                "tests/agent/test_stored_message.py", "tests/proxy/test_one_verdict.py"],
+    "store/agent/outcomes.py": ["tests/agent/test_outcomes_exact.py", "tests/proxy/test_edge_outcomes.py",
+                                "tests/guards/test_guard_fault_and_scope.py", "tests/store/test_outside.py",
+                                "tests/agent/test_runtime_faults.py", "tests/agent/test_stored_message.py",
+                                "tests/proxy/test_one_verdict.py"],
     "store/agent/judge.py": ["tests/agent/test_judge_exact.py", "tests/guards/test_guard_fault_and_scope.py",
                              "tests/proxy/test_one_verdict.py", "tests/proxy/test_edge_outcomes.py",
                              "tests/agent/test_runtime_faults.py", "tests/proxy/test_anthropic.py",
