@@ -26,6 +26,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -206,12 +207,14 @@ def main(argv: list[str] | None = None) -> int:
         work = _prepare(m, GUARDS[m])
         print(f"== {m} on {at}: {' '.join(GUARDS[m])}", flush=True)
         log = work / "mutmut.log"
+        started = time.monotonic()
         with log.open("wb") as out:
             done = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(args.max_children)],
                                   cwd=work, stdout=out, stderr=subprocess.STDOUT)
         if done.returncode != 0:
             print(f"   mutmut exited {done.returncode}: see {log}", flush=True)
-        lines.append(_line(m, _counts(work, m)))
+        minutes = (time.monotonic() - started) / 60
+        lines.append(f"{_line(m, _counts(work, m))}  ({minutes:.1f} min)")
         print(lines[-1], flush=True)
     print("\nkill rate per guard module (a mutant with no covering test counts as a survivor):")
     print("\n".join(lines))
