@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from store.config.edit import set_strategy
 from store.errors import StoreUnreadable, WriteFailed
 from store.ops import history
+from store.ops.write import perform
 from store.paths import Home
 from tests.mutant import mutant
 
@@ -48,6 +50,7 @@ def test_new_id_is_utc_to_the_microsecond_and_a_random_tail():
     got = history.new_id(T + 0.25)
     assert re.fullmatch(r"20231114T221320250000Z-[0-9a-f]{6}", got), got
     assert history.new_id(T).startswith("20231114T221320000000Z-")
+    assert re.fullmatch(r"20231114T221320999999Z-[0-9a-f]{6}", history.new_id(T + 0.9999995))   # never 7 digits
     assert history.valid_id(got)
     assert len({history.new_id(T)[-6:] for _ in range(8)}) > 1
 
@@ -155,13 +158,55 @@ def test_the_folder_may_not_be_a_link_or_a_file(tmp_home, tmp_path):
     d = history.folder(tmp_home)
     (tmp_path / "elsewhere").mkdir()
     d.symlink_to(tmp_path / "elsewhere")
-    with history.recording(tmp_home, T) as p, pytest.raises(WriteFailed, match="is a symlink"):
+    with history.recording(tmp_home, T) as p, pytest.raises(WriteFailed) as err:
         history.keep_before(p, src, "auth.json")
+    assert (err.value.path, err.value.reason) == (d, "is a symlink; hermes-admin keeps no history through one, so "
+                                                     "nothing was written (remove it)")
     assert os.listdir(tmp_path / "elsewhere") == []
     d.unlink()
     d.write_text("")
-    with history.recording(tmp_home, T) as p, pytest.raises(WriteFailed, match="is a regular file, not a folder"):
+    with history.recording(tmp_home, T) as p, pytest.raises(WriteFailed) as err:
         history.keep_before(p, src, "auth.json")
+    assert err.value.reason == "is a regular file, not a folder; nothing was written (remove it)"
+    d.unlink()
+    os.mkfifo(d)
+    with history.recording(tmp_home, T) as p, pytest.raises(WriteFailed) as err:
+        history.keep_before(p, src, "auth.json")
+    assert err.value.reason == "is a FIFO (named pipe), not a folder; nothing was written (remove it)"
+
+
+def test_keep_before_keeps_the_file_a_link_points_at(tmp_home, tmp_path):
+    real = tmp_path / "config-real.yaml"
+    real.write_text("model: x\n")
+    src = tmp_home.root / "config.yaml"
+    src.symlink_to(real)
+    with history.recording(tmp_home, T) as p:
+        history.keep_before(p, src, "config.yaml")
+    dst = history.folder(tmp_home) / f"config.yaml.{p.id}"
+    assert not dst.is_symlink() and os.stat(dst).st_ino == os.stat(real).st_ino
+
+
+def test_an_edit_of_a_linked_config_is_kept_not_a_crash(tmp_home, tmp_path):
+    """The bug a surviving mutant (``follow_symlinks=False``) pointed at: os.link does not
+    follow a symlink on Linux, so the history linked config.yaml's symlink itself and the
+    chmod that follows raised NotImplementedError: any config edit of a home whose
+    config.yaml is linked from a dotfiles folder crashed."""
+    real = tmp_path / "dotfiles-config.yaml"
+    real.write_text("model:\n  provider: openrouter\n")
+    (tmp_home.root / "config.yaml").symlink_to(real)
+    w = perform(tmp_home, lambda: set_strategy(tmp_home, "openrouter", "round_robin"), via="cli")
+    assert w.history_id is not None and "round_robin" in real.read_text()
+    kept = history.kept_bytes(tmp_home, history.load(tmp_home, w.history_id), "config.yaml")
+    assert kept == b"model:\n  provider: openrouter\n"
+
+
+def test_keep_before_copies_a_large_file_when_no_link_can_be_made(tmp_home, monkeypatch):
+    src = tmp_home.root / "auth.json"
+    src.write_bytes(b"x" * (3 * 1024 * 1024))        # past a 2 MiB cap, under the 128 MiB one
+    monkeypatch.setattr(os, "link", lambda *a, **kw: (_ for _ in ()).throw(PermissionError(1, "no")))
+    with history.recording(tmp_home, T) as p:
+        history.keep_before(p, src, "auth.json")
+    assert (history.folder(tmp_home) / f"auth.json.{p.id}").stat().st_size == 3 * 1024 * 1024
 
 
 def test_keep_config_records_the_digests_of_the_keys_written(tmp_home):
@@ -217,6 +262,22 @@ def test_save_writes_the_record_0600(tmp_home):
     assert history.kept_bytes(tmp_home, history.load(tmp_home, p.id), "config.yaml") is None
 
 
+def test_save_writes_text_as_utf8_and_odd_values_as_text(tmp_home):
+    p = _saved(tmp_home, {"verb": "réinitialiser", "where": Path("/x")})
+    raw = (history.folder(tmp_home) / f"{p.id}.json").read_bytes()
+    assert "réinitialiser".encode() in raw and b'"where": "/x"' in raw
+
+
+def test_save_refuses_a_value_that_is_no_json(tmp_home):
+    src = tmp_home.root / "auth.json"
+    src.write_text("{}")
+    with history.recording(tmp_home, T) as p:
+        history.keep_before(p, src, "auth.json")
+        with pytest.raises(ValueError):
+            history.save(p, {"n": float("nan")})
+    assert not (history.folder(tmp_home) / f"{p.id}.json").exists()
+
+
 def test_save_never_writes_over_a_record(tmp_home):
     p = _saved(tmp_home)
     with pytest.raises(WriteFailed, match="cannot keep the history copy"):
@@ -264,12 +325,34 @@ def test_load_follows_no_link_to_a_record(tmp_home, tmp_path):
 def test_kept_bytes_refuses_another_name_and_a_missing_copy(tmp_home):
     p = _saved(tmp_home)
     meta = history.load(tmp_home, p.id)
+    record = history.folder(tmp_home) / f"{p.id}.json"
     for forged in ("auth.json.20231114T221320000000Z-other0", 7, f"config.yaml.{p.id}"):
-        with pytest.raises(StoreUnreadable, match="not a file of its own"):
+        with pytest.raises(StoreUnreadable) as err:
             history.kept_bytes(tmp_home, {**meta, "kept": {"auth.json": forged}}, "auth.json")
+        assert err.value.path == record
+        assert err.value.reason == (f"names {str(forged)!r} as its copy of auth.json, not a file of its own; "
+                                    "a forged or broken record is not used")
+    long = "z" * 100
+    with pytest.raises(StoreUnreadable) as err:
+        history.kept_bytes(tmp_home, {**meta, "kept": {"auth.json": long}}, "auth.json")
+    assert err.value.reason.startswith(f"names {'z' * 80!r} as its copy")
     (history.folder(tmp_home) / f"auth.json.{p.id}").unlink()
-    with pytest.raises(StoreUnreadable, match=f"is gone: the copy of auth.json that {p.id}.json"):
+    with pytest.raises(StoreUnreadable) as err:
         history.kept_bytes(tmp_home, meta, "auth.json")
+    assert err.value.path == history.folder(tmp_home) / f"auth.json.{p.id}"
+    assert err.value.reason == (f"is gone: the copy of auth.json that {p.id}.json needs to undo it "
+                                "(pruned, or removed by hand)")
+
+
+def test_kept_bytes_never_reads_outside_the_folder(tmp_home):
+    p = _saved(tmp_home)
+    meta = history.load(tmp_home, p.id)
+    (tmp_home.root / f"auth.json.{p.id}").write_text("outside")       # what ../auth.json.<id> names
+    forged = {**meta, "kept": {"../auth.json": f"../auth.json.{p.id}"}}
+    with pytest.raises(StoreUnreadable) as err:
+        history.kept_bytes(tmp_home, forged, "../auth.json")
+    assert err.value.path == history.folder(tmp_home) / f"../auth.json.{p.id}"
+    assert err.value.reason == "is not a file of the history folder; refused"
 
 
 # --- prune ------------------------------------------------------------------------------------------
@@ -300,10 +383,14 @@ def test_prune_by_count_drops_the_oldest(tmp_home):
     assert history.prune(tmp_home, T, keep=10) == 0
 
 
-def test_prune_keep_zero_drops_every_action(tmp_home):
+def test_prune_keep_zero_drops_every_action_and_nothing_else(tmp_home):
     _actions(tmp_home, [T - 20, T - 10])
-    assert history.prune(tmp_home, T, keep=0) == 2
-    assert _left(tmp_home) == []
+    d = history.folder(tmp_home)
+    for other in ("notes.json", "README", "auth.json.not-an-id"):
+        (d / other).write_text("")
+    (d / "20231114T221320Z.json").write_text("{}")            # the shortest id there is (16 characters)
+    assert history.prune(tmp_home, T, keep=0) == 3
+    assert _left(tmp_home) == ["README", "auth.json.not-an-id", "notes.json"]
 
 
 def test_prune_by_age_at_the_second(tmp_home):
