@@ -63,8 +63,7 @@ GUARDS: dict[str, list[str]] = {
     # undo and history
     "store/ops/history.py": ["tests/store/test_history_exact.py", "tests/guards/test_guard_history.py",
                              "tests/store/test_undo_harm.py", "tests/profiles/test_everywhere_undo.py"],
-    "store/ops/undo.py": ["tests/store/test_undo_exact.py", "tests/store/test_undo_harm.py",
-                          "tests/profiles/test_everywhere_undo.py", "tests/console/test_tui_undo.py"],
+    "store/ops/undo.py": ["tests/store/test_undo_exact.py", "tests/store/test_undo_harm.py"],
     # alerts
     "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
