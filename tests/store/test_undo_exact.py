@@ -327,3 +327,55 @@ def test_control_an_undo_that_ignores_later_writers_is_caught():
                                                             "after": history.digests(left)}]}, _doc(before)))(doc, T)
     assert doc["credential_pool"][POOL][0]["last_error_code"] is None     # the slip: the agent's 402 is gone
 
+
+
+# --- config_edit ---------------------------------------------------------------------------------------
+
+BEFORE_CFG = "# mine\nmodel:\n  provider: a   # the first\nkeep: 1\n"
+
+
+def _config_plan(home: Home, after: dict, touched: list) -> Plan:
+    aid = _id(1)
+    d = history.folder(home)
+    d.mkdir(mode=0o700, exist_ok=True)
+    (d / f"config.yaml.{aid}").write_text(BEFORE_CFG)
+    return Plan({"id": aid, "kept": {"config.yaml": f"config.yaml.{aid}"},
+                 "config": {"file": "config.yaml", "touched": touched, "after": after}}, None)
+
+
+def test_config_edit_puts_back_changed_keys_and_keeps_later_edits(tmp_home):
+    after = {"model": history.digest({"provider": "b"}), "new": history.digest("x"), "keep": history.digest(1),
+             "other": history.digest("z")}
+    p = _config_plan(tmp_home, after, ["model", "new", "keep", "other", 7])
+    tmp_home.config.write_text("# mine\nmodel:\n  provider: b\nkeep: 1\nnew: x\nother: changed-since\n")
+    got = undo.config_edit(tmp_home, p)
+    text = tmp_home.config.read_text()
+    assert "provider: a   # the first" in text and "new:" not in text and "other: changed-since" in text
+    assert "keep: 1" in text and text.startswith("# mine\n")
+    assert (got.action, got.key, got.written) == ("undo", "model,new", True)
+    assert got.before == {"model": "as the action left it", "new": "as the action left it"}
+    assert got.after == {"model": {"provider": "a"}, "new": None}
+    assert got.notes == (f"undo of {_id(1)}", "kept other (changed since)")
+
+
+def test_config_edit_with_everything_changed_since_writes_nothing(tmp_home):
+    p = _config_plan(tmp_home, {"model": history.digest({"provider": "b"})}, ["model"])
+    tmp_home.config.write_text("model:\n  provider: c\n")
+    got = undo.config_edit(tmp_home, p)
+    assert tmp_home.config.read_text() == "model:\n  provider: c\n"
+    assert (got.key, got.written, got.before, got.after) == ("model", False, {}, {})
+    assert got.notes == (f"undo of {_id(1)}", "kept model (changed since)")
+
+
+def test_config_edit_of_a_config_the_action_created(tmp_home):
+    p = Plan({"id": _id(1), "kept": {}, "config": {"touched": ["model"], "after": {
+        "model": history.digest({"provider": "b"})}}}, None)
+    tmp_home.config.write_text("model:\n  provider: b\n")
+    got = undo.config_edit(tmp_home, p)
+    assert "model" not in tmp_home.config.read_text() and got.key == "model" and got.written is True
+    assert got.notes == (f"undo of {_id(1)}",)
+
+
+@pytest.mark.parametrize("cfg", [None, "x", {"touched": ["model"]}, {"touched": ["model"], "after": "x"}])
+def test_config_edit_without_a_config_record_is_nothing(tmp_home, cfg):
+    assert undo.config_edit(tmp_home, Plan({"id": _id(1), "kept": {}, "config": cfg}, None)) is None
