@@ -69,7 +69,7 @@ def test_list_ids_without_a_folder_is_empty(tmp_home):
 
 
 @pytest.mark.parametrize("which,want", [
-    (None, 3), ("", 3), ("  ", 3), ("1", 3), (" 1 ", 3), ("2", 2), ("3", 1), ("0003", 1),
+    (None, 3), ("", 3), ("  ", 3), ("1", 3), (" 1 ", 3), ("01", 3), ("2", 2), ("3", 1), ("0003", 1), ("000003", 1),
 ])
 def test_resolve_names_the_nth_newest(tmp_home, which, want):
     for n in (1, 2, 3):
@@ -81,8 +81,9 @@ def test_resolve_names_the_nth_newest(tmp_home, which, want):
     ("4", "N", "only 3 operator actions are kept (1 is the newest)"),
     ("0", "N", "only 3"),
     ("1234567", "N", "only 3"),              # more than six digits: no N
+    ("0000003", "N", "only 3"),
     ("٣", "ID", "is not a history id"),        # a digit, but not ASCII
-    ("../x", "ID", "is not a history id"),
+    ("../x", "ID", "is not a history id (see `hermes-admin history`)"),
     ("20991114T221320000000Z-ffffff", "ID", "lies in the future"),
     ("20231114T221320000000Z-ffffff", "ID", "is not kept in this home's history"),
 ])
@@ -95,11 +96,21 @@ def test_resolve_refuses_with_the_argument_named(tmp_home, which, field, words):
 
 
 def test_resolve_an_id_and_an_empty_history(tmp_home):
-    with pytest.raises(BadInput, match="no operator action is kept"):
+    with pytest.raises(BadInput) as err:
         undo.resolve(tmp_home, None, T)
+    assert err.value.field == "ID" and "no operator action is kept in the history of this home" in str(err.value)
     _record(tmp_home, _id(1), _rows_meta((POOL, "r0", {})))
     assert undo.resolve(tmp_home, f" {_id(1)} ", T + 10) == _id(1)
     assert undo.resolve(tmp_home, _id(1), T - 300 + 1) == _id(1)       # at the slack: not the future
+
+
+def test_resolve_judges_the_future_by_the_clock_it_is_given(tmp_home):
+    _record(tmp_home, _id(1), _rows_meta((POOL, "r0", {})))
+    later = "20231114T230000000000Z-0000aa"                 # T + 47 min: the past today, the future at T
+    _record(tmp_home, later, _rows_meta((POOL, "r0", {})))
+    assert undo.resolve(tmp_home, None, T + 10) == _id(1)
+    with pytest.raises(BadInput, match="lies in the future"):
+        undo.resolve(tmp_home, later, T + 10)
 
 
 # --- plan --------------------------------------------------------------------------------------------
@@ -120,6 +131,14 @@ def test_plan_reads_the_copy_and_names_later_actions_on_the_same_rows(tmp_home):
     assert p.id == _id(1) and p.before_doc == before
     assert p.conflicts == [f"{_id(2)} (cooldown, reset) changed {POOL}/r1 since",
                            f"{_id(4)} (?) changed {POOL}/r0 since"]
+
+
+def test_plan_conflicts_on_rows_of_an_action_that_also_edited_config(tmp_home):
+    before = _doc(make_row("r0", token=KEY))
+    cfg = {"config": {"file": "config.yaml", "touched": ["model"], "after": {}}}
+    _record(tmp_home, _id(1), {**_rows_meta((POOL, "r0", {})), **cfg}, before)
+    _record(tmp_home, _id(2), _rows_meta((POOL, "r0", {})), before)
+    assert undo.plan(tmp_home, _id(1)).conflicts == [f"{_id(2)} (reset) changed {POOL}/r0 since"]
 
 
 def test_plan_conflicts_on_config_keys_name_at_most_three(tmp_home):
@@ -200,7 +219,7 @@ def test_a_removed_row_comes_back_at_its_place_and_its_source_is_let_go():
     assert _ids(fresh) == [("a", 0), ("b", 1), ("c", 2)]
     assert fresh["suppressed_sources"] == {POOL: ["env:OTHER"]}
     assert [(o.action, o.pool, o.notes) for o in out] == [("undo", POOL, [f"undo of {_id(1)}"])]
-    assert [(ch.id, ch.label, ch.before) for ch in out[0].changes] == [("b", "key-b", {})]
+    assert [(ch.pool, ch.id, ch.label, ch.before) for ch in out[0].changes] == [(POOL, "b", "key-b", {})]
     assert out[0].changes[0].after["priority"] == 1
 
 
@@ -242,7 +261,8 @@ def test_an_added_row_goes_and_the_pool_is_renumbered():
     fresh = _doc(*json.loads(json.dumps(rows)))
     out = store_change(_plan(_doc(rows[0], rows[2]), ("b", after)))(fresh, T)
     assert _ids(fresh) == [("a", 0), ("c", 1)]
-    assert [(ch.id, ch.before["priority"], ch.after) for ch in out[0].changes] == [("b", 1, {})]
+    assert [(ch.pool, ch.id, ch.label, ch.before["priority"], ch.after) for ch in out[0].changes] == [
+        (POOL, "b", "key-b", 1, {})]
 
 
 def test_an_added_row_already_gone_is_said():
@@ -267,6 +287,7 @@ def test_a_changed_row_gets_back_each_field_nobody_changed_since():
     assert got["last_error_code"] == 402 and got["note"] == "old" and "added" not in got
     assert out[0].notes == [f"undo of {_id(1)}", "key-a: kept last_error_code (changed since by another writer)"]
     ch = out[0].changes[0]
+    assert (ch.pool, ch.id, ch.label) == (POOL, "a", "key-a")
     assert (ch.before["last_status"], ch.after["last_status"]) == ("exhausted", None)
 
 
@@ -293,20 +314,33 @@ def test_a_row_whose_key_changed_since_is_kept_whole():
     before = make_row("a", token=KEY, last_status=None)
     left = dict(before, last_status="exhausted")
     fresh = dict(left, access_token=KEY2)
-    doc = _doc(fresh)
+    doc = _doc(dict(fresh))
     out = store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
     assert doc["credential_pool"][POOL][0] == fresh
     assert out[0].notes[1] == ("key-a: kept as it is: its key changed since the action "
                                "(another writer put a new one in this row)")
     gone = dict(left)
     gone.pop("access_token")
-    doc = _doc(gone)
+    doc = _doc(dict(gone))
     store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
     assert doc["credential_pool"][POOL][0] == gone                      # a key removed: changed too
+    grown = dict(left, refresh_token="rt-" + "r" * 30)
+    doc = _doc(dict(grown))
+    store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
+    assert doc["credential_pool"][POOL][0] == grown                     # a key added: changed too
     added = make_row("n", token=KEY)
     doc = _doc(dict(added, access_token=KEY2))
     store_change(_plan(_doc(), ("n", history.digests(added))))(doc, T)
     assert [r["id"] for r in doc["credential_pool"][POOL]] == ["n"]     # an added row rotated since stays
+
+
+def test_each_pool_has_its_own_outcome():
+    a, b = make_row("a", token=KEY), make_row("b", token=KEY2)
+    before = make_store({POOL: [a], "anthropic": [b]})
+    p = Plan({"id": _id(1), "rows": [{"pool": POOL, "id": "a", "after": None},
+                                     {"pool": "anthropic", "id": "b", "after": None}]}, before)
+    out = store_change(p)(make_store({POOL: [], "anthropic": []}), T)
+    assert [(o.pool, [c.pool for c in o.changes]) for o in out] == [(POOL, [POOL]), ("anthropic", ["anthropic"])]
 
 
 def test_a_changed_row_removed_since_is_said():
