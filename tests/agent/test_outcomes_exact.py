@@ -77,6 +77,7 @@ def test_each_overloaded_phrase_makes_a_429_the_routes(phrase):
 def test_each_billing_phrase_makes_a_403_a_billing_bench(phrase):
     assert _fault(Result(403, message=f"Error: {phrase.upper()}")) == (KEY, "billing", "billing")
     assert _fault(Result(404, reason=phrase)) == (KEY, "billing", "billing")
+    assert _fault(Result(400, message=phrase)) == (KEY, "billing", "billing")
 
 
 @pytest.mark.parametrize("phrase", RATE_LIMIT)
@@ -121,6 +122,7 @@ def test_a_bare_status(status, want):
 
 def test_a_success_is_the_shared_value():
     assert classify(Result(204)) is SUCCESS and classify(Result.success()) is SUCCESS
+    assert Result.success() == Result(200)
 
 
 @pytest.mark.parametrize("status,want", [(401, "auth"), (402, "billing"), (403, "auth"), (429, "rate_limit"),
@@ -217,6 +219,8 @@ def test_the_message_says_nothing_usable(message):
 def test_only_the_first_4096_characters_of_a_message_are_read():
     assert reset_time(Result(429, message="x" * 4070 + " retry after 5 seconds"), T) == T + 5
     assert reset_time(Result(429, message="x" * 4096 + " retry after 5 seconds"), T) is None
+    cut = "retry after 5 se"
+    assert reset_time(Result(429, message="x" * (4096 - len(cut)) + cut + "c"), T) is None     # "sec" cut at 4096
 
 
 def test_an_unusable_reset_is_said_and_dropped():
