@@ -174,7 +174,8 @@ def test_a_usage_or_billing_limit_is_never_one_models(message):
 
 
 @pytest.mark.parametrize("result", [
-    Result(429, reason="insufficient_quota", message="slow down"),                      # the reason says it
+    Result(429, reason="insufficient_quota", message="slow down"),                      # a usage limit too
+    Result(429, reason="payment required", message="slow down"),                        # the reason says it
     Result(429, message="slow down", text='{"error": "credit balance too low"}'),      # the answer's text
     Result(429, message="credit balance too low; model not found"),                     # a 404 would be billing
 ])
