@@ -170,7 +170,10 @@ def keep_before(pending: Pending, src: Path, file_name: str) -> None:
     except FileNotFoundError:
         pass
     try:
-        os.link(src, dst, follow_symlinks=True)
+        # os.link's follow_symlinks is not honoured on Linux (it links the symlink itself, and
+        # the chmod below then refuses it): a config.yaml linked from a dotfiles folder is kept
+        # by linking the file it points at.
+        os.link(os.path.realpath(src), dst)
         os.chmod(dst, 0o600, follow_symlinks=False)
     except FileNotFoundError:
         return
