@@ -65,14 +65,18 @@ def _key_of(request: web.Request) -> str:
     return request.headers.get("x-api-key", "").strip()
 
 
+def _listed(value: Any) -> list[Any]:
+    """A body's list of turns (a client's odd value, a string or a bool, is one part or none)."""
+    return value if isinstance(value, list) else [] if value in (None, False, "") else [value]
+
+
 def _parts(path: str, doc: dict[str, Any]) -> list[Any]:
     """The prompt as a list of parts, in the order a provider caches them."""
     if path.endswith("/messages"):
-        return [doc.get("tools"), doc.get("system"), *(doc.get("messages") or [])]
+        return [doc.get("tools"), doc.get("system"), *_listed(doc.get("messages"))]
     if path.endswith("/responses"):
-        got = doc.get("input")
-        return [doc.get("tools"), doc.get("instructions"), *([got] if isinstance(got, str) else (got or []))]
-    return [doc.get("tools"), *(doc.get("messages") or [])]
+        return [doc.get("tools"), doc.get("instructions"), *_listed(doc.get("input"))]
+    return [doc.get("tools"), *_listed(doc.get("messages"))]
 
 
 def _prefixes(parts: list[Any]) -> list[tuple[bytes, int]]:

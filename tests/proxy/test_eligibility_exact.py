@@ -12,9 +12,11 @@ and sees the breaker test fail.
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 
+from store.config.settings import DEFAULTS as settings_defaults
 from store.pools import generations, policy
 from store.proxy.routing import eligibility as el
 from store.proxy.routing.eligibility import Ask, Eligibility, Refusal, describe_refusals, why
@@ -30,7 +32,11 @@ OTHER = "http://other.example/v1"
 
 
 class Gate:
-    """What eligibility asks a headroom gate, recorded; exhausted rows and holds by id."""
+    """What eligibility asks a headroom gate, recorded; exhausted rows and holds by id (its
+    settings: the defaults, no budget)."""
+
+    settings = settings_defaults
+    clock = staticmethod(time.time)
 
     def __init__(self, exhausted: dict[str, float] | None = None, holds: set[str] | None = None) -> None:
         self.exhausted = exhausted or {}
@@ -161,7 +167,7 @@ def test_the_first_filter_in_order_names_the_refusal():
     assert e.check(Ask(POOL, [benched], T, scope="m", tried=tried), benched).filter == "model"
     assert e.check(Ask(POOL, [benched], T, scope=None, tried=tried), benched).filter == "breaker"
     assert e.check(Ask(POOL, [benched], T + 5, scope=None, tried=tried), benched).filter == "headroom"
-    assert el.FILTERS == ("protocol", "cooling", "model", "breaker", "headroom", "tried")
+    assert el.FILTERS == ("protocol", "cooling", "model", "breaker", "headroom", "budget", "tried")
 
 
 def test_checks_gives_each_rows_status_and_first_refusal():
