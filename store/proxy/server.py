@@ -201,8 +201,7 @@ class ProxyServer:
         self.secrets.redact_logs(False)
 
     async def _cancel_left(self) -> None:
-        """Past the drain bound: cancel every request still running (a stream, a body still
-        arriving) and give them a moment to say so."""
+        """Past the drain bound: cancel every request still running, and let them say so."""
         left = [t for t in self._handlers if not t.done()]
         if left:
             log.warning("drain bound of %g s reached: cancelling %d request(s)", self.drain_timeout, len(left))
