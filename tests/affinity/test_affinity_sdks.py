@@ -158,8 +158,9 @@ def test_hostile_bodies_through_a_pinning_pool_never_break_the_proxy(tmp_home, u
         @given(doc=JSONISH, marker=st.text(max_size=20))
         def send(doc, marker):
             body = json.dumps(doc).encode()
-            headers = {"Content-Type": "application/json", "x-session-affinity": marker.encode("utf-8", "replace")
-                       .decode("latin-1", "replace")} if marker.isprintable() and marker.isascii() else {}
+            marker = marker.strip()       # a header value with edge spaces is the client library's to refuse
+            headers = {"Content-Type": "application/json", "x-session-affinity": marker} if (
+                marker and marker.isprintable() and marker.isascii()) else {}
             got = httpx.post(url, content=body, headers=headers, timeout=30)
             assert got.status_code != 500, got.text
             assert "proxy_error" not in got.text
