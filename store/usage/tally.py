@@ -156,13 +156,19 @@ class Tally:
     def _with_earlier(self, pool: str, row_id: str | None, today: int, d: float, m: float) -> float:
         """This month for one row (or the pool, *row_id* None), given today's *d* and the
         local month *m*: at least the fleet's earlier days this month (plus what this host
-        still owes for them) and today; hold ``_lock``. The local figure stays the floor (a
-        hash lost in Redis never lowers what this host knows it spent)."""
+        still owes for yesterday: a sync keeps nothing owed older) and today; hold ``_lock``.
+        The local figure stays the floor (a hash lost in Redis never lowers what this host
+        knows it spent). One lookup for a row: a pick asks it for every row that spent."""
         span = self._before_span
         if span is None or span[1] != today or (pool, row_id) not in self._before:
             return m
-        owed = sum(v for k, v in self._owed.items()
-                   if k[0] == pool and span[0] <= k[2] < today and (row_id is None or k[1] == row_id))
+        yesterday = today - 1
+        if yesterday < span[0]:
+            owed = 0.0
+        elif row_id is not None:
+            owed = self._owed.get((pool, row_id, yesterday), 0.0)
+        else:
+            owed = sum(v for k, v in self._owed.items() if k[0] == pool and k[2] == yesterday)
         return max(m, self._before[(pool, row_id)] + owed + d)
 
     def spenders(self, pool: str, now: float) -> dict[str, tuple[float, float]]:
@@ -173,17 +179,18 @@ class Tally:
             return {rid: self._row(pool, rid, day, month) for rid in self._rows_of.get(pool, ())}
 
     def pool(self, pool: str, period: str, now: float) -> float:
-        """What *pool* as a whole has spent in the *period* of *now* (for a day, the fleet's
-        counters where read, as :meth:`key`)."""
+        """What *pool* as a whole has spent in the *period* of *now* (with the fleet's
+        counters where read, today's and this month's earlier days', as :meth:`key`)."""
         p = period_of(period, now)
         with self._lock:
             local = self._spent.get((pool, None), {}).get(p, 0.0)
-            if period != DAY:
-                today = day_of(now)
-                if (pool, None) not in self._before:
-                    return local
-                return self._with_earlier(pool, None, today, self._pool_day(pool, today), local)
-            return self._pool_day(pool, p[1]) if self._fleet else local
+            if period == DAY:
+                return self._pool_day(pool, p[1]) if self._fleet else local
+            # The month as a row's: the fleet's today beyond this host's, then its earlier days.
+            today = day_of(now)
+            local_day = self._spent.get((pool, None), {}).get((DAY, today), 0.0)
+            day = self._pool_day(pool, today) if self._fleet else local_day
+            return self._with_earlier(pool, None, today, day, local + max(0.0, day - local_day))
 
     def _pool_day(self, pool: str, day: int) -> float:
         """The pool's *day*: the local figure, or the fleet's counters plus what this host
