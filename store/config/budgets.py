@@ -13,9 +13,10 @@ hermes-admin's own rule for its own proxy and console: a budget writes nothing t
 Hermes agents keep their own rules. Amounts are US dollars of known cost (``actual`` and
 ``estimated``); a cap is the fraction of a window's use (its readings' utilization) past
 which a key is held. Parsed strictly; every error names the field. A ``reserve:`` entry is
-a row id or label: a key-shaped one (a provider-prefixed key, a JWT, one long token; the same
-shapes a label refuses) is refused without echoing it, since a key pasted there would be
-printed by every reader of the settings.
+a row id or label: a key-shaped one (a provider-prefixed key, a JWT, one long token; the
+same shapes a label refuses) is refused without echoing it, since a key pasted there would
+be printed by every reader of the settings; so is a pool name holding a provider-prefixed
+key (a long pool name is no key: only the prefixes count there).
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def _cap(value: Any, where: str, path: Any) -> Mapping[str, float]:
 
 def parse(value: Any, path: Any) -> Mapping[str, PoolBudget]:
     """The ``budgets:`` section: pool name -> :class:`PoolBudget`."""
+    if isinstance(value, Mapping):      # before fields.names, whose errors show the name
+        for i, pool in enumerate(value):
+            if isinstance(pool, str) and any(p.search(pool) for p in KEY_PATTERNS):   # a prefixed key
+                raise ConfigUnreadable(path, f"budgets: pool name #{i + 1} looks like an API key, not a pool "
+                                       "(the value is not shown; keys belong in auth.json)")
     pools = fields.names(value, "budgets", path)
     out: dict[str, PoolBudget] = {}
     for pool, body in pools.items():

@@ -87,3 +87,17 @@ def test_the_proxy_with_a_key_in_its_reserve_does_not_start_and_writes_nothing(t
     assert code == 3 and "budgets.openrouter.reserve[0]:" in err and "API key" in err
     assert _not_echoed(out + err, key) and "sk-or-…" not in err      # not even its fingerprint
     assert tmp_home.auth.read_bytes() == before and not list(tmp_home.root.glob("hermes-admin-proxy-*.json"))
+
+
+@pytest.mark.parametrize("key", ["sk-or-v1-" + "e5f6" * 10, "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln"])
+def test_a_key_pasted_as_a_pool_name_is_refused_without_showing_it(key: str) -> None:
+    with pytest.raises(ConfigUnreadable) as got:
+        settings_mod.parse({"budgets": {"openrouter": {"key": {"day": 1}}, key: {"key": {"day": 1}}}}, PATH)
+    text = str(got.value)
+    assert "budgets: pool name #2 looks like an API key" in text and _not_echoed(text, key)
+
+
+def test_a_long_pool_name_is_no_key() -> None:
+    name = "team-2026-production-east-openrouter"
+    got = settings_mod.parse({"budgets": {name: {"key": {"day": 1}}}}, PATH)
+    assert got.budgets[name].key.day == 1.0
