@@ -6,6 +6,9 @@
 - :class:`AgentRuntime`, one per agent: the primary pool plus the effective fallback chain;
   moves down the chain when a pool is out, and each turn decides whether to go back to
   the primary (``maybe_restore_primary``, spec section 6 "Restore to the primary").
+- What each answer spent, when the caller's report carries it, goes to the usage ledger
+  (:mod:`store.agent.spending`, written behind: never under the lock); ``close()`` writes
+  what is queued when the agent ends.
 
 Every decision is a function of the store, the config and an injectable clock, so tests
 drive each one with a fake clock. No network call happens under the lock: the refresh
@@ -21,11 +24,12 @@ from __future__ import annotations
 import random as _random
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from store.agent import probe
 from store.agent.headroom import Headroom
-from store.agent.judge import judge
+from store.agent.judge import judge, usage_in
 from store.agent.outcomes import (
     FAILED,
     FALLBACK,
@@ -37,10 +41,13 @@ from store.agent.outcomes import (
     Notice,
     Result,
     Selection,
+    Verdict,
 )
 from store.agent.pool_client import PoolClient
+from store.agent.spending import RuntimeUsage
 from store.authfile import read_store
 from store.config.agent_view import ConfigView, Route
+from store.dialects.registry import dialect_for
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import pool_rows, pools, row_by_id
 from store.paths import Home
@@ -59,7 +66,7 @@ class AgentRuntime:
         refresh_hook: Callable[[Home, str, str], Any] | None = None,
         env: Mapping[str, str] | None = None, restore_interval: float = RESTORE_INTERVAL,
         rng: _random.Random | None = None, lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-        fallback: list[Route] | None = None, headroom: Headroom | None = None,
+        fallback: list[Route] | None = None, headroom: Headroom | None = None, usage: bool | None = None,
     ) -> None:
         self.home = home
         self.clock = clock
@@ -85,6 +92,8 @@ class AgentRuntime:
         # After a probe-based restore: the tokens the probe vouched for, until the
         # primary answers once. A failure then proves the probe wrong for a while.
         self._vouched: dict[str, str] = {}
+        # The usage ledger (None: as hermes-admin.yaml's usage.ledger says; False: off).
+        self.usage = RuntimeUsage(home, clock=clock, enabled=usage, notice=lambda text: self._notice("usage", text))
 
     def follow_config(self) -> bool:
         """Take the fallback chain from config.yaml again (an operator edited it while this
@@ -167,12 +176,22 @@ class AgentRuntime:
                 return sel
         return None
 
-    def report(self, result: Result) -> Decision:
+    def report(self, result: Result, verdict: Verdict | None = None, *, body: bytes | None = None) -> Decision:
         """Record *result* for the active route and move down the chain if it is out, or
         if the route itself failed (:func:`~store.agent.outcomes.classify`: the route's
-        fault benches no key, and another key had its one try)."""
+        fault benches no key, and another key had its one try). *verdict*: the answer as
+        the caller judged it; *body*: a 2xx's JSON body, read here for its usage. Usage
+        either carries goes to the usage ledger (a pool's row; a direct route has none)."""
         route = self.route
-        verdict = judge(result, self.clock(), pool=route.pool)
+        if verdict is None or verdict.read_at is None:
+            verdict = judge(result, self.clock(), pool=route.pool)
+        client = self._clients.get(route.pool) if route.pool is not None else None
+        sent = client.current if client is not None else None
+        if body and sent is not None and verdict.fault is None and verdict.usage is None:
+            verdict = replace(verdict, usage=usage_in(dialect_for(sent.pool, sent.base_url or ""), body,
+                                                      lambda text: self._notice("usage", text)))
+        if sent is not None:
+            self.usage.answer(sent, verdict, model=route.model)
         if route.pool is None or route.pool not in self._clients:
             if verdict.fault is None:
                 return Decision(OK, None)
@@ -180,7 +199,6 @@ class AgentRuntime:
                 return Decision(FAILED, None, f"HTTP {result.status}: {verdict.kind}")
             return self._fall_from(self.active, "direct route failed")
         client = self._clients[route.pool]
-        sent = client.current
         decision = client.report(result, verdict)
         if self.active == 0 and sent is not None:
             self._check_vouched(sent, result)
@@ -213,6 +231,10 @@ class AgentRuntime:
                 self.clock()))
             self._notice("restore_failed", f"{self.primary} still limited; back on fallback")
         self._vouched.clear()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """The agent ends: write the usage still queued for the ledger (bounded)."""
+        self.usage.close(timeout)
 
     # -- the restore gate --
 

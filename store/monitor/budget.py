@@ -16,28 +16,19 @@ secret) has used ``at`` of its cap alerts, and recovers when the window resets.
 
 from __future__ import annotations
 
-import calendar
-import time
 from collections.abc import Callable, Mapping, Sequence
 
 from store.config.budgets import PERIODS, PoolBudget
 from store.monitor import rules as R
+from store.monitor.burn import readings_of
 from store.monitor.conditions import Condition, Evaluation, utc, who
 from store.monitor.sample import ProfileSample, Sample
 from store.paths import Home
 from store.pools.view import PoolView
+from store.usage.tally import resets
 
 SpendOf = Callable[[Home, str, "str | None", str], "float | None"]
 SpendKey = tuple[str, "str | None", str]          # (pool, row id or None for the pool, period)
-
-
-def period_end(period: str, now: float) -> float:
-    """When *period* (``day`` / ``month``, UTC) next starts again after *now*."""
-    t = time.gmtime(now)
-    if period == "day":
-        return float(calendar.timegm((t.tm_year, t.tm_mon, t.tm_mday, 0, 0, 0, 0, 0, 0)) + 86400)
-    year, month = (t.tm_year + 1, 1) if t.tm_mon == 12 else (t.tm_year, t.tm_mon + 1)
-    return float(calendar.timegm((year, month, 1, 0, 0, 0, 0, 0, 0)))
 
 
 def gather(home: Home, budgets: Mapping[str, PoolBudget], pools: Sequence[PoolView],
@@ -65,10 +56,7 @@ def _usd(v: float) -> str:
 
 def _caps(ev: Evaluation, rule: R.Rule, p: ProfileSample, pv: PoolView, caps: Mapping[str, float],
           now: float) -> None:
-    for cv in pv.credentials:
-        entry = p.headroom.get((pv.key, cv.id))
-        if entry is None or entry.fp != cv.fingerprint:
-            continue   # no readings, or readings of a secret this row no longer holds
+    for cv, entry in readings_of(p, pv):
         for window, cap in caps.items():
             r = entry.windows.get(window)
             if r is None or r.utilization is None or r.stale(now) or r.utilization < (rule.threshold or 0) * cap:
@@ -98,7 +86,7 @@ def add(ev: Evaluation, sample: Sample, rules: R.Rules, now: float) -> None:
             if b.cap and pool in views:
                 _caps(ev, rule, p, views[pool], b.cap, now)
             for period in PERIODS:
-                resets = period_end(period, now)
+                ends = resets(period, now)      # the period starts again (00:00 UTC, the 1st)
                 limit = b.key.of(period)
                 pv = views.get(pool)
                 if limit is not None and pv is not None:
@@ -111,9 +99,9 @@ def add(ev: Evaluation, sample: Sample, rules: R.Rules, now: float) -> None:
                                 title=f"{who(p, cv)} at {_share(spent, limit)} of its {period} budget",
                                 text=f"{who(p, cv)} spent {_usd(spent)} of its {period} budget of {_usd(limit)} "
                                      f"({_share(spent, limit)}; this rule alerts at {at:.0%}); the {period} starts "
-                                     f"again {utc(resets)}.",
+                                     f"again {utc(ends)}.",
                                 pool=pool, credential=cv.id, label=cv.label, fingerprint=cv.fingerprint))
-                            ev.at(resets, now)
+                            ev.at(ends, now)
                 limit = b.pool.of(period)
                 spent = p.spend.get((pool, None, period)) if limit is not None else None
                 if limit is not None and spent is not None and spent >= at * limit:
@@ -122,5 +110,5 @@ def add(ev: Evaluation, sample: Sample, rules: R.Rules, now: float) -> None:
                         profile=p.name, title=f"{p.name}/{pool} at {_share(spent, limit)} of its {period} budget",
                         text=f"Pool {pool} of profile {p.name} spent {_usd(spent)} of its {period} budget of "
                              f"{_usd(limit)} ({_share(spent, limit)}; this rule alerts at {at:.0%}); the {period} "
-                             f"starts again {utc(resets)}.", pool=pool))
-                    ev.at(resets, now)
+                             f"starts again {utc(ends)}.", pool=pool))
+                    ev.at(ends, now)

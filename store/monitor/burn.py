@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from store.agent.headroom import RowKey, RowReadings
 from store.monitor import rules as R
 from store.monitor.conditions import Condition, Evaluation, span, utc, who
-from store.monitor.sample import Sample
+from store.monitor.sample import ProfileSample, Sample
+from store.pools.view import CredentialView, PoolView
 
 KEEP = 12                 # points per window
 MIN_SPAN = 60.0           # seconds between the oldest and newest point for a trend
@@ -105,6 +106,16 @@ class BurnHistory:
             self._meta.pop(key, None)
 
 
+def readings_of(p: ProfileSample, pv: PoolView) -> Iterator[tuple[CredentialView, RowReadings]]:
+    """Each key of *pv* with its readings in *p*'s headroom sidecar, only where those are
+    bound to the secret the row holds now (the one walk of the ``burn_rate`` rule and of the
+    ``budget`` rule's caps)."""
+    for cv in pv.credentials:
+        entry = p.headroom.get((pv.key, cv.id))
+        if entry is not None and entry.fp == cv.fingerprint:
+            yield cv, entry     # else no readings, or readings of a secret this row no longer holds
+
+
 def add(ev: Evaluation, sample: Sample, rules: R.Rules, history: BurnHistory, now: float) -> None:
     """Add the ``burn_rate`` conditions of *sample* to *ev*."""
     rule = rules[R.BURN_RATE]
@@ -115,10 +126,7 @@ def add(ev: Evaluation, sample: Sample, rules: R.Rules, history: BurnHistory, no
         for pv in p.pools:
             if not rule.applies(p.name, pv.key):
                 continue
-            for cv in pv.credentials:
-                entry = p.headroom.get((pv.key, cv.id))
-                if entry is None or entry.fp != cv.fingerprint:
-                    continue
+            for cv, entry in readings_of(p, pv):
                 for window, r in entry.windows.items():
                     trend = history.trend(p.name, pv.key, cv.id, window) if r.utilization is not None else None
                     if trend is None or r.stale(now):

@@ -15,7 +15,6 @@ evaluation, grouped by key, so a pool of thousands of keys is one query, not tho
 
 from __future__ import annotations
 
-import calendar
 import math
 import os
 import sqlite3
@@ -27,6 +26,7 @@ from typing import Any
 
 from store.paths import Home
 from store.usage.record import ACTUAL, ESTIMATED, LEDGER_FILE
+from store.usage.tally import starts
 
 BUSY_TIMEOUT = 0.5
 MAX_COST = 1e9          # a single request's cost beyond this is not believed
@@ -44,12 +44,9 @@ def ledger_path(home: Home) -> Any:
 
 def window_start(window: str, now: float) -> float:
     """The epoch second *window* (``day`` or ``month``, UTC) began at *now*; ValueError otherwise."""
-    t = time.gmtime(now)
-    if window == "day":
-        return float(calendar.timegm((t.tm_year, t.tm_mon, t.tm_mday, 0, 0, 0, 0, 0, 0)))
-    if window == "month":
-        return float(calendar.timegm((t.tm_year, t.tm_mon, 1, 0, 0, 0, 0, 0, 0)))
-    raise ValueError(f"window must be one of {', '.join(WINDOWS)}")
+    if window not in WINDOWS:
+        raise ValueError(f"window must be one of {', '.join(WINDOWS)}")
+    return starts(window, now)          # the budgets' own count of a UTC day or month
 
 
 def by_key(home: Home, pool: str, window: str, *, now: float | None = None,

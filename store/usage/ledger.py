@@ -10,7 +10,8 @@
   the ledger's own) updated in the same transaction;
 - per-request rows are kept ``usage.keep_requests``, roll-ups ``usage.keep_hourly``;
 - a ledger that is locked (its rows wait, bounded), corrupt (not recorded until it is
-  readable again) or removed (a new one is started) is a notice: the proxy serves on.
+  readable again) or removed (a new one is started) is a notice: the proxy (or the agent
+  runtime, :mod:`store.agent.spending`) goes on.
 """
 
 from __future__ import annotations
@@ -167,8 +168,10 @@ class Ledger:
     """The feed's listener that keeps the ledger at *path* (see the module docstring)."""
 
     def __init__(self, path: Path, *, keep_requests: float, keep_hourly: float,
-                 notice: Callable[[str], object] = log.warning, clock: Callable[[], float] = time.time) -> None:
+                 notice: Callable[[str], object] = log.warning, clock: Callable[[], float] = time.time,
+                 goes_on: str = "the proxy serves on") -> None:
         self.path = path
+        self.goes_on = goes_on          # what a notice of trouble says carries on
         self.keep_requests, self.keep_hourly = keep_requests, keep_hourly
         self.notice, self.clock = notice, clock
         self.written = 0
@@ -220,7 +223,7 @@ class Ledger:
 
     def _say(self, problem: str | None) -> None:
         if problem != self.problem and problem is not None:
-            self.notice(f"usage ledger {self.path.name}: {problem}; the proxy serves on")
+            self.notice(f"usage ledger {self.path.name}: {problem}; {self.goes_on}")
         elif problem is None and self.problem is not None:
             self.notice(f"usage ledger {self.path.name}: recording again")
         self.problem = problem

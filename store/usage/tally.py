@@ -14,7 +14,8 @@ could not read, and says so.
 
 With ``--fleet`` (:mod:`store.usage.fleet`) every host's spend is added up in Redis; the
 tally then holds, per row and day, the fleet's total as last read and what this host has
-spent since (:meth:`Tally.owed`, :meth:`Tally.settle`).
+spent since (:meth:`Tally.owed`, :meth:`Tally.settle`), and per row the fleet's total of this
+month's earlier days (:meth:`Tally.settle_month`), which a month budget counts as well.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ class Tally:
         self._fleet: dict[DayKey, float] = {}
         self._owed: dict[DayKey, float] = {}
         self._rows_of: dict[str, set[str]] = {}     # pool -> the row ids with any spend (local or fleet)
+        # (pool, row id or None for the pool) -> the fleet's total of this month's days before
+        # the day read on; valid while that day is today (_before_span: first day of the month, today)
+        self._before: dict[tuple[str, str | None], float] = {}
+        self._before_span: tuple[int, int] | None = None
         self.version = 0        # bumped by every change: a reader may keep what it worked out until then
         self.notices: list[str] = []
 
@@ -144,7 +149,27 @@ class Tally:
             fleet = self._fleet[k] + self._owed.get(k, 0.0)
             if fleet > d:
                 d, m = fleet, m + fleet - d
+        if (pool, row_id) in self._before:
+            m = self._with_earlier(pool, row_id, day[1], d, m)
         return d, m
+
+    def _with_earlier(self, pool: str, row_id: str | None, today: int, d: float, m: float) -> float:
+        """This month for one row (or the pool, *row_id* None), given today's *d* and the
+        local month *m*: at least the fleet's earlier days this month (plus what this host
+        still owes for yesterday: a sync keeps nothing owed older) and today; hold ``_lock``.
+        The local figure stays the floor (a hash lost in Redis never lowers what this host
+        knows it spent). One lookup for a row: a pick asks it for every row that spent."""
+        span = self._before_span
+        if span is None or span[1] != today or (pool, row_id) not in self._before:
+            return m
+        yesterday = today - 1
+        if yesterday < span[0]:
+            owed = 0.0
+        elif row_id is not None:
+            owed = self._owed.get((pool, row_id, yesterday), 0.0)
+        else:
+            owed = sum(v for k, v in self._owed.items() if k[0] == pool and k[2] == yesterday)
+        return max(m, self._before[(pool, row_id)] + owed + d)
 
     def spenders(self, pool: str, now: float) -> dict[str, tuple[float, float]]:
         """Every row of *pool* that has spent anything: (today, this month), as :meth:`key`
@@ -154,16 +179,26 @@ class Tally:
             return {rid: self._row(pool, rid, day, month) for rid in self._rows_of.get(pool, ())}
 
     def pool(self, pool: str, period: str, now: float) -> float:
-        """What *pool* as a whole has spent in the *period* of *now* (for a day, the fleet's
-        counters where read, as :meth:`key`)."""
+        """What *pool* as a whole has spent in the *period* of *now* (with the fleet's
+        counters where read, today's and this month's earlier days', as :meth:`key`)."""
         p = period_of(period, now)
         with self._lock:
             local = self._spent.get((pool, None), {}).get(p, 0.0)
-            if period != DAY or not self._fleet:
-                return local
-            fleet = sum(v for k, v in self._fleet.items() if k[0] == pool and k[2] == p[1])
-            owed = sum(v for k, v in self._owed.items() if k[0] == pool and k[2] == p[1])
-        return max(local, fleet + owed)
+            if period == DAY:
+                return self._pool_day(pool, p[1]) if self._fleet else local
+            # The month as a row's: the fleet's today beyond this host's, then its earlier days.
+            today = day_of(now)
+            local_day = self._spent.get((pool, None), {}).get((DAY, today), 0.0)
+            day = self._pool_day(pool, today) if self._fleet else local_day
+            return self._with_earlier(pool, None, today, day, local + max(0.0, day - local_day))
+
+    def _pool_day(self, pool: str, day: int) -> float:
+        """The pool's *day*: the local figure, or the fleet's counters plus what this host
+        owes where read; hold ``_lock``."""
+        local = self._spent.get((pool, None), {}).get((DAY, day), 0.0)
+        fleet = sum(v for k, v in self._fleet.items() if k[0] == pool and k[2] == day)
+        owed = sum(v for k, v in self._owed.items() if k[0] == pool and k[2] == day)
+        return max(local, fleet + owed) if fleet or owed else local
 
     # -- the fleet's counters (store.usage.fleet) --
 
@@ -190,6 +225,23 @@ class Tally:
             for store in (self._fleet, self._owed):
                 for k in [k for k in store if k[2] < today - 1]:
                     del store[k]
+
+    def settle_month(self, span: tuple[int, int], totals: Iterable[tuple[DayKey, float]]) -> None:
+        """The fleet's counters of this month's earlier days, read back: *span* is (the
+        month's first day, today) and *totals* every (pool, row, day) -> dollars read for the
+        days from the first to yesterday (all of them: what is not there is no spend)."""
+        first, today = span
+        before: dict[tuple[str, str | None], float] = {}
+        for (pool, row_id, day), usd in totals:
+            if first <= day < today:
+                for k in ((pool, row_id), (pool, None)):
+                    before[k] = before.get(k, 0.0) + usd
+        with self._lock:
+            self.version += 1
+            self._before, self._before_span = before, (first, today)
+            for pool, row_id in before:
+                if row_id is not None:
+                    self._rows_of.setdefault(pool, set()).add(row_id)
 
     # -- seeding from the ledger --
 

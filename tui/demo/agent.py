@@ -52,6 +52,12 @@ def chat_url(base_url: str) -> str:
 
 def chat(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIMEOUT) -> Result:
     """Send one chat completion with *sel*'s key; the answer as a runtime :class:`Result`."""
+    return chat_answer(sel, base_url, timeout)[0]
+
+
+def chat_answer(sel: Selection, base_url: str | None = None,
+                timeout: float = CHAT_TIMEOUT) -> tuple[Result, bytes | None]:
+    """:func:`chat`, with a success's body (for the usage it reports; None on an error)."""
     url = chat_url(base_url or sel.base_url or "")
     body = json.dumps({"model": sel.model or "demo-model",
                        "messages": [{"role": "user", "content": "ping"}]}).encode()
@@ -59,8 +65,7 @@ def chat(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIME
         "Authorization": f"Bearer {sel.token}", "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310
-            resp.read()
-            return Result(resp.status, dict(resp.headers))
+            return Result(resp.status, dict(resp.headers)), resp.read(1 << 20)
     except urllib.error.HTTPError as exc:
         raw = exc.read() or b""
         reason = message = None
@@ -70,9 +75,9 @@ def chat(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIME
             message = err.get("message")
         except (ValueError, AttributeError):
             pass
-        return Result(exc.code, dict(exc.headers or {}), reason, message)
+        return Result(exc.code, dict(exc.headers or {}), reason, message), None
     except OSError as exc:
-        return Result.failed_transport(CONNECT, f"{type(exc).__name__}")   # the route's fault, no bench
+        return Result.failed_transport(CONNECT, f"{type(exc).__name__}"), None   # the route's fault, no bench
 
 
 def one_turn(agent: AgentRuntime, base_url: str | None = None) -> list[Result]:
@@ -83,9 +88,9 @@ def one_turn(agent: AgentRuntime, base_url: str | None = None) -> list[Result]:
     for _ in range(4):      # bounded: a retry, a refresh, a rotation, a fallback
         if sel is None:
             break
-        result = chat(sel, base_url)
+        result, body = chat_answer(sel, base_url)
         results.append(result)
-        decision = agent.report(result)
+        decision = agent.report(result, body=body)     # its usage goes to the usage ledger
         if decision.action in ("ok", "failed", "out"):
             break
         sel = decision.selection if decision.action != RETRY else decision.selection or sel
@@ -210,10 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     stop.set()
     for t in subs.threads:
         t.join(timeout=2)
+    agent.close()                   # the usage still queued for the ledger (bounded)
     if args.report:
         report = {"selections": agent.selections, "turns": turns, "errors": errors,
                   "statuses": statuses, "leases": subs.leases, "over_cap_leases": subs.over_cap,
                   "per_pool": {k: c.selections for k, c in agent._clients.items()},
+                  "usage_answers": agent.usage.answers,
                   "notices": [n.kind for n in agent.notices]}
         tmp = args.report.with_suffix(".tmp")
         tmp.write_text(json.dumps(report))
