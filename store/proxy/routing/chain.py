@@ -44,7 +44,7 @@ from store.proxy.routing.direct import DirectBenches
 from store.proxy.routing.eligibility import Ask, Check, Eligibility
 from store.proxy.routing.headroom_gate import HeadroomGate
 from store.proxy.routing.overlay import Overlay, find_row
-from store.proxy.routing.picks import Usable, choose, preferred, usable_rows
+from store.proxy.routing.picks import Usable, choose, preferred, rotated, usable_rows
 from store.proxy.routing.pins import Pins, pinned
 from store.proxy.routing.protocols import OPENAI, Want, route_protocols
 from store.proxy.routing.request_client import RequestClient
@@ -267,10 +267,10 @@ class Chain:
         el = self.eligibility       # the breaker, tried and headroom filters (cooling and model: in usable)
         pin = self.pins.prefer(pool, want, now, len(usable.rows))     # a conversation's pinned row
         chosen, held, reordered = choose(usable, rows, self.rng, asked, el.keep(pool, route_base, now, avoid),
-                                         weigh=weigh, hold=el.hold(pool, now), pin=pin,
+                                         weigh=weigh, hold=el.hold(pool, now, rows, self._generation), pin=pin,
                                          prefer=preferred(self.headroom, pool, self.env, now))
         if reordered:
-            del self._usable[pool]          # the kept order no longer follows the priorities
+            rotated(usable, chosen)         # the kept lists follow the priorities again
         return chosen, held
 
     def usable(self, sel: Selection, want: Want | None = None) -> bool:

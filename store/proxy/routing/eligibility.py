@@ -177,19 +177,18 @@ class Eligibility:
         return lambda r: (pool, str(r.get("id"))) not in (tried or ()) and not breakers.blocked(
             base_for(pool, r.get("inference_base_url") or r.get("base_url") or route_base), now)
 
-    def hold(self, pool: str, now: float) -> Callable[[list[Row]], Collection[str]] | None:
+    def hold(self, pool: str, now: float, rows: list[Row] | None = None,
+             generation: int = -1) -> Callable[[list[Row]], Collection[str]] | None:
         """The headroom and budget filters and the soft holds (threshold, in flight, a
-        reserve row while another may serve) for a pick."""
+        reserve row while another may serve) for a pick. *rows*, *generation*: the view's
+        rows of *pool* and its generation (what the budget keeps its reserve ids for)."""
         headroom, budgets = self.headroom.holding(pool), self.budgets.of(pool) is not None
         if not headroom and not budgets:
             return None
+        gate = (lambda allowed: self.headroom.held(pool, allowed, now, self.env)) if headroom else None
         if not budgets:
-            return lambda allowed: self.headroom.held(pool, allowed, now, self.env)
-
-        def held(allowed: list[Row]) -> Collection[str]:
-            out = self.headroom.held(pool, allowed, now, self.env) if headroom else frozenset()
-            return set(out) | self.budgets.held(pool, allowed, out, now)
-        return held
+            return gate
+        return lambda allowed: self.budgets.held(pool, allowed, now, rows=rows, generation=generation, headroom=gate)
 
     def upstream_open(self, pool: str, now: Callable[[], float]) -> Callable[[Row], bool]:
         """The breaker filter as the agent's rules take it (a row's eligibility)."""
