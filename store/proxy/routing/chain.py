@@ -1,22 +1,18 @@
 """The proxy's chain: the primary pool then the fallback chain, on an in-memory view.
 
-Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a request costs no
-file IO; :mod:`store.watch.home` keeps the view current (``load_doc``). The proxy's changes reach the
-store two ways: request counts are written behind (:meth:`Chain.flush`, at most once a second, one
-transaction per batch); a state change (bench, rotate, dead) is applied to the view at once, so no other
-request picks the row, then written at once through the agent's own
-:class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one transaction; an
-overlay keeps it in the view until the store shows it.
+Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a request costs no file
+IO; :mod:`store.watch.home` keeps the view current (``load_doc``). The proxy's changes reach the store two
+ways: request counts are written behind (:meth:`Chain.flush`, at most once a second, one transaction per
+batch); a state change (bench, rotate, dead) is applied to the view at once, so no other request picks the
+row, then written at once through the agent's own :class:`~store.agent.pool_client.PoolClient` outcome code
+(spec section 6) in one transaction; an overlay keeps it in the view until the store shows it.
 
 Each answer is judged once (:mod:`store.proxy.routing.verdict`): only a key's fault reaches
-:meth:`Chain.outcome` and the store; a route's fault opens the chain's
-:class:`~store.proxy.routing.upstreams.Breakers`. Which row may serve is
-:mod:`store.proxy.routing.eligibility`'s; a conversation's pin (#30) is a preference among those rows
-(:mod:`store.proxy.routing.pins`).
-
-The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
-(turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the event loop.
-Blocking methods (``outcome``, ``flush``, ``maybe_restore``) do file IO or network in a worker thread.
+:meth:`Chain.outcome` and the store; a route's fault opens the chain's :class:`~store.proxy.routing.upstreams.Breakers`.
+Which row may serve is :mod:`store.proxy.routing.eligibility`'s; a conversation's pin (#30) is a preference
+among those rows (:mod:`store.proxy.routing.pins`). The runtime's :class:`~store.agent.runtime.AgentRuntime`
+owns the chain and the restore gate (turn-scoped restore, probe, distrust after a lying probe); blocking
+methods (``outcome``, ``flush``, ``maybe_restore``) do file IO or network in a worker thread.
 """
 
 from __future__ import annotations
@@ -106,8 +102,7 @@ class Chain:
         return [r.pool for r in self.routes if r.pool]
 
     def load(self) -> None:
-        """Read the store now (blocking) and replace the view, unless a read begun later
-        has already been applied (see :meth:`load_doc`)."""
+        """Read the store now (blocking) and replace the view, unless a later read was applied (:meth:`load_doc`)."""
         ticket = self._ticket()
         self.load_doc(read_store(self.home).doc or {}, ticket)
 
@@ -144,9 +139,8 @@ class Chain:
             self._generation += 1
 
     def refresh_config(self) -> None:
-        """Re-read the fallback chain, strategies and TTLs (at start and when the watcher sees
-        config.yaml change), so a request costs no stat of config.yaml. A chain that gained a
-        pool reads the store for its rows now (a local read, once per edit)."""
+        """Re-read the fallback chain, strategies and TTLs (at start and when the watcher sees config.yaml
+        change): a request costs no stat of it. A pool new to the chain has its rows read now (once per edit)."""
         cfg = self.runtime.config
         if self.runtime.follow_config():
             if self.runtime.active == 0:
@@ -287,6 +281,12 @@ class Chain:
             if row is None:
                 return False
             return self.eligibility.check(Ask(sel.pool, rows, self.clock(), sel.base_url, scope), row) is None
+
+    def serves_other(self, pool: str, row_id: str, tried: set[str], scope: str | None) -> bool:
+        """The reserve rule's question on the view (:meth:`Eligibility.another_serves`), for *scope*."""
+        with self._lock:
+            return self.eligibility.another_serves(Ask(pool, self._rows.get(pool) or [], self.clock(), None, scope,
+                                                       {(pool, t) for t in tried}), row_id)
 
     # -- outcomes (blocking: run in a worker thread) --
 
