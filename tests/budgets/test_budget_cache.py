@@ -8,6 +8,7 @@ list not rotated after a filtered pick (the picks diverge)."""
 from __future__ import annotations
 
 import copy
+import json
 import random
 
 import pytest
@@ -18,7 +19,9 @@ from store.config.budgets import Limits, PoolBudget
 from store.paths import Home
 from store.proxy.routing import budget_rules
 from store.proxy.routing import chain as chain_mod
+from store.proxy.routing.affinity import Conversation
 from store.proxy.routing.chain import Chain
+from store.proxy.routing.protocols import OPENAI, Want
 from store.usage.record import ACTUAL, Spent
 from store.usage.tally import Tally, resets
 from tests.conftest import make_row, make_store, write_store
@@ -155,7 +158,7 @@ def test_control_a_cache_never_invalidated_gives_stale_picks(tmp_home, monkeypat
 
 # --- the kept lists against lists worked out afresh ------------------------------------------------
 
-STEPS = st.lists(st.tuples(st.sampled_from(["pick", "pick", "pick", "spend", "avoid", "day"]),
+STEPS = st.lists(st.tuples(st.sampled_from(["pick", "pick", "pick", "spend", "avoid", "day", "conv", "conv"]),
                            st.integers(0, 11)), min_size=5, max_size=60)
 
 
@@ -177,6 +180,14 @@ def _run(home: Home, strategy: str, steps: list[tuple[str, int]], afresh: bool) 
             _spend(chain, f"k{n:03d}", 0.5, clock[0])
         elif what == "day":
             clock[0] += 300.0          # crosses midnight after two such steps
+        elif what == "conv":        # a conversation's turn: its pin is asked, and set by the 2xx
+            raw = json.dumps({"model": "m", "messages": [{"role": "user", "content": f"c{n % 4}"}]}).encode()
+            want = Want(OPENAI, raw)
+            want.conversation = Conversation(OPENAI, raw)
+            got = chain.select(want=want)
+            if got is not None:
+                chain.success(got)
+            out.append(None if got is None else got.selection.row_id)
         else:
             got = chain.select(avoid={("openrouter", f"k{n:03d}")} if what == "avoid" else None)
             out.append(None if got is None else got.selection.row_id)
@@ -206,3 +217,32 @@ def test_control_a_kept_list_not_rotated_diverges(tmp_path_factory, monkeypatch)
         home.root.mkdir(mode=0o700)
         homes.append(home)
     assert _run(homes[0], "round_robin", steps, afresh=False) != _run(homes[1], "round_robin", steps, afresh=True)
+
+
+# --- the view's rows by id (the forwarder's per-request questions) ---------------------------------
+
+def _stale_auth_type(home: Home) -> list[str]:
+    clock = [T0 - 3600]
+    chain = _chain(home, 5, "round_robin", clock, PoolBudget())
+    sel = chain.select().selection
+    wrong = []
+    if chain.auth_type(sel) != "api_key":
+        wrong.append(f"before: {chain.auth_type(sel)}")
+    doc = copy.deepcopy(chain.last_doc)
+    next(r for r in doc["credential_pool"]["openrouter"] if r["id"] == sel.row_id)["auth_type"] = "oauth"
+    chain.load_doc(doc)                   # the store changed: a new view (a new generation)
+    if chain.auth_type(sel) != "oauth":
+        wrong.append(f"after a store edit: {chain.auth_type(sel)}")
+    return wrong
+
+
+def test_the_row_index_follows_the_view(tmp_home):
+    assert _stale_auth_type(tmp_home) == []
+
+
+def test_control_a_row_index_never_rebuilt_is_stale(tmp_home, monkeypatch):
+    from store.proxy.routing import overlay
+    real = overlay.RowIndex.find
+    monkeypatch.setattr(overlay.RowIndex, "find", lambda self, pool, rows, rid, generation: real(self, pool, (
+        self._kept[pool][1] if pool in self._kept else rows), rid, 0))
+    assert _stale_auth_type(tmp_home), "an index kept past a store edit went unnoticed"

@@ -39,7 +39,7 @@ from store.proxy.routing.counts import PendingCounts
 from store.proxy.routing.direct import DirectBenches
 from store.proxy.routing.eligibility import Ask, Check, Eligibility
 from store.proxy.routing.headroom_gate import HeadroomGate
-from store.proxy.routing.overlay import Overlay, find_row
+from store.proxy.routing.overlay import Overlay, RowIndex, find_row
 from store.proxy.routing.picks import Usable, choose, preferred, rotated, usable_rows
 from store.proxy.routing.pins import Pins, pinned
 from store.proxy.routing.protocols import OPENAI, Want, route_protocols
@@ -75,6 +75,7 @@ class Chain:
         self._rows: dict[str, list[Row]] = {}
         self.counts = PendingCounts()     # request counts written behind
         self.overlay = Overlay()          # benches in the view the store does not show yet
+        self._index = RowIndex()          # the view's rows by id (per generation)
         self._speaks: list[frozenset[str]] = []
         self._generation = 0              # bumped whenever the view's rows or their meaning change
         self._usable: dict[str, Usable] = {}
@@ -166,7 +167,7 @@ class Chain:
     def auth_type(self, sel: Selection) -> Any:
         """The ``auth_type`` of *sel*'s row in the view (None: no such row)."""
         with self._lock:
-            row = find_row(self._rows.get(sel.pool), sel.row_id)
+            row = self._index.find(sel.pool, self._rows.get(sel.pool), sel.row_id, self._generation)
             return row.get("auth_type") if row is not None else None
 
     def row_count(self) -> int:
@@ -231,7 +232,7 @@ class Chain:
         model = route.model if index > 0 else None
         now = self.clock()
         if route.pool is not None and route.pool in self._rows:
-            env = self.env
+            self.pins.ready(route.pool, want)      # the body parsed for its conversation: not under the lock
             with self._lock:
                 row, held = self._pick(route.pool, now, route.base_url, avoid, model, want)
                 if row is None:
@@ -239,7 +240,7 @@ class Chain:
                 key = (route.pool, str(row.get("id")))
                 self.counts.add(*key)
             return Selection(route.pool, key[1], str(row.get("label") or ""),
-                             probe.row_secret(row, env) or "",
+                             probe.row_secret(row, self.env) or "",
                              row.get("inference_base_url") or row.get("base_url") or route.base_url, model), False
         if route.key_env:
             return self._direct.select(route, self.env, now, self._ttls, avoid, self.breakers, model)
@@ -268,8 +269,7 @@ class Chain:
         return chosen, held
 
     def usable(self, sel: Selection, want: Want | None = None) -> bool:
-        """Whether *sel*'s row may be sent to now: the eligibility filters
-        (:mod:`store.proxy.routing.eligibility`) for the model (and endpoint) asked for."""
+        """Whether *sel*'s row may be sent to now: the eligibility filters for the model (and endpoint) asked."""
         scope = scoped(sel.model or (want.model if want is not None else None),
                        want.endpoint if want is not None else None)
         with self._lock:
@@ -277,7 +277,7 @@ class Chain:
             rows = self._rows[sel.pool] if sel.pool in self._rows else self._direct.rows(sel.pool)
             if rows is None:
                 return True
-            row = find_row(rows, sel.row_id)
+            row = self._index.find(sel.pool, rows, sel.row_id, self._generation)
             if row is None:
                 return False
             return self.eligibility.check(Ask(sel.pool, rows, self.clock(), sel.base_url, scope), row) is None

@@ -47,6 +47,26 @@ class Usable:
     # answers with the same object (a budget's kept set), rotated with *rows*
     cut: tuple[Collection[str], list[Row]] | None = None
     moved: int | None = None        # the priority the last round-robin pick moved from
+    # every usable row by id, and which of them are in *rows* (built on first ask; membership
+    # never changes while the list is kept, only order). None: ids repeat, look in order.
+    by_id: dict[str, Row] | None = None
+    in_rows: frozenset[int] = frozenset()
+    in_every: frozenset[int] = frozenset()
+    _indexed: bool = False
+
+    def row_of(self, rid: str) -> Row | None | bool:
+        """The usable row (in *every* or *rows*) whose id is *rid*, None: none; False: not
+        known this way (ids repeat in the pool: the caller looks in order)."""
+        if not self._indexed:
+            self._indexed = True
+            rows = self.every if self.every is not self.rows else []
+            index = {str(r.get("id")): r for r in (*rows, *self.rows)}
+            self.by_id = index if len(index) == len({id(r) for r in (*rows, *self.rows)}) else None
+            self.in_rows = frozenset(id(r) for r in self.rows)
+            self.in_every = frozenset(id(r) for r in self.every)
+        if self.by_id is None:
+            return False
+        return self.by_id.get(rid)
 
 
 def usable_rows(rows: list[Row], strategy: str | None, now: float, ttls: policy.Ttls,
@@ -179,6 +199,7 @@ def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | Non
     if base is usable.rows and keep is None and hold is None and prefer is None and pin is None:
         return pick(usable, rows, rng, weigh), False, False
     allowed = base if keep is None else [r for r in base if keep(r)]
+    held_ids: Collection[str] = ()
     if hold is not None and allowed and (held_ids := hold(allowed)):
         if allowed is usable.rows and usable.cut is not None and usable.cut[0] is held_ids:
             allowed = usable.cut[1]         # the same hold as the last pick's: its cut, kept in order
@@ -186,7 +207,7 @@ def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | Non
             allowed = [r for r in allowed if str(r.get("id")) not in held_ids]
             if base is usable.rows and keep is None:
                 usable.cut = (held_ids, allowed)
-    if pin is not None and (chosen := next((r for r in allowed if str(r.get("id")) == pin), None)):
+    if pin is not None and (chosen := _pinned(usable, allowed, base, model, keep, held_ids, pin)):
         chosen["request_count"] = as_int(chosen.get("request_count")) + 1
         return chosen, len(allowed) < len(base) or (model is not None and len(base) < len(usable.every)), False
     if prefer is not None and (chosen := prefer(allowed)) is not None:
@@ -201,6 +222,21 @@ def choose(usable: Usable, rows: list[Row], rng: random.Random, model: str | Non
     usable.numbered, usable.moved = copy.numbered, copy.moved
     held = len(allowed) < len(base) or (model is not None and len(base) < len(usable.every))
     return chosen, held, chosen is not None and usable.strategy == "round_robin"
+
+
+def _pinned(usable: Usable, allowed: list[Row], base: list[Row], model: str | None,
+            keep: Callable[[Row], bool] | None, held_ids: Collection[str], pin: str) -> Row | None:
+    """The row of *allowed* whose id is *pin* (None: not among them), found by id, not by
+    walking *allowed*: a usable row is in *allowed* when it is one of *base* (a request for
+    *model* may use it, :func:`candidates`), *keep* allows it and no hold named it."""
+    row = usable.row_of(pin)
+    if row is False:                      # ids repeat: the first in order, as a walk finds it
+        return next((r for r in allowed if str(r.get("id")) == pin), None)
+    if row is None or (keep is not None and not keep(row)) or (held_ids and pin in held_ids):
+        return None
+    if base is usable.rows:
+        return row if id(row) in usable.in_rows else None
+    return row if id(row) in usable.in_every and model not in usable.benches.get(id(row), ()) else None
 
 
 # --- proxy.prefer (#30): which key to drain first ---------------------------------------------------

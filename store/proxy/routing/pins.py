@@ -103,6 +103,13 @@ class Pins:
         got = self.strategies().get(pool, policy.DEFAULT_STRATEGY)
         return self.settings().enabled and policy.known_strategy(got) in STRATEGIES
 
+    def ready(self, pool: str, want: Any) -> None:
+        """Work out *want*'s conversation now (the body parsed, the digest taken), before the
+        view's lock is taken for the pick: :meth:`prefer` then costs a dict lookup under it."""
+        conv = conversation_of(want)
+        if conv is not None and self.applies(pool):
+            _ = conv.digest
+
     def prefer(self, pool: str, want: Any, now: float, usable: int) -> str | None:
         """The row id *want*'s conversation prefers in *pool* now, or None: no pin, expired,
         affinity off for the pool, or the row would take more than its share (it yields)."""
