@@ -6,17 +6,29 @@ evicted disagrees with the brute count."""
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.config.proxy_settings import Affinity
+from store.dialects.dialect import OPENAI
 from store.proxy.routing import pins as pins_mod
+from store.proxy.routing.affinity import Conversation
 from store.proxy.routing.pins import Pins
-from tests.affinity.test_pins import want
+from store.proxy.routing.protocols import Want
 
 STEPS = st.lists(st.tuples(st.sampled_from(["serve", "serve", "serve", "long", "tick"]),
                            st.sampled_from(["p", "q"]), st.integers(0, 3), st.integers(0, 7),
                            st.floats(0, 200)), min_size=1, max_size=80)
+
+
+def want(text: str, **doc: object) -> Want:
+    """A request of a conversation opened by *text* (its first user message)."""
+    body = json.dumps({"messages": [{"role": "user", "content": text}], **doc}).encode()
+    w = Want(OPENAI, body)
+    w.conversation = Conversation(OPENAI, body)
+    return w
 
 
 def brute(pins: Pins, now: float) -> dict[str, dict[str, int]]:
