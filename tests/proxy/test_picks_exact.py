@@ -487,3 +487,21 @@ def test_a_pin_among_repeated_ids_is_the_first_in_order():
     usable = _usable("fill_first", a, a2, b)
     assert usable.row_of("a") is False
     assert choose(usable, [a, a2, b], random.Random(1), None, lambda r: r is not a, pin="a")[0] is a2
+
+
+def test_rotated_also_rotates_a_cut_kept_from_an_earlier_pick():
+    """A pick filtered by *keep* (a row this request tried) rotates a copy; the cut kept from
+    the last held pick must follow, or the next held pick walks a stale order."""
+    a, b, c, d = (_row(x, i) for i, x in enumerate("abcd"))
+    rows = [a, b, c, d]
+    usable = _usable("round_robin", a, b, c, d)
+    same = frozenset({"a"})
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: same)[0] is b
+    picks.rotated(usable, b)
+    assert _ids(usable.cut[1]) == ["c", "d", "b"]
+    chosen, _held, reordered = choose(usable, rows, random.Random(1), None, lambda r: r["id"] not in "ac")
+    assert chosen is d and reordered
+    picks.rotated(usable, chosen)
+    assert _ids(usable.rows) == ["a", "c", "b", "d"] == _ids(rows)
+    assert _ids(usable.cut[1]) == ["c", "b", "d"]
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: same)[0] is c
