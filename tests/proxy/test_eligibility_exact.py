@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from store.config.budgets import PoolBudget
+from store.config.budgets import Limits, PoolBudget
 from store.config.settings import DEFAULTS as settings_defaults
 from store.pools import generations, policy
 from store.proxy.routing import eligibility as el
@@ -320,3 +320,30 @@ def test_upstream_open_holds_the_reserve_only_while_another_row_serves():
     assert ok(r) is True
     assert e.upstream_open(POOL, lambda: T)(r) is True                # no question given: no hold
     assert _el().upstream_open(POOL, lambda: T, others)(r) is True    # no budget: no reserve
+
+
+def test_hold_with_a_budget_asks_the_gate_about_the_ordinary_rows_and_keeps_the_reserve_ids():
+    r, a, b = _row("r"), _row("a"), _row("b")
+    gate = Gate(holds={"a"})
+    e = _reserving(gate=gate, env={"E": "1"})
+    hold = e.hold(POOL, T, [r, a, b], 5)
+    assert set(hold([r, a, b])) == {"r", "a"}                       # b serves: the reserve and a's hold wait
+    assert gate.calls == [("held", POOL, ["a", "b"], T, {"E": "1"})]
+    assert e.budgets._reserve[POOL] == ((5, id(e.budgets.budgets[POOL])), frozenset({"r"}))
+    assert set(e.hold(POOL, T, [r, a, b], 5)([r, a])) == {"a"}       # a held even alone (out): the reserve serves
+    plain = _reserving()                                             # no headroom holds: the gate is not asked
+    assert set(plain.hold(POOL, T, [r, a], 1)([r, a])) == {"r"}
+    assert set(plain.hold(POOL, T, [r, a], 1)([r])) == set()
+    assert _el().hold(POOL, T, [r, a], 1) is None                    # no budget, no holds: nothing to ask
+
+
+def test_the_budget_filter_refuses_with_its_words_and_reset():
+    e = _reserving()
+    e.budgets.budgets = {POOL: PoolBudget(key=Limits(day=1.0))}
+    e.budgets.tally.add(POOL, "a", 1.0, T)
+    got = e.check(Ask(POOL, [_row("a")], T), _row("a"))
+    assert got == Refusal("budget", (int(T // 86400) + 1) * 86400.0, "over budget: $1.00 a day, resets 00:00 UTC")
+    assert e.check(Ask(POOL, [_row("b")], T), _row("b")) is None
+    assert e.budget(Ask(POOL, [_row("a")], T), _row("a"), None) == got
+    e.budgets.budgets = {}
+    assert e.budget(Ask(POOL, [_row("a")], T), _row("a"), None) is None
