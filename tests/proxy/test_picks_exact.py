@@ -482,11 +482,19 @@ def test_a_pin_is_found_by_id_among_the_allowed_rows_only():
     assert usable.row_of("b") is b and usable.row_of("zz") is None
 
 
-def test_a_pin_among_repeated_ids_is_the_first_in_order():
-    a, a2, b = _row("a", 0), _row("a", 1), _row("b", 2)
-    usable = _usable("fill_first", a, a2, b)
+def test_a_pin_among_repeated_ids_is_the_first_allowed_in_order():
+    b, a, a2 = _row("b", 0), _row("a", 1), _row("a", 2)
+    usable = _usable("fill_first", b, a, a2)
     assert usable.row_of("a") is False
-    assert choose(usable, [a, a2, b], random.Random(1), None, lambda r: r is not a, pin="a")[0] is a2
+    assert choose(usable, [b, a, a2], random.Random(1), None, lambda r: r is not a, pin="a")[0] is a2
+    assert choose(usable, [b, a, a2], random.Random(1), None, None, pin="a")[0] is a
+
+
+def test_a_pin_a_hold_does_not_name_serves_and_a_model_request_finds_unbenched_pins():
+    a, b, c = _row("a", 0), _row("b", 1), _row("c", 2)
+    usable = _usable("fill_first", a, b, c, benched={"c": {"m1": T0 + 9}})
+    assert choose(usable, [a, b, c], random.Random(1), None, None, hold=lambda rs: {"zz"}, pin="b")[0] is b
+    assert choose(usable, [a, b, c], random.Random(1), "m2", None, pin="b")[0] is b     # b has no bench at all
 
 
 def test_rotated_also_rotates_a_cut_kept_from_an_earlier_pick():
