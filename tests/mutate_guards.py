@@ -53,7 +53,7 @@ GUARDS: dict[str, list[str]] = {
                                    "tests/proxy/test_look_again.py", "tests/proxy/test_proxy_select.py",
                                    "tests/proxy/test_proxy_chain.py"],
     "store/proxy/routing/picks.py": ["tests/proxy/test_picks_exact.py", "tests/proxy/test_proxy_select.py",
-                             "tests/proxy/test_proxy_chain.py"],
+                             "tests/proxy/test_proxy_chain.py", "tests/affinity/test_pins.py"],
     "store/pools/least_used.py": ["tests/store/test_least_used_exact.py", "tests/store/test_policy_exact.py",
                                   "tests/agent"],
     # undo and history

@@ -97,6 +97,7 @@ class Tally:
         self._before: dict[tuple[str, str | None], float] = {}
         self._before_span: tuple[int, int] | None = None
         self.version = 0        # bumped by every change: a reader may keep what it worked out until then
+        self._generations: dict[str, int] = {}     # pool -> its own change counter (see generation())
         self.notices: list[str] = []
 
     # -- in --
@@ -114,6 +115,7 @@ class Tally:
         day, month = (DAY, day_of(at)), (MONTH, month_of(at))
         with self._lock:
             self.version += 1
+            self._bump(pool)
             for key in ((pool, None), (pool, row_id)) if row_id is not None else ((pool, None),):
                 got = self._spent.setdefault(key, {})
                 for p in (day, month):
@@ -128,7 +130,17 @@ class Tally:
                 k = (pool, row_id, day[1])
                 self._owed[k] = self._owed.get(k, 0.0) + cost
 
+    def _bump(self, pool: str) -> None:
+        self._generations[pool] = self._generations.get(pool, 0) + 1
+
     # -- out (pure, no IO: checked under the view's lock) --
+
+    def generation(self, pool: str) -> int:
+        """*pool*'s change counter: it moves whenever what :meth:`key`, :meth:`spenders` or
+        :meth:`pool` answer for *pool* may have changed (an answer's cost, the fleet's totals),
+        so a reader may keep what it worked out from them until it moves (or the UTC day or
+        month turns: the counter does not move at midnight)."""
+        return self._generations.get(pool, 0)
 
     def key(self, pool: str, row_id: str, period: str, now: float) -> float:
         """What row *row_id* of *pool* has spent in the *period* (day or month) of *now* (with
@@ -213,17 +225,21 @@ class Tally:
         with self._lock:
             self.version += 1
             for k, v in paid.items():
+                self._bump(k[0])
                 left = self._owed.get(k, 0.0) - v
                 if left > 1e-12:
                     self._owed[k] = left
                 else:
                     self._owed.pop(k, None)
             for k, v in totals:
+                if self._fleet.get(k) != v:
+                    self._bump(k[0])
                 self._fleet[k] = v
                 self._rows_of.setdefault(k[0], set()).add(k[1])
             today = day_of(self.clock())
             for store in (self._fleet, self._owed):
                 for k in [k for k in store if k[2] < today - 1]:
+                    self._bump(k[0])
                     del store[k]
 
     def settle_month(self, span: tuple[int, int], totals: Iterable[tuple[DayKey, float]]) -> None:

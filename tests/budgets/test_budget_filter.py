@@ -92,7 +92,7 @@ def test_control_the_filter_taken_out_the_key_over_budget_serves(tmp_home, monke
     chain = chain_on(tmp_home, "openrouter:\n  key: {day: 1}")
     spend(chain, "or0edg", 1.0)
     assert picked(chain) == "or1edg"
-    monkeypatch.setattr(eligibility.Eligibility, "hold", lambda self, pool, now: None)
+    monkeypatch.setattr(eligibility.Eligibility, "hold", lambda self, pool, now, *_a: None)
     monkeypatch.setattr(eligibility.Eligibility, "budget", lambda self, ask, row, eff: None)
     chain._generation += 1
     assert picked(chain) == "or0edg"

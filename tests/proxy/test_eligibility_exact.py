@@ -16,6 +16,7 @@ import time
 
 import pytest
 
+from store.config.budgets import Limits, PoolBudget
 from store.config.settings import DEFAULTS as settings_defaults
 from store.pools import generations, policy
 from store.proxy.routing import eligibility as el
@@ -281,3 +282,68 @@ def test_control_a_breaker_that_ignores_the_rows_own_base_is_caught():
     row = _row("a", base_url=UP)
     assert e.check(broken.Ask(POOL, [row], T, route_base=OTHER), row) is None      # the slip: served
     assert _el(breakers=_open()).check(Ask(POOL, [row], T, route_base=OTHER), row) == Refusal("breaker", T + 2.0)
+
+
+# --- the reserve rule (#29): a reserve row only when no other row may serve -----------------------
+
+def _reserving(gate: Gate | None = None, env: dict | None = None) -> Eligibility:
+    e = _el(gate=gate, env=env)
+    e.budgets.budgets = {POOL: PoolBudget(reserve=("r",))}
+    return e
+
+
+def test_another_serves_asks_every_filter_of_the_rows_but_the_reserve_and_the_one_asked():
+    r, a, b = _row("r"), _row("a"), _row("b", last_status="exhausted", last_status_at=T, last_error_code=429)
+    e = _reserving()
+    assert e.another_serves(Ask(POOL, [r, a, b], T), "r") is True
+    assert e.another_serves(Ask(POOL, [r, a, b], T), "a") is False       # b cools, r is the reserve
+    assert e.another_serves(Ask(POOL, [r, a, b], T, tried={(POOL, "a")}), "r") is False
+    assert e.another_serves(Ask(POOL, [r, "junk", a], T), "r") is True
+    borrowed = make_row("c", source="env:ELIG_RESERVE_BORROWED")         # no live secret here
+    assert e.another_serves(Ask(POOL, [r, borrowed], T), "r") is False
+    assert _el().another_serves(Ask(POOL, [r, a], T), "a") is True      # no budget: r is a row like any
+
+
+def test_upstream_open_holds_the_reserve_only_while_another_row_serves():
+    r, a = _row("r"), _row("a")
+    e = _reserving()
+    asked = []
+
+    def others(row):
+        asked.append(row["id"])
+        return serves[0]
+
+    serves = [True]
+    ok = e.upstream_open(POOL, lambda: T, others)
+    assert (ok(r), ok(a)) == (False, True) and asked == ["r"]        # an ordinary row is never asked about
+    serves[0] = False
+    assert ok(r) is True
+    assert e.upstream_open(POOL, lambda: T)(r) is True                # no question given: no hold
+    assert _el().upstream_open(POOL, lambda: T, others)(r) is True    # no budget: no reserve
+
+
+def test_hold_with_a_budget_asks_the_gate_about_the_ordinary_rows_and_keeps_the_reserve_ids():
+    r, a, b = _row("r"), _row("a"), _row("b")
+    gate = Gate(holds={"a"})
+    e = _reserving(gate=gate, env={"E": "1"})
+    hold = e.hold(POOL, T, [r, a, b], 5)
+    assert set(hold([r, a, b])) == {"r", "a"}                       # b serves: the reserve and a's hold wait
+    assert gate.calls == [("held", POOL, ["a", "b"], T, {"E": "1"})]
+    assert e.budgets._reserve[POOL] == ((5, id(e.budgets.budgets[POOL])), frozenset({"r"}))
+    assert set(e.hold(POOL, T, [r, a, b], 5)([r, a])) == {"a"}       # a held even alone (out): the reserve serves
+    plain = _reserving()                                             # no headroom holds: the gate is not asked
+    assert set(plain.hold(POOL, T, [r, a], 1)([r, a])) == {"r"}
+    assert set(plain.hold(POOL, T, [r, a], 1)([r])) == set()
+    assert _el().hold(POOL, T, [r, a], 1) is None                    # no budget, no holds: nothing to ask
+
+
+def test_the_budget_filter_refuses_with_its_words_and_reset():
+    e = _reserving()
+    e.budgets.budgets = {POOL: PoolBudget(key=Limits(day=1.0))}
+    e.budgets.tally.add(POOL, "a", 1.0, T)
+    got = e.check(Ask(POOL, [_row("a")], T), _row("a"))
+    assert got == Refusal("budget", (int(T // 86400) + 1) * 86400.0, "over budget: $1.00 a day, resets 00:00 UTC")
+    assert e.check(Ask(POOL, [_row("b")], T), _row("b")) is None
+    assert e.budget(Ask(POOL, [_row("a")], T), _row("a"), None) == got
+    e.budgets.budgets = {}
+    assert e.budget(Ask(POOL, [_row("a")], T), _row("a"), None) is None

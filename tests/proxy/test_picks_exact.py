@@ -352,3 +352,164 @@ def test_control_a_model_request_given_the_no_model_list_is_caught():
     assert broken.choose(usable, [a, b], random.Random(1), "m2", None) == (b, False, False)
     assert picks.choose(_usable("fill_first", a, b, benched={"a": {"m1": T0 + 9}}), [a, b],
                         random.Random(1), "m2", None)[0] is a
+
+
+# --- the kept lists between picks: numbered rows, rotation in place, the cut, the pin by id -------
+
+def _prios(rows: list[dict]) -> list[tuple[str, int]]:
+    return [(r["id"], r["priority"]) for r in rows]
+
+
+@pytest.mark.parametrize("numbered", [False, True])
+def test_to_end_renumbered_is_hermes_move(numbered):
+    rows = [_row(x, i) for i, x in enumerate("abcde")]
+    assert picks.to_end_renumbered(rows, rows[2], numbered) == 2
+    assert _prios(rows) == [("a", 0), ("b", 1), ("d", 2), ("e", 3), ("c", 4)]
+
+
+def test_to_end_renumbered_sorts_rows_not_known_to_be_numbered():
+    a, b, c = _row("a", 7), _row("b", 3), _row("c", 5)
+    rows = [a, b, c]
+    assert picks.to_end_renumbered(rows, c) == 1                  # sorted: b, c, a; c was second
+    assert _prios(rows) == [("b", 0), ("a", 1), ("c", 2)]
+
+
+def test_to_end_renumbered_numbered_finds_a_row_its_priority_does_not_place():
+    """*numbered* trusts a row's priority as its place only when the row is there."""
+    rows = [_row(x, i) for i, x in enumerate("abcd")]
+    rows[3]["priority"] = 0                                        # d says 0, but sits at 3
+    assert picks.to_end_renumbered(rows, rows[3], True) == 3
+    assert [r["id"] for r in rows] == ["a", "b", "c", "d"] and rows[3]["priority"] == 3
+
+
+def test_to_end_renumbered_refuses_a_row_not_in_the_pool():
+    rows = [_row("a", 0), _row("b", 1)]
+    with pytest.raises(ValueError):
+        picks.to_end_renumbered(rows, _row("z", 0), True)
+
+
+def test_to_end_moves_by_bisection_and_by_walk():
+    rows = [_row(x, i) for i, x in enumerate("abcdef")]
+    a, c = rows[0], rows[2]
+    kept = [a, c, rows[3], rows[5]]                                # a, c, d, f
+    picks.to_end_renumbered(rows, c, True)                        # c: 2 -> 5; d 2, e 3, f 4
+    picks._to_end(kept, c, 2)
+    assert [r["id"] for r in kept] == ["a", "d", "f", "c"]
+    picks._to_end(kept, a, None)                                  # no place known: walked
+    assert [r["id"] for r in kept] == ["d", "f", "c", "a"]
+    picks._to_end(kept, a, 0)                                     # already last: nothing moves
+    assert [r["id"] for r in kept] == ["d", "f", "c", "a"]
+    picks._to_end(kept, _row("z", 0), 0)                          # not in it: nothing moves
+    assert [r["id"] for r in kept] == ["d", "f", "c", "a"]
+
+
+def test_a_round_robin_pick_numbers_the_rows_and_says_where_it_moved_from():
+    rows = [_row(x, i) for i, x in enumerate("abc")]
+    usable = _usable("round_robin", *rows)
+    assert not usable.numbered and usable.moved is None
+    pick(usable, list(rows), random.Random(1))
+    assert usable.numbered and usable.moved == 0
+    one = _usable("round_robin", rows[1])
+    pick(one, list(rows), random.Random(1))
+    assert one.moved is None and not one.numbered                 # one row: nothing moved
+
+
+def test_a_round_robin_pick_rotates_every_row_list_it_keeps():
+    a, b, c = _row("a", 0), _row("b", 1), _row("c", 2)
+    rows = [a, b, c]
+    usable = _usable("round_robin", a, b, c, benched={"b": {"m": T0 + 9}})
+    usable.cut = (frozenset({"zz"}), [a, c])
+    assert pick(usable, rows, random.Random(1)) is a
+    assert _ids(usable.rows) == ["c", "a"] and _ids(usable.every) == ["b", "c", "a"]
+    assert _ids(usable.cut[1]) == ["c", "a"]
+
+
+def test_rotated_moves_the_row_in_every_kept_list_after_a_filtered_pick():
+    a, b, c, d = (_row(x, i) for i, x in enumerate("abcd"))
+    rows = [a, b, c, d]
+    usable = _usable("round_robin", a, b, c, d)
+    chosen, held, reordered = choose(usable, rows, random.Random(1), None, lambda r: r["id"] != "a")
+    assert chosen is b and held and reordered and usable.moved == 1 and usable.numbered
+    picks.rotated(usable, chosen)
+    assert _ids(usable.rows) == ["a", "c", "d", "b"] == _ids(rows)
+
+
+def test_rotated_moves_nothing_when_the_pick_moved_nothing():
+    a, b = _row("a", 0), _row("b", 1)
+    usable = _usable("round_robin", a, b)
+    chosen, _held, reordered = choose(usable, [a, b], random.Random(1), None, lambda r: r["id"] == "b")
+    assert chosen is b and reordered and usable.moved is None
+    picks.rotated(usable, chosen)
+    assert _ids(usable.rows) == ["a", "b"]
+
+
+def test_the_cut_is_kept_while_the_hold_answers_with_the_same_set():
+    a, b, c = _row("a", 0), _row("b", 1), _row("c", 2)
+    rows = [a, b, c]
+    usable = _usable("fill_first", a, b, c)
+    same = frozenset({"a"})
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: same) == (b, True, False)
+    kept = usable.cut
+    assert kept is not None and kept[0] is same and _ids(kept[1]) == ["b", "c"]
+    kept[1].reverse()                                              # the kept cut itself is what the next pick uses
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: same)[0] is c
+    other = frozenset({"a"})                                       # equal, but another answer: cut afresh
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: other)[0] is b
+    assert usable.cut[0] is other
+
+
+def test_no_cut_is_kept_for_a_filtered_or_model_pick():
+    a, b, c = _row("a", 0), _row("b", 1), _row("c", 2)
+    usable = _usable("fill_first", a, b, c)
+    choose(usable, [a, b, c], random.Random(1), None, lambda r: True, hold=lambda rs: {"a"})
+    assert usable.cut is None
+    benched = _usable("fill_first", a, b, c, benched={"c": {"m1": T0}})
+    choose(benched, [a, b, c], random.Random(1), "m2", None, hold=lambda rs: {"a"})
+    assert benched.cut is None
+
+
+def test_a_pin_is_found_by_id_among_the_allowed_rows_only():
+    a, b, c = _row("a", 0), _row("b", 1), _row("c", 2)
+    rows = [a, b, c]
+    usable = _usable("round_robin", a, b, c, benched={"c": {"m1": T0 + 9}})
+    assert choose(usable, rows, random.Random(1), None, None, pin="b")[0] is b
+    assert choose(usable, rows, random.Random(1), None, None, pin="c")[0] is a       # benched: not for no model
+    assert choose(usable, rows, random.Random(1), "m2", None, pin="c")[0] is c        # another model: it serves
+    assert choose(usable, rows, random.Random(1), "m1", None, pin="c")[0] is not c
+    assert choose(usable, rows, random.Random(1), None, lambda r: r["id"] != "b", pin="b")[0] is not b
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: {"b"}, pin="b")[0] is not b
+    assert choose(usable, rows, random.Random(1), None, None, pin="zz")[0] is not None
+    assert usable.row_of("b") is b and usable.row_of("zz") is None
+
+
+def test_a_pin_among_repeated_ids_is_the_first_allowed_in_order():
+    b, a, a2 = _row("b", 0), _row("a", 1), _row("a", 2)
+    usable = _usable("fill_first", b, a, a2)
+    assert usable.row_of("a") is False
+    assert choose(usable, [b, a, a2], random.Random(1), None, lambda r: r is not a, pin="a")[0] is a2
+    assert choose(usable, [b, a, a2], random.Random(1), None, None, pin="a")[0] is a
+
+
+def test_a_pin_a_hold_does_not_name_serves_and_a_model_request_finds_unbenched_pins():
+    a, b, c = _row("a", 0), _row("b", 1), _row("c", 2)
+    usable = _usable("fill_first", a, b, c, benched={"c": {"m1": T0 + 9}})
+    assert choose(usable, [a, b, c], random.Random(1), None, None, hold=lambda rs: {"zz"}, pin="b")[0] is b
+    assert choose(usable, [a, b, c], random.Random(1), "m2", None, pin="b")[0] is b     # b has no bench at all
+
+
+def test_rotated_also_rotates_a_cut_kept_from_an_earlier_pick():
+    """A pick filtered by *keep* (a row this request tried) rotates a copy; the cut kept from
+    the last held pick must follow, or the next held pick walks a stale order."""
+    a, b, c, d = (_row(x, i) for i, x in enumerate("abcd"))
+    rows = [a, b, c, d]
+    usable = _usable("round_robin", a, b, c, d)
+    same = frozenset({"a"})
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: same)[0] is b
+    picks.rotated(usable, b)
+    assert _ids(usable.cut[1]) == ["c", "d", "b"]
+    chosen, _held, reordered = choose(usable, rows, random.Random(1), None, lambda r: r["id"] not in "ac")
+    assert chosen is d and reordered
+    picks.rotated(usable, chosen)
+    assert _ids(usable.rows) == ["a", "c", "b", "d"] == _ids(rows)
+    assert _ids(usable.cut[1]) == ["c", "b", "d"]
+    assert choose(usable, rows, random.Random(1), None, None, hold=lambda rs: same)[0] is c

@@ -9,7 +9,9 @@ For one row of a pool with a :class:`~store.config.budgets.PoolBudget`, at one m
 - **cap**: the row's newest fresh reading of a window (``5h``, ``7d`` ...) from the headroom
   gate says its utilization is at or past the cap: refused until that window resets;
 - **reserve**: rows named (by id or label) in ``reserve`` are no refusal but a hold: they
-  are left out of a pick while any other row may serve (:meth:`BudgetRules.held`).
+  are left out of a pick while any other row may serve this request, in selection and in a
+  rotation after a failure alike (:meth:`BudgetRules.held`, :meth:`BudgetRules.another_serves`:
+  the rule in words there).
 
 Words are what an operator and a client read (``over budget: $2.00 a day, resets 00:00
 UTC``). A budget writes nothing to auth.json: Hermes agents keep their own rules. Pure and
@@ -20,13 +22,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from store.config.budgets import PERIODS, Limits, PoolBudget
 from store.model import Row
 from store.pools.view import row_fingerprint
 from store.proxy.routing.headroom_gate import HeadroomGate
-from store.usage.tally import MONTH, Tally, resets
+from store.usage.tally import DAY, MONTH, Tally, resets, starts
 
 Why = tuple[float | None, str]      # when it lifts, and the words
 
@@ -41,8 +44,29 @@ def over(limit: float, period: str, reset_at: float, whose: str = "") -> str:
     return f"{whose}over budget: ${limit:,.2f} a {period}, resets {when(period, reset_at)}"
 
 
+@dataclass(frozen=True)
+class Kept:
+    """One pool's budget state as worked out from the tally, kept while the tally's
+    generation for the pool and the budget are unchanged and the clock is in [*lo*, *hi*)
+    (the UTC day and month it was worked out in)."""
+
+    stamp: tuple[int, int]
+    lo: float
+    hi: float
+    pool_over: Why | None
+    over: frozenset[str]        # row ids at or past the key budget (the rows that spent anything)
+    every: bool                 # a key budget of $0: every row is over, spent or not
+
+
 class BudgetRules:
-    """The budgets of one proxy (pool -> :class:`PoolBudget`) over its :class:`Tally`."""
+    """The budgets of one proxy (pool -> :class:`PoolBudget`) over its :class:`Tally`.
+
+    What a pick asks is worked out once and kept per pool (:meth:`kept`, :meth:`reserve_ids`):
+    the rows over their key budget and the pool's own state until the tally's generation for
+    the pool moves, the UTC day or month turns or the budget is replaced; the reserve rows
+    until the view's generation moves. Window caps read the headroom readings, which change
+    with every answer: they are asked per pick, and only of pools with a cap.
+    """
 
     def __init__(self, budgets: Mapping[str, PoolBudget], tally: Tally, headroom: HeadroomGate,
                  env: Mapping[str, str]) -> None:
@@ -50,9 +74,10 @@ class BudgetRules:
         self.tally = tally
         self.headroom = headroom
         self.env = env
-        # pool -> (what it was worked out for, the rows over their key budget): kept until the
-        # tally changes, the day or month turns, or the budget is replaced
-        self._kept: dict[str, tuple[tuple[Any, ...], frozenset[str]]] = {}
+        self._kept: dict[str, Kept] = {}
+        self._reserve: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
+        self._union: dict[str, tuple[Collection[str], frozenset[str], frozenset[str]]] = {}
+        self.worked_out = 0     # how often a pool's state was worked out afresh (the tests' window on the cache)
 
     def of(self, pool: str) -> PoolBudget | None:
         """*pool*'s budget (None: none, or budgets are off)."""
@@ -66,12 +91,35 @@ class BudgetRules:
                 return at, over(limit, period, at, whose)
         return None
 
+    def fresh(self, kept: Kept, pool: str, b: PoolBudget, now: float) -> bool:
+        """Whether *kept* still holds for *pool* under *b* at *now*."""
+        return kept.lo <= now < kept.hi and kept.stamp == (self.tally.generation(pool), id(b))
+
+    def kept(self, pool: str, b: PoolBudget, now: float) -> Kept:
+        """*pool*'s budget state under *b* at *now*: worked out again only when the tally's
+        generation for the pool moved, the UTC day or month turned, or *b* was replaced."""
+        got = self._kept.get(pool)
+        if got is not None and self.fresh(got, pool, b, now):
+            return got
+        self.worked_out += 1
+        stamp = (self.tally.generation(pool), id(b))      # before reading: a change meanwhile re-works it
+        lo, hi = max(starts(DAY, now), starts(MONTH, now)), min(resets(DAY, now), resets(MONTH, now))
+        pool_over = (self._over(b.pool, lambda p: self.tally.pool(pool, p, now), now, "pool ")
+                     if b.pool.any else None)
+        day, month = b.key.day, b.key.month
+        every = (day is not None and day <= 0) or (month is not None and month <= 0)
+        over = frozenset(rid for rid, (d, m) in self.tally.spenders(pool, now).items()
+                         if (day is not None and d >= day) or (month is not None and m >= month)) \
+            if b.key.any and not every else frozenset()
+        got = self._kept[pool] = Kept(stamp, lo, hi, pool_over, over, every)
+        return got
+
     def pool_over(self, pool: str, now: float) -> Why | None:
         """Whether *pool* as a whole is past its pool budget: (when it resets, the words)."""
         b = self.of(pool)
         if b is None or not b.pool.any:
             return None
-        return self._over(b.pool, lambda p: self.tally.pool(pool, p, now), now, "pool ")
+        return self.kept(pool, b, now).pool_over
 
     def refused(self, pool: str, row: Row, now: float) -> Why | None:
         """Why *row* of *pool* may not serve now by its budget (None: it may)."""
@@ -79,9 +127,14 @@ class BudgetRules:
         if b is None:
             return None
         rid = str(row.get("id"))
-        if b.key.any and (got := self._over(b.key, lambda p: self.tally.key(pool, rid, p, now), now, "")):
-            return got
-        if b.pool.any and (got := self.pool_over(pool, now)):
+        if b.key.any:
+            k = self.kept(pool, b, now)
+            if (k.every or rid in k.over) and (
+                    got := self._over(b.key, lambda p: self.tally.key(pool, rid, p, now), now, "")):
+                return got
+            if k.pool_over is not None:
+                return k.pool_over
+        elif b.pool.any and (got := self.pool_over(pool, now)):
             return got
         if b.cap:
             return self.capped(pool, row, b.cap, now)
@@ -101,38 +154,76 @@ class BudgetRules:
         """Whether *row* is one of *b*'s reserve rows (by id or label)."""
         return bool(b.reserve) and (str(row.get("id")) in b.reserve or str(row.get("label") or "") in b.reserve)
 
-    def keys_over(self, pool: str, b: PoolBudget, now: float) -> frozenset[str]:
-        """The row ids of *pool* at or past *b*'s key budget (worked out again only when the
-        tally has changed, the UTC day turned or the budget was replaced)."""
-        stamp = (self.tally.version, int(now // 86400), id(b))
-        kept = self._kept.get(pool)
-        if kept is not None and kept[0] == stamp:
-            return kept[1]
-        day, month = b.key.day, b.key.month
-        over = frozenset(rid for rid, (d, m) in self.tally.spenders(pool, now).items()
-                         if (day is not None and d >= day) or (month is not None and m >= month))
-        self._kept[pool] = (stamp, over)
-        return over
+    def reserve_ids(self, pool: str, b: PoolBudget, rows: list[Row], generation: int) -> frozenset[str]:
+        """The ids of *rows* (the view's, at its *generation*) that are *b*'s reserve rows,
+        kept until the view's generation moves or the budget is replaced."""
+        stamp = (generation, id(b))
+        got = self._reserve.get(pool)
+        if got is not None and got[0] == stamp:
+            return got[1]
+        ids = frozenset(str(r.get("id")) for r in rows if isinstance(r, dict) and self.reserved(b, r))
+        self._reserve[pool] = (stamp, ids)
+        return ids
 
-    def held(self, pool: str, allowed: list[Row], already: Collection[str], now: float) -> set[str]:
-        """The ids of *allowed* a pick must leave out by budget: every row over its budget or
-        cap, and the reserve rows while another row (not in *already*) may serve. Once per
-        pick: the tally is asked once for the rows that have spent anything, no words made."""
+    def _both(self, pool: str, over: Collection[str], reserve: frozenset[str]) -> frozenset[str]:
+        """*over* and *reserve* as one set, the same object while both are (a pick keeps
+        what it cut by it: :attr:`store.proxy.routing.picks.Usable.cut`)."""
+        got = self._union.get(pool)
+        if got is not None and got[0] is over and got[1] is reserve:
+            return got[2]
+        both = frozenset(over) | reserve
+        self._union[pool] = (over, reserve, both)
+        return both
+
+    def keys_over(self, pool: str, b: PoolBudget, now: float) -> frozenset[str]:
+        """The row ids of *pool* that spent anything and are at or past *b*'s key budget (kept:
+        see :meth:`kept`; a budget of $0 holds every row: :attr:`Kept.every`)."""
+        return self.kept(pool, b, now).over
+
+    def held(self, pool: str, allowed: list[Row], now: float, *, rows: list[Row] | None = None,
+             generation: int = -1, headroom: Callable[[list[Row]], Collection[str]] | None = None) -> Collection[str]:
+        """The ids a pick among *allowed* must leave out by budget, and by *headroom* (the
+        gate's holds, asked about the rows the budget leaves): every row over its budget or
+        cap, and the reserve rows while any other row may serve. *rows*, *generation*: the
+        view's rows and generation, which the reserve ids are kept for (default: *allowed*,
+        worked out afresh). A superset of what it leaves out of *allowed* may be returned
+        (ids not in *allowed*): the pick only asks whether a row's id is in it.
+
+        The reserve rule (#29, "used only when every other key is out or over budget"): a
+        reserve row serves only when no other row may serve this request: every other row is
+        refused by a filter of the one eligibility check (cooling, benched for the model,
+        behind an open breaker, out by its headroom readings, over its budget or cap, or
+        already failed on by this request). A soft headroom hold (at the threshold, or its
+        count spent by requests in flight) leaves a row usable: it yields to rows with room,
+        and serves before a reserve row."""
         b = self.of(pool)
         if b is None:
-            return set()
-        if b.pool.any and self.pool_over(pool, now) is not None:
+            return headroom(allowed) if headroom is not None else frozenset()
+        k = self.kept(pool, b, now) if (b.key.any or b.pool.any) else None
+        if k is not None and (k.pool_over is not None or k.every):
             return {str(r.get("id")) for r in allowed}
-        over = self.keys_over(pool, b, now) if b.key.any else frozenset()
-        out = {rid for r in allowed if (rid := str(r.get("id"))) in over} if over else set()
+        over: Collection[str] = k.over if k is not None else frozenset()
         if b.cap:
-            out |= {str(r.get("id")) for r in allowed if self.capped(pool, r, b.cap, now) is not None}
-        if b.reserve:
-            rest = [r for r in allowed if str(r.get("id")) not in out and str(r.get("id")) not in already]
-            reserve = {str(r.get("id")) for r in rest if self.reserved(b, r)}
-            if reserve and len(reserve) < len(rest):
-                out |= reserve
-        return out
+            over = set(over) | {str(r.get("id")) for r in allowed if self.capped(pool, r, b.cap, now) is not None}
+        reserve = self.reserve_ids(pool, b, allowed if rows is None else rows,
+                                   generation if rows is not None else -1) if b.reserve else frozenset()
+        if rows is None:
+            self._reserve.pop(pool, None)        # worked out from *allowed*: not to be kept
+        if not reserve and headroom is None:
+            return over
+        if headroom is None:        # the common case, kept cheap: no list built, the same set each pick
+            # from the end: round robin moves the rows that serve there, so one is met at once
+            if any((rid := str(r.get("id"))) not in over and rid not in reserve for r in reversed(allowed)):
+                return self._both(pool, over, reserve)
+            return over
+        normal = [r for r in allowed if (rid := str(r.get("id"))) not in over and rid not in reserve]
+        h = headroom(normal) if normal else frozenset()
+        if reserve and any(str(r.get("id")) not in h for r in normal):
+            return set(over) | reserve | set(h)      # another row serves: the reserve waits
+        # No other row may serve (none left, or every one out by headroom: a soft hold holds
+        # nothing when no row is free of holds): the reserve rows, under their own headroom.
+        spare = [r for r in allowed if str(r.get("id")) in reserve] if reserve else []
+        return set(over) | set(h) | set(headroom(spare) if headroom is not None and spare else ())
 
     def describe(self, pool: str | None, rows: list[Row], now: float) -> dict[str, Any] | None:
         """The pool's budget state for the status file (None: the pool has no budget): known

@@ -1,22 +1,18 @@
 """The proxy's chain: the primary pool then the fallback chain, on an in-memory view.
 
-Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a request costs no
-file IO; :mod:`store.watch.home` keeps the view current (``load_doc``). The proxy's changes reach the
-store two ways: request counts are written behind (:meth:`Chain.flush`, at most once a second, one
-transaction per batch); a state change (bench, rotate, dead) is applied to the view at once, so no other
-request picks the row, then written at once through the agent's own
-:class:`~store.agent.pool_client.PoolClient` outcome code (spec section 6) in one transaction; an
-overlay keeps it in the view until the store shows it.
+Selection runs on rows held in memory (``policy.select``, the agent's own rule), so a request costs no file
+IO; :mod:`store.watch.home` keeps the view current (``load_doc``). The proxy's changes reach the store two
+ways: request counts are written behind (:meth:`Chain.flush`, at most once a second, one transaction per
+batch); a state change (bench, rotate, dead) is applied to the view at once, so no other request picks the
+row, then written at once through the agent's own :class:`~store.agent.pool_client.PoolClient` outcome code
+(spec section 6) in one transaction; an overlay keeps it in the view until the store shows it.
 
 Each answer is judged once (:mod:`store.proxy.routing.verdict`): only a key's fault reaches
-:meth:`Chain.outcome` and the store; a route's fault opens the chain's
-:class:`~store.proxy.routing.upstreams.Breakers`. Which row may serve is
-:mod:`store.proxy.routing.eligibility`'s; a conversation's pin (#30) is a preference among those rows
-(:mod:`store.proxy.routing.pins`).
-
-The runtime's :class:`~store.agent.runtime.AgentRuntime` owns the chain and the restore gate
-(turn-scoped restore, probe, distrust after a lying probe); the proxy calls it off the event loop.
-Blocking methods (``outcome``, ``flush``, ``maybe_restore``) do file IO or network in a worker thread.
+:meth:`Chain.outcome` and the store; a route's fault opens the chain's :class:`~store.proxy.routing.upstreams.Breakers`.
+Which row may serve is :mod:`store.proxy.routing.eligibility`'s; a conversation's pin (#30) is a preference
+among those rows (:mod:`store.proxy.routing.pins`). The runtime's :class:`~store.agent.runtime.AgentRuntime`
+owns the chain and the restore gate (turn-scoped restore, probe, distrust after a lying probe); blocking
+methods (``outcome``, ``flush``, ``maybe_restore``) do file IO or network in a worker thread.
 """
 
 from __future__ import annotations
@@ -43,8 +39,8 @@ from store.proxy.routing.counts import PendingCounts
 from store.proxy.routing.direct import DirectBenches
 from store.proxy.routing.eligibility import Ask, Check, Eligibility
 from store.proxy.routing.headroom_gate import HeadroomGate
-from store.proxy.routing.overlay import Overlay, find_row
-from store.proxy.routing.picks import Usable, choose, preferred, usable_rows
+from store.proxy.routing.overlay import Overlay, RowIndex, find_row
+from store.proxy.routing.picks import Usable, choose, preferred, rotated, usable_rows
 from store.proxy.routing.pins import Pins, pinned
 from store.proxy.routing.protocols import OPENAI, Want, route_protocols
 from store.proxy.routing.request_client import RequestClient
@@ -79,6 +75,7 @@ class Chain:
         self._rows: dict[str, list[Row]] = {}
         self.counts = PendingCounts()     # request counts written behind
         self.overlay = Overlay()          # benches in the view the store does not show yet
+        self._index = RowIndex()          # the view's rows by id (per generation)
         self._speaks: list[frozenset[str]] = []
         self._generation = 0              # bumped whenever the view's rows or their meaning change
         self._usable: dict[str, Usable] = {}
@@ -106,8 +103,7 @@ class Chain:
         return [r.pool for r in self.routes if r.pool]
 
     def load(self) -> None:
-        """Read the store now (blocking) and replace the view, unless a read begun later
-        has already been applied (see :meth:`load_doc`)."""
+        """Read the store now (blocking) and replace the view, unless a later read was applied (:meth:`load_doc`)."""
         ticket = self._ticket()
         self.load_doc(read_store(self.home).doc or {}, ticket)
 
@@ -144,9 +140,8 @@ class Chain:
             self._generation += 1
 
     def refresh_config(self) -> None:
-        """Re-read the fallback chain, strategies and TTLs (at start and when the watcher sees
-        config.yaml change), so a request costs no stat of config.yaml. A chain that gained a
-        pool reads the store for its rows now (a local read, once per edit)."""
+        """Re-read the fallback chain, strategies and TTLs (at start and when the watcher sees config.yaml
+        change): a request costs no stat of it. A pool new to the chain has its rows read now (once per edit)."""
         cfg = self.runtime.config
         if self.runtime.follow_config():
             if self.runtime.active == 0:
@@ -172,7 +167,7 @@ class Chain:
     def auth_type(self, sel: Selection) -> Any:
         """The ``auth_type`` of *sel*'s row in the view (None: no such row)."""
         with self._lock:
-            row = find_row(self._rows.get(sel.pool), sel.row_id)
+            row = self._index.find(sel.pool, self._rows.get(sel.pool), sel.row_id, self._generation)
             return row.get("auth_type") if row is not None else None
 
     def row_count(self) -> int:
@@ -237,7 +232,7 @@ class Chain:
         model = route.model if index > 0 else None
         now = self.clock()
         if route.pool is not None and route.pool in self._rows:
-            env = self.env
+            self.pins.ready(route.pool, want)      # the body parsed for its conversation: not under the lock
             with self._lock:
                 row, held = self._pick(route.pool, now, route.base_url, avoid, model, want)
                 if row is None:
@@ -245,7 +240,7 @@ class Chain:
                 key = (route.pool, str(row.get("id")))
                 self.counts.add(*key)
             return Selection(route.pool, key[1], str(row.get("label") or ""),
-                             probe.row_secret(row, env) or "",
+                             probe.row_secret(row, self.env) or "",
                              row.get("inference_base_url") or row.get("base_url") or route.base_url, model), False
         if route.key_env:
             return self._direct.select(route, self.env, now, self._ttls, avoid, self.breakers, model)
@@ -267,15 +262,14 @@ class Chain:
         el = self.eligibility       # the breaker, tried and headroom filters (cooling and model: in usable)
         pin = self.pins.prefer(pool, want, now, len(usable.rows))     # a conversation's pinned row
         chosen, held, reordered = choose(usable, rows, self.rng, asked, el.keep(pool, route_base, now, avoid),
-                                         weigh=weigh, hold=el.hold(pool, now), pin=pin,
+                                         weigh=weigh, hold=el.hold(pool, now, rows, self._generation), pin=pin,
                                          prefer=preferred(self.headroom, pool, self.env, now))
         if reordered:
-            del self._usable[pool]          # the kept order no longer follows the priorities
+            rotated(usable, chosen)         # the kept lists follow the priorities again
         return chosen, held
 
     def usable(self, sel: Selection, want: Want | None = None) -> bool:
-        """Whether *sel*'s row may be sent to now: the eligibility filters
-        (:mod:`store.proxy.routing.eligibility`) for the model (and endpoint) asked for."""
+        """Whether *sel*'s row may be sent to now: the eligibility filters for the model (and endpoint) asked."""
         scope = scoped(sel.model or (want.model if want is not None else None),
                        want.endpoint if want is not None else None)
         with self._lock:
@@ -283,10 +277,16 @@ class Chain:
             rows = self._rows[sel.pool] if sel.pool in self._rows else self._direct.rows(sel.pool)
             if rows is None:
                 return True
-            row = find_row(rows, sel.row_id)
+            row = self._index.find(sel.pool, rows, sel.row_id, self._generation)
             if row is None:
                 return False
             return self.eligibility.check(Ask(sel.pool, rows, self.clock(), sel.base_url, scope), row) is None
+
+    def serves_other(self, pool: str, row_id: str, tried: set[str], scope: str | None) -> bool:
+        """The reserve rule's question on the view (:meth:`Eligibility.another_serves`), for *scope*."""
+        with self._lock:
+            return self.eligibility.another_serves(Ask(pool, self._rows.get(pool) or [], self.clock(), None, scope,
+                                                       {(pool, t) for t in tried}), row_id)
 
     # -- outcomes (blocking: run in a worker thread) --
 

@@ -42,6 +42,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from store.agent import probe
 from store.model import Row
 from store.pools import policy, view
 from store.proxy.routing.budget_rules import BudgetRules
@@ -177,24 +178,46 @@ class Eligibility:
         return lambda r: (pool, str(r.get("id"))) not in (tried or ()) and not breakers.blocked(
             base_for(pool, r.get("inference_base_url") or r.get("base_url") or route_base), now)
 
-    def hold(self, pool: str, now: float) -> Callable[[list[Row]], Collection[str]] | None:
+    def hold(self, pool: str, now: float, rows: list[Row] | None = None,
+             generation: int = -1) -> Callable[[list[Row]], Collection[str]] | None:
         """The headroom and budget filters and the soft holds (threshold, in flight, a
-        reserve row while another may serve) for a pick."""
+        reserve row while another may serve) for a pick. *rows*, *generation*: the view's
+        rows of *pool* and its generation (what the budget keeps its reserve ids for)."""
         headroom, budgets = self.headroom.holding(pool), self.budgets.of(pool) is not None
         if not headroom and not budgets:
             return None
+        gate = (lambda allowed: self.headroom.held(pool, allowed, now, self.env)) if headroom else None
         if not budgets:
-            return lambda allowed: self.headroom.held(pool, allowed, now, self.env)
+            return gate
+        return lambda allowed: self.budgets.held(pool, allowed, now, rows=rows, generation=generation, headroom=gate)
 
-        def held(allowed: list[Row]) -> Collection[str]:
-            out = self.headroom.held(pool, allowed, now, self.env) if headroom else frozenset()
-            return set(out) | self.budgets.held(pool, allowed, out, now)
-        return held
+    def upstream_open(self, pool: str, now: Callable[[], float],
+                      others: Callable[[Row], bool] | None = None) -> Callable[[Row], bool]:
+        """The breaker and budget filters as the agent's rules take them (a row's
+        eligibility), and the reserve rule: with *others* (whether a row other than the one
+        asked about, not a reserve row, may serve this request: :meth:`another_serves`), a
+        reserve row is refused while another row may serve (a rotation after a failure, too)."""
+        budgets = self.budgets
 
-    def upstream_open(self, pool: str, now: Callable[[], float]) -> Callable[[Row], bool]:
-        """The breaker filter as the agent's rules take it (a row's eligibility)."""
-        return lambda row: not self.breakers.blocked(self.base(pool, row), now()) and (
-            self.budgets.of(pool) is None or self.budgets.refused(pool, row, now()) is None)
+        def ok(row: Row) -> bool:
+            if self.breakers.blocked(self.base(pool, row), now()):
+                return False
+            b = budgets.of(pool)
+            if b is None:
+                return True
+            if budgets.refused(pool, row, now()) is not None:
+                return False
+            return others is None or not budgets.reserved(b, row) or not others(row)
+        return ok
+
+    def another_serves(self, ask: Ask, but: str) -> bool:
+        """Whether a row of *ask* other than *but*, and not a reserve row of its pool's
+        budget, may serve *ask* now: a live secret and no filter refusing it (the reserve
+        rule of :meth:`store.proxy.routing.budget_rules.BudgetRules.held`)."""
+        b = self.budgets.of(ask.pool)
+        spare = (lambda r: self.budgets.reserved(b, r)) if b is not None else (lambda r: False)
+        return any(isinstance(r, dict) and str(r.get("id")) != but and not spare(r)
+                   and probe.row_secret(r, self.env) and self.check(ask, r) is None for r in ask.rows)
 
 
 FILTERS = (PROTOCOL, COOLING, MODEL, BREAKER, HEADROOM, BUDGET, TRIED)

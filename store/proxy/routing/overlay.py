@@ -34,6 +34,27 @@ def find_row(rows: list[Row] | None, rid: str) -> Row | None:
     return row_by_id(rows or (), rid)
 
 
+class RowIndex:
+    """Rows by id per pool, kept while the view's generation and the pool's list are the
+    same (the rows in a generation never change, only their order and counts): the
+    forwarder's per-request questions about its row cost a dict lookup, not a walk of the pool."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[int, list[Row] | None, dict[str, Row]]] = {}
+
+    def find(self, pool: str, rows: list[Row] | None, rid: str, generation: int) -> Row | None:
+        """The row of *rows* (*pool*'s, in the view at *generation*) whose id is *rid*: the
+        first such, as :func:`find_row`; None: none."""
+        got = self._kept.get(pool)
+        if got is None or got[0] != generation or got[1] is not rows:
+            index: dict[str, Row] = {}
+            for r in rows or ():
+                if isinstance(r, dict):
+                    index.setdefault(str(r.get("id")), r)
+            got = self._kept[pool] = (generation, rows, index)
+        return got[2].get(rid)
+
+
 class Overlay:
     """Key and model benches not yet seen in the store, per (pool, row id)."""
 

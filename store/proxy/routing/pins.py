@@ -22,6 +22,7 @@ Event loop only (selection and the 2xx both run there); pure and fast.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from typing import Any
@@ -89,6 +90,11 @@ class Pins:
         self.strategies = strategies      # pool -> its configured strategy (the chain's)
         self.max_pins = max_pins
         self._pins: OrderedDict[tuple[str, bytes], tuple[str, float]] = OrderedDict()
+        # what the status tick reads, kept as pins change (not counted over up to MAX_PINS pins
+        # each second): pool -> row -> live pins; and when each pin ends (a heap, stale entries
+        # skipped: a renewed pin pushes its new end)
+        self._held: dict[str, dict[str, int]] = {}
+        self._ends: list[tuple[float, tuple[str, bytes]]] = []
         self._windows: dict[str, Window] = {}
         self.moved: Counter[str] = Counter()   # pins that yielded, by why (share; refused: not eligible)
 
@@ -96,6 +102,13 @@ class Pins:
         """Whether *pool*'s conversations are pinned (affinity on and a rotating strategy)."""
         got = self.strategies().get(pool, policy.DEFAULT_STRATEGY)
         return self.settings().enabled and policy.known_strategy(got) in STRATEGIES
+
+    def ready(self, pool: str, want: Any) -> None:
+        """Work out *want*'s conversation now (the body parsed, the digest taken), before the
+        view's lock is taken for the pick: :meth:`prefer` then costs a dict lookup under it."""
+        conv = conversation_of(want)
+        if conv is not None and self.applies(pool):
+            _ = conv.digest
 
     def prefer(self, pool: str, want: Any, now: float, usable: int) -> str | None:
         """The row id *want*'s conversation prefers in *pool* now, or None: no pin, expired,
@@ -135,20 +148,42 @@ class Pins:
             self.moved["refused"] += 1      # its pinned row could not serve: pinned to this one now
         aff = self.settings()
         key = (pool, conv.digest)
-        self._pins[key] = (row, now + (aff.long_ttl if conv.long else aff.ttl))
+        until = now + (aff.long_ttl if conv.long else aff.ttl)
+        old = self._pins.get(key)
+        if old is not None:
+            self._count(pool, old[0], -1)
+        self._pins[key] = (row, until)
+        self._count(pool, row, 1)
         self._pins.move_to_end(key)
+        heapq.heappush(self._ends, (until, key))
         while len(self._pins) > self.max_pins:
-            self._pins.popitem(last=False)
+            (gone_pool, _d), (gone_row, _u) = self._pins.popitem(last=False)
+            self._count(gone_pool, gone_row, -1)
+        if len(self._ends) > 2 * len(self._pins) + 64:      # renewals left stale ends: rebuild
+            self._ends = [(u, k) for k, (_r, u) in self._pins.items()]
+            heapq.heapify(self._ends)
+
+    def _count(self, pool: str, row: str, by: int) -> None:
+        per = self._held.setdefault(pool, {})
+        n = per.get(row, 0) + by
+        if n > 0:
+            per[row] = n
+        else:
+            per.pop(row, None)
+            if not per:
+                del self._held[pool]
 
     def held(self, now: float) -> dict[str, dict[str, int]]:
-        """Per pool, per row id: how many live conversations it holds (expired pins dropped)."""
-        out: dict[str, dict[str, int]] = {}
-        for key in [k for k, (_r, until) in self._pins.items() if now >= until]:
-            del self._pins[key]
-        for (pool, _d), (row, _until) in self._pins.items():
-            per = out.setdefault(pool, {})
-            per[row] = per.get(row, 0) + 1
-        return out
+        """Per pool, per row id: how many live conversations it holds (expired pins dropped).
+        Costs the pins that ended since the last call, not every pin (the status tick's)."""
+        ends = self._ends
+        while ends and ends[0][0] <= now:
+            until, key = heapq.heappop(ends)
+            pin = self._pins.get(key)
+            if pin is not None and pin[1] == until:        # not renewed since: it has ended
+                del self._pins[key]
+                self._count(key[0], pin[0], -1)
+        return {pool: dict(per) for pool, per in self._held.items()}
 
     def __len__(self) -> int:
         return len(self._pins)

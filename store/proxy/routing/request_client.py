@@ -34,6 +34,8 @@ class ViewHost(Protocol):
 
     def bench_model_in_view(self, sel: Selection, model: str, verdict: Verdict) -> float: ...
 
+    def serves_other(self, pool: str, row_id: str, tried: set[str], scope: str | None) -> bool: ...
+
 
 class RequestClient:
     """One proxied request's handle on a pool (see the module docstring). The chain sets
@@ -44,8 +46,11 @@ class RequestClient:
         self.host = host
         self.pool = pool
         self.pool_client = PoolClient(home, pool, on_bench=self._bench, **kw)
-        # The eligibility filter the agent's rules lack: never a row behind an open breaker.
-        self.pool_client.also_eligible = host.eligibility.upstream_open(pool, self.pool_client.clock)
+        # The eligibility filters the agent's rules lack: never a row behind an open breaker
+        # or over its budget, nor a reserve row while another row may serve this request.
+        pc = self.pool_client
+        self.pool_client.also_eligible = host.eligibility.upstream_open(
+            pool, pc.clock, lambda row: host.serves_other(pool, str(row.get("id")), pc.avoid, pc.model))
         self.benched_model: str | None = None
 
     # what the chain sets and reads, kept on the pool client
