@@ -96,7 +96,7 @@ class Relay:
             self.mark(resp.headers, attempt)
             # The verdict and its bookkeeping on the loop's next turn: aiohttp writes the
             # answer in this one (the handler returns it, nothing awaits before the write).
-            asyncio.get_running_loop().call_soon(self._judge, attempt, base, data)
+            after_write(self._judge, attempt, base, data)
             return resp
         trace.upstream_end(first_byte=True)
         resp = web.StreamResponse(status=up.status, headers=headers)
@@ -175,6 +175,12 @@ class Relay:
         rest = scrub.flush()
         frame.note(rest)
         await write_error(resp, rest + frame.ending(request.path, message, kind, code, rid))
+
+
+def after_write(fn: Callable[..., object], *args: object) -> None:
+    """*fn(*args)* on the loop's next turn: after the answer the handler returns in this one
+    is written (aiohttp writes it in the same turn)."""
+    asyncio.get_running_loop().call_soon(fn, *args)
 
 
 def _gone(request: web.BaseRequest) -> bool:
