@@ -54,31 +54,6 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK      # utime, stime: fields 14 and 15
 
 
-def thread_cpu(pid: int) -> dict[str, float]:
-    """CPU seconds so far of each thread of *pid*, summed by thread name."""
-    out: dict[str, float] = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        try:
-            text = (task / "stat").read_text()
-        except OSError:            # the thread ended meanwhile
-            continue
-        name = text[text.index("(") + 1:text.rindex(")")]
-        fields = text.rsplit(")", 1)[1].split()
-        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICK
-    return out
-
-
-def by_thread(pid: int, url: str, key: str, count: int) -> None:
-    """Where the process's CPU per request goes, thread by thread, for each kind."""
-    for kind in KINDS:
-        before = thread_cpu(pid)
-        drive(url, key, kind, count)
-        after = thread_cpu(pid)
-        parts = {n: (after[n] - before.get(n, 0.0)) / count * 1000 for n in after}
-        print(f"  {kind:<7}" + "  ".join(f"{n} {v:.3f}" for n, v in sorted(parts.items(), key=lambda x: -x[1])
-                                          if v > 0))
-
-
 def drive(url: str, key: str, kind: str, count: int) -> None:
     concurrency = 16 if kind == "c16" else 1
     out = run_load(url, key, concurrency, count=count, stream=kind == "stream")
@@ -188,8 +163,6 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name} / bare:  " + "   ".join(
                 f"{k} {med[name, k][1] / med['bare', k][1]:.2f}x" for k in KINDS))
         print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        print("\nhermes-admin's CPU per request by thread (ms; one measurement):")
-        by_thread(targets["hermes-admin"][0], targets["hermes-admin"][1], "any-bearer", args.count)
         if args.profile:
             profile(tmp, upstream, args.count, args.top, args.loop, args.keep_profile)
     finally:
