@@ -19,7 +19,7 @@ The client gets its bytes before the proxy's bookkeeping: a success's verdict an
 follows from it (the breaker, the pin, the counters, the usage feed, a headroom bench) run
 on the loop's next turn for a body read whole (aiohttp writes it in this one), and right
 after the first write for a stream; either way before any request that arrives later, and
-exactly once per answer.
+exactly once per answer. A stream's usage is read from each chunk after it is written.
 """
 
 from __future__ import annotations
@@ -130,14 +130,16 @@ class Relay:
                     if rest:
                         await resp.write(rest)
                     break
-                if tap is not None:
-                    tap.feed(chunk)
                 out = scrub.feed(chunk)
-                if out:
-                    frame.note(out)
-                    await resp.write(out)
-                    if not judged:       # the verdict once the first bytes are on their way
-                        judged = self._judge(attempt, base, None)
+                try:
+                    if out:
+                        frame.note(out)
+                        await resp.write(out)
+                        if not judged:       # the verdict once the first bytes are on their way
+                            judged = self._judge(attempt, base, None)
+                finally:                     # its usage read after the bytes went (every chunk, in order)
+                    if tap is not None:
+                        tap.feed(chunk)
                 sent += len(chunk)
             await resp.write_eof()
         except (ConnectionResetError, aiohttp.ClientConnectionResetError):
