@@ -88,11 +88,12 @@ def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
 
 def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
                extra: tuple[str, ...] = (), name: str = "home",
-               loop: str | None = None) -> tuple[subprocess.Popen, str]:
+               loop: str | None = None, wrap: list[str] | None = None) -> tuple[subprocess.Popen, str]:
     """hermes-admin's proxy on a home of the bench keys; *tree*: another checkout's source
     (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run;
     *extra*: more ``proxy`` arguments (``--no-metrics``), on a home called *name*;
-    *loop*: ``asyncio`` or ``uvloop`` (None: the proxy's default)."""
+    *loop*: ``asyncio`` or ``uvloop`` (None: the proxy's default); *wrap*: the command that
+    runs the CLI instead of ``hermes-admin`` (``bench/proxy_profiled.py``)."""
     home = tmp / (name if tree is None else f"{name}-{tree.name}")
     if loop is not None:
         home = home.with_name(home.name + "-" + loop)
@@ -110,7 +111,7 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
         env["PYTHONPATH"] = str(tree)
     if loop is not None:
         env["HERMES_ADMIN_PROXY_LOOP"] = loop
-    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0", *extra],
+    proc = subprocess.Popen([*(wrap or [str(exe)]), "proxy", "--home", str(home), "--port", "0", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     line = proc.stdout.readline()
     if "http://" not in line:

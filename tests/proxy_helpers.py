@@ -56,6 +56,14 @@ class Running:
     def call(self, coro: Any, timeout: float = 20) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
+    def settled(self, timeout: float = 20) -> None:
+        """Readiness (bounded) for a read of the proxy's memory from this thread: what the
+        proxy does after an answer is written (a success's verdict: breaker, pin, counters;
+        the request's log line) runs on its loop's next turn, and a coroutine sent now runs
+        after it. The client may have the answer before that turn."""
+        self.call(asyncio.sleep(0), timeout)
+        wait_until(lambda: self.server.requests.pending == 0, timeout, "the proxy's bookkeeping")
+
 
 @contextmanager
 def running_proxy(home: Home, *, host: str = "127.0.0.1", gate: Gate | None = None,

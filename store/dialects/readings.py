@@ -123,7 +123,7 @@ _PATHS: tuple[tuple[str, tuple[str, ...]], ...] = (
 def _at(block: Mapping[str, Any], path: str) -> Any:
     node: Any = block
     for part in path.split("."):
-        if not isinstance(node, Mapping):
+        if type(node) is not dict and not isinstance(node, Mapping):     # a JSON object: no ABC check
             return None
         node = node.get(part)
     return node
@@ -133,7 +133,7 @@ def usage_block(block: Any, notice: outside.Notice | None = None) -> Usage | Non
     """The :class:`Usage` of one ``usage`` object in any of the three shapes (Chat
     Completions, Responses, Anthropic Messages); None when it names no field. A hostile
     value (negative, non-finite, absurd, not a number) is dropped, said through *notice*."""
-    if not isinstance(block, Mapping):
+    if type(block) is not dict and not isinstance(block, Mapping):      # a JSON object: no ABC check
         return None
     got: dict[str, Any] = {}
     for ours, paths in _PATHS:

@@ -332,7 +332,7 @@ class ProxyServer:
             if trace is not None:     # a request on a served path: its line in the log, its counts
                 if resp is None and trace.kind is None:
                     trace.kind = "cancelled"
-                self.requests.end(trace, resp.status if resp is not None else 499)
+                self.requests.finish(trace, resp.status if resp is not None else 499)
         # The Anthropic paths get the proxy's own errors in Anthropic's shape.
         return shaped(resp) if request.path.startswith("/v1/messages") else resp
 

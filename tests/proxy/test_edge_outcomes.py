@@ -111,6 +111,7 @@ def _through_proxy(home: Home, up: ScriptedUpstream, case: Case,
     before = status_fields(home)
     with running_chain_proxy(home) as p:
         r = httpx.post(p.url + "/chat/completions", json=MSG, timeout=30)
+        p.settled()
         active = p.chain.runtime.active
         breakers = p.chain.breakers.snapshot(p.chain.clock())
     return r, before, status_fields(home), (active, breakers)
@@ -169,6 +170,7 @@ def test_a_route_failure_on_every_route_is_one_answer_and_no_bench(tmp_home, up,
     before = status_fields(tmp_home)
     with running_chain_proxy(tmp_home) as p:
         r = httpx.post(p.url + "/chat/completions", json=MSG, timeout=30)
+        p.settled()
         snapshot = {b["upstream"]: b for b in p.chain.breakers.snapshot(p.chain.clock())}
         again = [httpx.post(p.url + "/chat/completions", json=MSG, timeout=30) for _ in range(2)]
     assert r.status_code == 503 and r.json()["error"]["message"] == "down for maintenance"

@@ -321,6 +321,7 @@ def test_a_stream_that_breaks_after_bytes_is_the_routes_fault_not_retried(home, 
         fake.stream_break_after = None
         r = sdk(p.url).chat.completions.with_raw_response.create(model="m", messages=MSG)
         assert r.headers["x-hermes-credential"] == "or0aaa"   # not benched: it serves again
+        p.settled()
         assert p.chain.breakers.snapshot(p.chain.clock()) == []   # and the success closed it
     row = read_doc(home)["credential_pool"]["openrouter"][0]
     assert row["last_status"] is None and row["last_error_code"] is None and row["request_count"] == 2

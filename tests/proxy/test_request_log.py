@@ -56,6 +56,7 @@ def _traffic(p, up: ScriptedUpstream) -> None:
 
 
 def _everything(p, home: Home) -> str:
+    p.settled()
     p.server._write_status()
     metrics = httpx.get(p.url[:-3] + "/metrics", timeout=10).text
     return status_path(home, p.server.port).read_text() + metrics
@@ -95,6 +96,7 @@ def test_the_log_keeps_the_last_50_and_the_counters_count_all(tmp_home: Home, up
         with httpx.Client(timeout=30) as c:
             for _ in range(60):
                 assert c.post(p.url + "/chat/completions", json=MSG).status_code == 200
+        p.settled()
         st = p.server.status()
     assert len(st["recent_requests"]) == 50
     rids = [int(e["rid"].rsplit("-", 1)[1]) for e in st["recent_requests"]]

@@ -66,6 +66,7 @@ def _seen(home: Home, up: ScriptedUpstream, answer) -> tuple[dict, str, dict]:
     up.script(SPARE_KEY, http(200))
     with running_chain_proxy(home) as p:
         httpx.post(p.url + "/chat/completions", json=MSG, timeout=30)
+        p.settled()
         p.server._write_status()
         metrics = httpx.get(p.url[:-3] + "/metrics", timeout=10).text
         status = json.loads(status_path(home, p.server.port).read_text())

@@ -51,7 +51,8 @@ def _chunk(text: str | None, usage: dict | None = None) -> bytes:
 def settled(p) -> None:
     """Every answer handed to the feed has reached the ledger (bounded)."""
     spend = p.server.forwarder.spend
-    assert spend.feed.wait_idle(10)
+    p.settled()               # a success's verdict (and its usage) is handed on after the answer
+    assert spend.wait_idle(10)
     wait_until(lambda: spend.ledger.pending == 0 and spend.ledger.written + spend.ledger.dropped >= spend.feed.fed,
                what="the ledger's writes")
 

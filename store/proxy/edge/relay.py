@@ -14,6 +14,12 @@ Its promises (docs/proxy.md, "The relay's promises"):
 - a client that goes away is let go at once, even while the upstream is silent: its
   handler is cancelled (the server's ``handler_cancellation``), the upstream connection is
   closed, and the in-flight counts and holds on its key end with the request.
+
+The client gets its bytes before the proxy's bookkeeping: a success's verdict and what
+follows from it (the breaker, the pin, the counters, the usage feed, a headroom bench) run
+on the loop's next turn for a body read whole (aiohttp writes it in this one), and right
+after the first write for a stream; either way before any request that arrives later, and
+exactly once per answer. A stream's usage is read from each chunk after it is written.
 """
 
 from __future__ import annotations
@@ -86,25 +92,28 @@ class Relay:
                 kind = transport_kind(exc)
                 return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
                                                      f"before the body ended"), None
-            self.served(attempt, base, data)
             resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
             self.mark(resp.headers, attempt)
+            # The verdict and its bookkeeping on the loop's next turn: aiohttp writes the
+            # answer in this one (the handler returns it, nothing awaits before the write).
+            after_write(self._judge, attempt, base, data)
             return resp
         trace.upstream_end(first_byte=True)
-        self.served(attempt, base, None)
         resp = web.StreamResponse(status=up.status, headers=headers)
         self.mark(resp.headers, attempt)
         await resp.prepare(request)
         scrub, frame = StreamRedaction(own), Framing()
         tap = StreamUsage(attempt.want.protocol if attempt.want is not None else "openai", log.warning) \
             if self.spend is not None and up.headers.get("Content-Encoding", "identity") == "identity" else None
-        sent, whole = 0, False
+        sent, whole, judged = 0, False, False
         try:
             while True:
                 try:
                     chunk = await up.content.readany()
                 except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                     # Bytes already reached the client: no retry; the route takes the strike.
+                    if not judged:       # the success first: the strike comes after it
+                        judged = self._judge(attempt, base, None)
                     self.stats.stream_failures += 1
                     trace.answered_as(trace.STREAM_BROKEN)
                     kind = transport_kind(exc)
@@ -121,12 +130,16 @@ class Relay:
                     if rest:
                         await resp.write(rest)
                     break
-                if tap is not None:
-                    tap.feed(chunk)
                 out = scrub.feed(chunk)
-                if out:
-                    frame.note(out)
-                    await resp.write(out)
+                try:
+                    if out:
+                        frame.note(out)
+                        await resp.write(out)
+                        if not judged:       # the verdict once the first bytes are on their way
+                            judged = self._judge(attempt, base, None)
+                finally:                     # its usage read after the bytes went (every chunk, in order)
+                    if tap is not None:
+                        tap.feed(chunk)
                 sent += len(chunk)
             await resp.write_eof()
         except (ConnectionResetError, aiohttp.ClientConnectionResetError):
@@ -140,9 +153,21 @@ class Relay:
                                                "shutting_down", 503, rid))
             raise
         finally:       # every stream is an answer of its key; an encoded one's usage is not read
+            if not judged:
+                self._judge(attempt, base, None)
             if self.spend is not None:
                 self.spend.answer(attempt, tap.end() if tap is not None else None, partial=not whole)
         return resp
+
+    def _judge(self, attempt: Attempt, base: str, body: bytes | None) -> bool:
+        """The success's verdict (*served*), once its bytes are written or on their way; a
+        failure in it is logged, never a second answer to a client that has its own."""
+        try:
+            self.served(attempt, base, body)
+        except Exception as exc:
+            log.error("the verdict on a success of %s/%s failed (%s)", attempt.selection.pool,
+                      attempt.selection.row_id, type(exc).__name__, exc_info=True)
+        return True
 
     async def _in_band(self, request: web.BaseRequest, resp: web.StreamResponse, scrub: StreamRedaction,
                        frame: Framing, message: str, kind: str, code: int, rid: str) -> None:
@@ -152,6 +177,12 @@ class Relay:
         rest = scrub.flush()
         frame.note(rest)
         await write_error(resp, rest + frame.ending(request.path, message, kind, code, rid))
+
+
+def after_write(fn: Callable[..., object], *args: object) -> None:
+    """*fn(*args)* on the loop's next turn: after the answer the handler returns in this one
+    is written (aiohttp writes it in the same turn)."""
+    asyncio.get_running_loop().call_soon(fn, *args)
 
 
 def _gone(request: web.BaseRequest) -> bool:

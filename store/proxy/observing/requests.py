@@ -14,12 +14,15 @@ success, key, route, request) and kind, and ``pinned`` (a conversation's pin cho
 nothing to redact. The ``answers`` counter counts every verdict by class and kind.
 
 Costs on the request path: a few clock reads, two dict increments, two histogram
-observations and one tuple appended to a bounded deque. The dicts for the status file are
+observations and one tuple appended to a bounded deque, after the answer is written
+(:meth:`RequestLog.finish` stamps the end and leaves the line and the counts to the loop's
+next turn, ahead of any request that arrives later). The dicts for the status file are
 built once a second (:meth:`RequestLog.snapshot`), off the request path.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Callable
@@ -141,6 +144,7 @@ class RequestLog:
         self.restores: dict[str, int] = {}
         self.restore_failures = 0
         self.answers: dict[tuple[str, str], int] = {}    # (class, kind) -> upstream answers judged
+        self.pending = 0      # requests answered whose line and counts are not in yet (finish, then end)
 
     def begin(self, rid: str, path: str) -> Trace:
         """A request on *path* starts: its trace is the current one from here on."""
@@ -148,10 +152,32 @@ class RequestLog:
         CURRENT.set(trace)
         return trace
 
-    def end(self, trace: Trace, status: int) -> None:
-        """The request was answered with *status*: one line, and every counter."""
+    def finish(self, trace: Trace, status: int) -> None:
+        """The request is answered with *status*: its end stamped now, its line and counts
+        (:meth:`end`) on the loop's next turn, after the answer is written (at once when no
+        loop runs here)."""
         CURRENT.set(None)
         done = trace.ready or _clock()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.end(trace, status, done)
+            return
+        self.pending += 1
+        loop.call_soon(self._end_later, trace, status, done)
+
+    def _end_later(self, trace: Trace, status: int, done: float) -> None:
+        try:
+            self.end(trace, status, done)
+        finally:
+            self.pending -= 1     # after the line is in: a reader on another thread polls for 0
+
+    def end(self, trace: Trace, status: int, done: float | None = None) -> None:
+        """The request was answered with *status* (at *done*, :func:`time.perf_counter`;
+        None: now): one line, and every counter."""
+        CURRENT.set(None)
+        if done is None:
+            done = trace.ready or _clock()
         total = max(0.0, done - trace.t0)
         added = max(0.0, total - trace.upstream - trace.waited)
         last = trace.verdicts[-1] if trace.verdicts else None
