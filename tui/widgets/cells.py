@@ -59,6 +59,9 @@ WIDE: tuple[ColumnSpec, ...] = (
 # The headroom column (#21): the tightest window a provider reported, as a small bar, a
 # number and a word (tui.text.headroom); in the auto and wide layouts once a key has a reading.
 HEADROOM = ColumnSpec("headroom", "headroom", 14)
+# The spend column (#29): today's cost of each key (tui.widgets.table_spend); in the auto and
+# wide layouts once a key has a figure.
+SPEND = ColumnSpec("spend", "spend", 9)
 
 NEXT_MARK = "←"
 HEADER_MARK = "▾"
