@@ -66,10 +66,20 @@ class SpendReader:
         self.notice: str | None = None        # the last read's trouble, in words; None when fine
         self.reads = 0                        # ledger queries made (a test counts them)
 
+    def _look(self, now: float) -> tuple[Any, ...]:
+        return _stat(self.path), _stat(Path(f"{self.path}-wal")), int(now // 86400)
+
     def changed(self, now: float) -> bool:
         """Whether the ledger's files, the UTC day or the reread bound moved since the last read."""
-        seen = (_stat(self.path), _stat(Path(f"{self.path}-wal")), int(now // 86400))
-        return seen != self._seen or now - self._read_at >= REREAD_SECONDS
+        return self._look(now) != self._seen or now - self._read_at >= REREAD_SECONDS
+
+    def _settle(self, before: tuple[Any, ...], now: float) -> None:
+        """What the next look compares with: the files as after this read when only the read
+        itself touched them (opening a WAL database makes an empty ``-wal``), else as before
+        it (a write landed meanwhile: the next look reads again)."""
+        after = self._look(now)
+        ours = before[0] == after[0] and before[1] is None and after[1] is not None and after[1][1] == 0
+        self._seen = after if after == before or ours else before
 
     def read(self) -> dict[Key, Spend] | None:
         """Per (pool, row id) what each key spent today; None when nothing changed since the
@@ -77,9 +87,11 @@ class SpendReader:
         now = self.clock()
         if not self.changed(now):
             return None
-        self._seen = (_stat(self.path), _stat(Path(f"{self.path}-wal")), int(now // 86400))
+        before = self._look(now)
         self._read_at = now
-        from store.usage import report  # sqlite3 on the first read, not at start-up
+        import sqlite3  # on the first read, not at start-up
+
+        from store.usage import report
         try:
             keep = settings_file.read(self.home).usage.keep_requests
         except HermesAdminError:
@@ -90,8 +102,10 @@ class SpendReader:
         except FileNotFoundError:
             self.notice = None
             return {}
-        except (StoreUnreadable, OSError) as exc:
+        except (StoreUnreadable, OSError, sqlite3.Error) as exc:
             self.notice = shown(f"usage ledger unreadable, spend shows —: {exc}")
             return {}
+        finally:
+            self._settle(before, now)
         self.notice = None
         return {k: s for k, g in groups.items() if (s := spent(g)) is not None}
