@@ -196,8 +196,8 @@ def test_hostile_ledger_values_never_crash_nor_show_a_secret(rows):
         reader = SpendReader(home, lambda: TODAY)
         found = reader.read()
         assert isinstance(found, dict)
-        for (pool, rid), s in found.items():
-            status, usd, requests = s
+        for (_pool, rid), s in found.items():
+            _status, usd, requests = s
             assert requests > 0 and (usd is None or (math.isfinite(usd) and usd >= 0))
             text = spend_text(s, [], TODAY, over=rid == "a1b2c3")
             assert CANARY not in text and "$0.00" not in text and len(text) < 40
