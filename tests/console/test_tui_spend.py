@@ -24,7 +24,7 @@ from tui.services import spend_feed
 from tui.services.spend_feed import SpendReader
 from tui.widgets import table_columns as TC
 from tui.widgets.table_columns import columns_for
-from tui.widgets.table_spend import spend_text
+from tui.widgets.table_spend import fit, spend_text
 
 FIVE_H = Reading("5h", "anthropic-unified", NOW - 2, utilization=0.42, reset_at=NOW + 3600)
 
@@ -64,11 +64,11 @@ def test_column_joins_when_a_key_has_a_figure_and_not_at_80():
 
 
 def test_spend_gives_way_before_the_code_and_reason():
-    """Chosen at 80 columns, the spend column shrinks to 6 cells before code/reason loses one."""
+    """Chosen at 80 columns, the spend column shrinks to 7 cells (a figure whole) before code/reason does."""
     natural = {"spend": len("~$0.42"), "label": len("backup-key")}
     specs = columns_for("custom", ("label", "status", "left", "spend", "error", "fingerprint"), 79, natural)
     got = dict(zip((s.key for s in specs), TC.widths(specs, 79, natural), strict=True))
-    assert got["spend"] == 6 and got["error"] >= 12, got
+    assert got["spend"] == 7 and got["error"] >= 12, got
 
 
 def test_spend_gives_way_negative_control(monkeypatch):
@@ -203,3 +203,9 @@ def test_hostile_ledger_values_never_crash_nor_show_a_secret(rows):
             assert CANARY not in text and "$0.00" not in text and len(text) < 40
         if reader.notice is not None:
             assert CANARY not in reader.notice
+
+
+def test_a_narrow_cell_keeps_the_figure_whole():
+    assert fit("~<$0.01 over budget", 7) == "~<$0.01"       # the reason column says it too
+    assert fit("~<$0.01 over budget", 40) == "~<$0.01 over budget"
+    assert fit("$1,234.56", 7) == "$1,234…"

@@ -89,7 +89,7 @@ EXTRAS: tuple[str, ...] = ("message", "spend", "requests", "resets", "source", "
 # first, in order, down to these widths: the message and the source, then the label down
 # to ten, before the reason; the label's last cells go last.
 SHRINK: tuple[tuple[str, int], ...] = (
-    ("headroom", 6), ("spend", 6), ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8),
+    ("headroom", 6), ("spend", 7), ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8),
     ("label", 8),
 )
 FLOOR: dict[str, int] = {k: min(f for key, f in SHRINK if key == k) for k, _ in SHRINK}

@@ -21,7 +21,7 @@ import math
 from typing import Any, Iterable, Mapping
 
 from store.usage.record import ESTIMATED, INCLUDED, UNKNOWN
-from tui.text.format import NULL
+from tui.text.format import NULL, ellipsize
 
 Key = tuple[str, str]            # (view pool key, row id): as a row's marks and notes
 Spend = tuple[str, float | None, int]      # (cost status, known dollars, requests)
@@ -68,6 +68,14 @@ def spend_text(spend: Spend | None, readings: Iterable[Any] = (), now: float = 0
             mark = {ESTIMATED: "~", UNKNOWN: "≥"}.get(status, "")
             text = mark + dollars(usd)
     return f"{text} {OVER}" if over else text
+
+
+def fit(text: str, width: int) -> str:
+    """*text* in *width* cells: a figure whole before its ``over budget`` (the reason column
+    says it too), and only then cut."""
+    if len(text) > width and text.endswith(" " + OVER):
+        text = text[:-len(OVER) - 1]
+    return ellipsize(text, width)
 
 
 class SpendCells:
