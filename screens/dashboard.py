@@ -109,7 +109,7 @@ class DashboardScreen(Screen):
         self.operator = self.make_operator()     # the tags, the row just added, every write
         # the status bar's proxy summary, and its keys over budget noted in the table (#29)
         self.proxy = ProxyWatch(self, self._refresh_chrome, self._over_budget)
-        self.spend = SpendWatch(self)            # the spend column: today's cost per key (#29)
+        self.spend = SpendWatch(self, clock)     # the spend column: today's cost per key (#29)
         self.monitor = MonitorWatch(self, self._refresh_chrome, self.monitor_target)
         self.controls = ViewControls(self)       # sort, columns, range mark, n/N
         self.memory = ViewMemory(self)           # that view, kept between sessions

@@ -10,12 +10,13 @@ and every cell ``—``.
 
 from __future__ import annotations
 
-import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from tui.services.host import host
+from tui.widgets import CredentialTable
 
 if TYPE_CHECKING:
     from tui.services.spend_feed import SpendReader
@@ -27,8 +28,9 @@ FIRST_DELAY = 0.5            # the first look waits for the first paint (sqlite3
 class SpendWatch:
     """Today's spend per key from the home's usage ledger, into the dashboard's table."""
 
-    def __init__(self, screen: Screen) -> None:
+    def __init__(self, screen: Screen, clock: Callable[[], float]) -> None:
         self.screen = screen
+        self.clock = clock
         self.reader: SpendReader | None = None
         self.notice: str | None = None           # the notice last shown
         self.busy = False
@@ -50,7 +52,7 @@ class SpendWatch:
         home = host(self.screen).home
         if self.reader is None or self.reader.home != home:
             from tui.services.spend_feed import SpendReader  # not at start-up
-            self.reader = SpendReader(home, getattr(self.screen, "clock", None) or time.time)
+            self.reader = SpendReader(home, self.clock)
         return self.reader
 
     def _read(self) -> None:
@@ -68,8 +70,12 @@ class SpendWatch:
     def show(self, found: dict[Any, Any] | None, notice: str | None) -> None:
         """Back on the event loop: the figures into the table (None: unchanged), a new notice once."""
         self.busy = False
-        if found is not None and self.screen.is_mounted:
-            self.screen.query_one("CredentialTable").set_spend(found)
+        if found is not None:
+            try:
+                table = self.screen.query_one(CredentialTable)
+            except NoMatches:           # the screen closed while reading
+                return
+            table.set_spend(found)
         if notice != self.notice:
             self.notice = notice
             if notice:

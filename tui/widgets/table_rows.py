@@ -10,7 +10,7 @@ It knows nothing of Textual: the widget scrolls, paints and moves the cursor.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from store.pools.view import PoolView
 from tui.widgets import cells as C
@@ -19,7 +19,6 @@ from tui.widgets.rows import Entry, ProfileBanner, entries, header_key, mark_key
 from tui.widgets.table_cells import Cells, CellStore, estimate
 from tui.widgets.table_headroom import HeadroomCells
 from tui.widgets.table_layout import distinct_fingerprints
-from tui.widgets.table_marks import RowMarks, noted
 from tui.widgets.table_spend import SpendCells
 
 # Every column either layout can show, uncut: widths are applied when painting.
@@ -41,7 +40,7 @@ class Intake:
     old: dict[str, Shown]   # every pool as shown before this reconcile
 
 
-class RowStore(RowMarks):
+class RowStore:
     """Rows by key and in display order, pool by pool, and the text of their cells."""
 
     def __init__(self, cells: CellStore) -> None:
@@ -309,9 +308,9 @@ class RowStore(RowMarks):
         out = dict(zip(ALL_KEYS, texts, strict=True))
         note = self._notes.get(mk)
         if note:
-            out.update(noted(out, note))
+            out.update(C.noted(out, note))
         out["headroom"] = self.headroom.cell(mk, e.cred.fingerprint, now)
-        out["spend"] = self._spend_cell(mk, e, now)
+        out["spend"] = self.spend.cell(mk, self.headroom.of(mk), e.cred.fingerprint, now)
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
@@ -319,3 +318,79 @@ class RowStore(RowMarks):
     def _forget(self, key: str) -> None:
         self.cells.forget(key)
         self._entries.pop(key, None)
+
+    # ----------------------------------------------------------- marks and notes
+    def set_marks(self, marks: dict[tuple[str, str], str] | None, now: float,
+                  under: dict[tuple[str, str], str] | None = None) -> list[str]:
+        """Show *marks* ((pool, id) -> symbol) in the # cells over *under* (a range mark's);
+        either as last given when None. Return the rows whose mark moved."""
+        if marks is not None:
+            self._screen_marks = {k: v for k, v in marks.items() if v}
+        if under is not None:
+            self._under = under
+        old, self._marks = self._marks, {**self._under, **self._screen_marks}
+        dirty = []
+        for key, e in self._moved(old, self._marks, now):
+            pos = C.credential_cells(e.cred, now, C.POS, self._marks.get(mark_key(e), ""))
+            self.cells.update_cell(key, "pos", (pos[0].plain, ""))
+            dirty.append(key)
+        return dirty
+
+    def set_notes(self, notes: dict[tuple[str, str], str], now: float) -> list[str]:
+        """Show *notes* ((view pool key, id) -> "⚑ shared") before the reason; return the
+        rows whose note moved."""
+        old, self._notes = self._notes, {k: v for k, v in notes.items() if v}
+        dirty = []
+        for key, e in self._moved(old, self._notes, now):
+            base = dict(zip((s.key for s in C.NOTED), C.cell_texts(e.cred, now, C.NOTED), strict=True))
+            note = self._notes.get(mark_key(e))
+            for col, value in (C.noted(base, note) if note else base).items():
+                self.cells.update_cell(key, col, value)
+            dirty.append(key)
+        return dirty
+
+    def set_headroom(self, readings: Mapping[tuple[str, str], object], now: float) -> list[str]:
+        """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
+        column; return the formatted rows whose readings moved."""
+        return self._side_cells(self.headroom.set(readings, now, self._secrets(readings)), now)
+
+    def headroom_due(self, now: float) -> list[str]:
+        """Rows whose headroom text changed by itself (a reading gone stale); their keys."""
+        return self._side_cells(self.headroom.due(now, self._secrets(self.headroom.readings)), now)
+
+    def set_spend(self, spend: Mapping | None, over: Sequence | None, now: float) -> list[str]:
+        """Show *spend* ((view pool key, id) -> table_spend.Spend) and the rows *over* budget
+        (either as before when None) in the spend column; return the formatted rows that moved."""
+        return self._side_cells(self.spend.set(spend, over), now)
+
+    def _secrets(self, readings: Mapping[tuple[str, str], object]) -> dict[tuple[str, str], str | None]:
+        """The secret each shown row with readings holds now ((view pool key, id) -> fingerprint)."""
+        return {mk: e.cred.fingerprint for e in self._entries.values()
+                if e.cred is not None and (mk := mark_key(e)) in readings} if readings else {}
+
+    def _side_cells(self, moved: set[tuple[str, str]], now: float) -> list[str]:
+        """The headroom and spend cells of the *moved* rows, made again; the formatted ones' keys."""
+        dirty = []
+        for key, e in self._entries.items() if moved else ():
+            if e.cred is not None and (mk := mark_key(e)) in moved:
+                self.cells.drop_signature(key)
+                if self.cells.formatted(key):
+                    fp = e.cred.fingerprint
+                    self.cells.update_cell(key, "headroom", self.headroom.cell(mk, fp, now))
+                    self.cells.update_cell(key, "spend", self.spend.cell(mk, self.headroom.of(mk), fp, now))
+                    dirty.append(key)
+        return dirty
+
+    def _moved(self, old: dict, new: dict, now: float) -> list[tuple[str, Entry]]:
+        """(row key, entry) of the credential rows whose mark or note differs in *new*,
+        formatted; their signatures are dropped so the next reconcile recomputes them."""
+        moved = {k for k in set(old) | set(new) if old.get(k) != new.get(k)}
+        if not moved:
+            return []
+        out = [(key, e) for key, e in self._entries.items()
+               if e.cred is not None and mark_key(e) in moved]
+        for key, _ in out:
+            self.cells.drop_signature(key)
+        for key, _ in out:
+            self.materialize(key, now)
+        return out

@@ -21,6 +21,7 @@ import math
 from typing import Any, Iterable, Mapping
 
 from store.usage.record import ESTIMATED, INCLUDED, UNKNOWN
+from tui.text import headroom as headroom_words
 from tui.text.format import NULL, ellipsize
 
 Key = tuple[str, str]            # (view pool key, row id): as a row's marks and notes
@@ -90,10 +91,11 @@ class SpendCells:
         """What the row's cell depends on, but its headroom readings (part of its signature)."""
         return self.spend.get(key), key in self.over
 
-    def cell(self, key: Key, readings: Iterable[Any], now: float) -> tuple[str, str]:
-        """The (text, style) of the row *key* (*readings*: its headroom, bound to its secret)."""
+    def cell(self, key: Key, headroom: Any, fp: str | None, now: float) -> tuple[str, str]:
+        """The (text, style) of the row *key* whose secret's fingerprint is *fp* (*headroom*:
+        its sidecar readings, shown only when they are that secret's)."""
         spend, over = self.of(key)
-        return spend_text(spend, readings, now, over), ("bold" if over else "")
+        return spend_text(spend, headroom_words.bound(headroom, fp), now, over), ("bold" if over else "")
 
     def set(self, spend: Mapping[Key, Spend] | None, over: Iterable[Key] | None) -> set[Key]:
         """Take new figures and/or rows over budget (None: as before); the rows whose cell moved."""
