@@ -108,8 +108,8 @@ class DashboardScreen(Screen):
         self.refusals = Refusals(self, self.disabled_reason)
         self.operator = self.make_operator()     # the tags, the row just added, every write
         # the status bar's proxy summary, and its keys over budget noted in the table (#29)
-        self.proxy = ProxyWatch(self, self._refresh_chrome, self._over_budget)
         self.spend = SpendWatch(self, clock)     # the spend column: today's cost per key (#29)
+        self.proxy = ProxyWatch(self, self._refresh_chrome, self.spend.over_budget)
         self.monitor = MonitorWatch(self, self._refresh_chrome, self.monitor_target)
         self.controls = ViewControls(self)       # sort, columns, range mark, n/N
         self.memory = ViewMemory(self)           # that view, kept between sessions
@@ -161,10 +161,6 @@ class DashboardScreen(Screen):
             self._refresh_chrome()
         self.add_events(self._pending_events)
         self._pending_events = []
-
-    def _over_budget(self, notes: dict[tuple[str, str], str]) -> None:
-        self.table.set_notes(notes)             # before the reason, and after the spend (#29)
-        self.table.set_spend(over=list(notes))
 
     def on_unmount(self) -> None:
         self.memory.save_now()          # the folds (sort and columns are saved as they change)

@@ -42,7 +42,7 @@ def test_dashboard_spend(snap_compare, size, home_at) -> None:
         await spend_read(app, pilot)
         if size[0] < 200:
             table_of(app).set_columns(CHOSEN)
-        app.dashboard._over_budget({("openrouter", "0f0f0f"): "$ over budget"})     # as a running proxy says
+        app.dashboard.spend.over_budget({("openrouter", "0f0f0f"): "$ over budget"})     # as a running proxy says
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=show)

@@ -121,7 +121,7 @@ async def test_over_budget_in_words(tmp_path):
     app = make_app(home)
     async with app.run_test(size=(200, 40)) as pilot:
         await spend_read(app, pilot)
-        app.dashboard._over_budget({("openrouter", "a1b2c3"): "$ over budget"})   # as the proxy watch says
+        app.dashboard.spend.over_budget({("openrouter", "a1b2c3"): "$ over budget"})   # as the proxy watch says
         await pilot.pause()
         assert cell(app, "openrouter", "a1b2c3") == "$2.50 over budget"
         assert "over budget" in visible_text(app)
