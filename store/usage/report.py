@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from store.usage.ledger import LedgerUnreadable, open_ledger
-from store.usage.record import ACTUAL, ESTIMATED, INCLUDED, UNKNOWN
+from store.usage.record import ACTUAL, COST_STATUSES, ESTIMATED, INCLUDED, UNKNOWN
 
 WINDOWS = {"24h": 86400.0, "7d": 7 * 86400.0, "30d": 30 * 86400.0}
 BY = ("key", "model", "day")
@@ -100,8 +100,10 @@ def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str
         for row in conn.execute(sql, args):
             p, name, fp, status, n, *rest = row
             tokens, cost, partial = rest[:5], rest[5], rest[6]
-            if not isinstance(p, str) or not isinstance(status, str):
-                continue        # a row no writer of ours made (a pool or status that is not text)
+            if not isinstance(p, str):
+                continue        # a row no writer of ours made (a pool that is not text)
+            if status not in COST_STATUSES:
+                status = UNKNOWN    # a status no writer of ours made: nothing known of its cost
             g = Group(p, _text(name), _text(fp), _count(n), _count(partial),
                       dict(zip(TOKENS, map(_count, tokens), strict=True)), _dollars(cost), {status})
             groups = out.setdefault(p, {})

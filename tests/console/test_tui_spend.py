@@ -13,6 +13,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from screens.detail_usage import read_windows, usage_lines
 from store.dialects.readings import Reading
 from store.paths import Home
 from store.usage import report
@@ -192,7 +193,8 @@ def test_hostile_ledger_values_never_crash_nor_show_a_secret(rows):
         home = Home(Path(tmp))
         write_sample(home)
         raw_rows(home, [(TODAY, "openrouter", rid, CANARY, CANARY, "/chat", None, tokens, tokens, 1, 0, 0, cost,
-                         status, 0 if partial is None else partial) for rid, tokens, cost, partial, status in rows])
+                         status, 0 if partial is None or partial != partial else partial)   # NOT NULL: NaN is NULL
+                        for rid, tokens, cost, partial, status in rows])
         reader = SpendReader(home, lambda: TODAY)
         found = reader.read()
         assert isinstance(found, dict)
@@ -203,9 +205,30 @@ def test_hostile_ledger_values_never_crash_nor_show_a_secret(rows):
             assert CANARY not in text and "$0.00" not in text and len(text) < 40
         if reader.notice is not None:
             assert CANARY not in reader.notice
+        # The detail view's lines over the same ledger: no crash, no secret.
+        got, why = read_windows(home, "openrouter", "a1b2c3", TODAY)
+        for line in usage_lines(got, why):
+            assert CANARY not in " ".join(line) and "nan" not in line[1].lower()
 
 
 def test_a_narrow_cell_keeps_the_figure_whole():
     assert fit("~<$0.01 over budget", 7) == "~<$0.01"       # the reason column says it too
     assert fit("~<$0.01 over budget", 40) == "~<$0.01 over budget"
     assert fit("$1,234.56", 7) == "$1,234…"
+
+
+def test_an_infinite_count_is_read_as_nothing(tmp_path, monkeypatch):
+    """An infinite count (a REAL where an INTEGER belongs) reads as 0, the row still counted;
+    negative control: with the ledger reader's check patched to a bare int(), it fails to read."""
+    home = Home(tmp_path)
+    write_sample(home)
+    raw_rows(home, [(TODAY, "openrouter", "a1b2c3", "fp", "m", "/chat", None, math.inf, 5, 0, 0, 0, 0.42,
+                     "actual", 0)])
+    got = report.spend_today(ledger_path(home.root), TODAY, 7 * 86400.0)[("openrouter", "a1b2c3")]
+    assert got.requests == 1 and got.tokens["input_tokens"] == 0 and got.known_usd == 0.42
+    monkeypatch.setattr(report, "_count", int)
+    try:
+        report.spend_today(ledger_path(home.root), TODAY, 7 * 86400.0)
+    except OverflowError:
+        return
+    raise AssertionError("the unchecked reader read an infinite count")
