@@ -15,17 +15,15 @@ profile's (its status file is the one the proxy watch reads).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
 from store.paths import Home
 from tui.services.host import host
+from tui.services.spend_feed import SpendReader
 from tui.widgets import CredentialTable
-
-if TYPE_CHECKING:
-    from tui.services.spend_feed import SpendReader
 
 SPEND_POLL_SECONDS = 3.0     # a look at the ledger's files; a read only when they moved
 FIRST_DELAY = 0.5            # the first look waits for the first paint (sqlite3 is imported then)
@@ -66,7 +64,6 @@ class SpendWatch:
                                exit_on_error=False)
 
     def _read(self, homes: list[tuple[Home, Callable[[str], str]]]) -> None:
-        from tui.services.spend_feed import SpendReader  # not at start-up
         moved, notices = False, []
         try:
             for home, view in homes:

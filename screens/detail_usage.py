@@ -11,7 +11,8 @@
   view is open (:class:`store.monitor.burn.BurnHistory`), else the window's average since it
   began (its use over the time it has run).
 
-Every figure not known reads ``—``; a ledger that cannot be read says so in its line.
+Every figure not known reads ``—``; a ledger that cannot be read says so in its line. The
+module loads with the detail screen (never at the console's first paint), ``sqlite3`` with it.
 """
 
 from __future__ import annotations
@@ -21,10 +22,15 @@ from typing import Any, Callable, Iterable
 
 from textual.screen import Screen
 
+from store.config import settings as settings_file
 from store.dialects.readings import Reading
 from store.errors import HermesAdminError, StoreUnreadable
+from store.monitor.burn import BurnHistory, Trend
+from store.monitor.conditions import span
 from store.paths import Home
 from store.pools.times import on_calendar
+from store.usage import report  # sqlite3: this module loads when a detail view first opens
+from store.usage.ledger import ledger_path
 from store.usage.money import money, prices_version
 from store.usage.record import ESTIMATED, INCLUDED, UNKNOWN
 from tui.text.format import NULL, clock_time
@@ -43,9 +49,6 @@ Line = tuple[str, str, str]
 def read_windows(home: Home, pool: str, row_id: str, now: float) -> tuple[dict[str, Any] | None, str]:
     """(the key's usage per window, or None; what to say when there is none). Never raises
     for the ledger's sake: for a thread worker."""
-    from store.config import settings as settings_file
-    from store.usage import report  # sqlite3 only once a detail view asks
-    from store.usage.ledger import ledger_path
     try:
         keep = settings_file.read(home).usage.keep_requests
     except HermesAdminError:
@@ -66,7 +69,6 @@ def usage_lines(found: dict[str, Any] | None, why: str, version: str | None = No
     """The spend lines of one key from :func:`read_windows`'s answer."""
     if found is None:
         return [("spend", NULL, why)] if why else []
-    from store.usage.report import cache_hit_ratio
     version = version or prices_version()
     lines: list[Line] = []
     for name, g in found.items():
@@ -83,7 +85,7 @@ def usage_lines(found: dict[str, Any] | None, why: str, version: str | None = No
         partial = f"; {_n(g.partial)} streams cut short (counted as far as seen)" if g.partial else ""
         lines.append((f"tokens {name}", tokens, "input counts cache reads and writes; reasoning is part of output"
                       + partial))
-        ratio = cache_hit_ratio(g)
+        ratio = report.cache_hit_ratio(g)
         lines.append((f"cache hits {name}", NULL if ratio is None else f"{ratio:.0%}",
                       "of input tokens read from the provider's cache"))
     return lines
@@ -92,7 +94,6 @@ def usage_lines(found: dict[str, Any] | None, why: str, version: str | None = No
 def average_trend(r: Reading) -> Any:
     """The window's :class:`~store.monitor.burn.Trend` from one reading: its use over the time
     it has run (from its reset less its length); None when that cannot be known."""
-    from store.monitor.burn import Trend
     length = r.length or BURN_WINDOWS.get(r.window)
     used = r.utilization
     if used is None or not math.isfinite(used) or r.reset_at is None or not length:
@@ -121,16 +122,11 @@ def burn_lines(readings: Iterable[Reading], now: float, trend_of: Callable[[str]
         elif out <= now:
             runs = "spent now"
         else:
-            runs = f"runs out in {_span(out - now)} ({clock_time(out)})" if on_calendar(out) else NULL
+            runs = f"runs out in {span(out - now)} ({clock_time(out)})" if on_calendar(out) else NULL
         how = "the trend of the readings seen" if seen else "its average since the window began"
         lines.append((f"burn {r.window}", f"{trend.used:.0%} used · {trend.rate * 3600:+.1%}/h · {runs}",
                       f"at {how} ({trend.source})"))
     return lines
-
-
-def _span(seconds: float) -> str:
-    from store.monitor.conditions import span
-    return span(seconds)
 
 
 class DetailUsage:
@@ -146,7 +142,6 @@ class DetailUsage:
         self.why = ""
         self.busy = False
         self.lines: list[Line] = []
-        from store.monitor.burn import BurnHistory
         self.history = BurnHistory()
 
     def start(self, home: Home) -> None:
