@@ -26,7 +26,7 @@ from tui.services.spend_feed import SpendReader
 from tui.widgets import CredentialTable
 
 SPEND_POLL_SECONDS = 3.0     # a look at the ledger's files; a read only when they moved
-FIRST_DELAY = 0.5            # the first look waits for the first paint (sqlite3 is imported then)
+FIRST_DELAY = 0.5            # after the first paint: the first look imports sqlite3
 
 
 Homes = Callable[[], list[tuple[Home, Callable[[str], str]]]]     # each home, and its pools' view keys
@@ -49,8 +49,9 @@ class SpendWatch:
         self.busy = False
 
     def start(self, *, follow: bool = True) -> None:
-        """Look after the first paint and, with *follow*, every SPEND_POLL_SECONDS from then on."""
-        self.screen.set_timer(FIRST_DELAY, self.poll, name="spend-first")
+        """Look once the screen has painted (and FIRST_DELAY more) and, with *follow*, every
+        SPEND_POLL_SECONDS from then on."""
+        self.screen.call_after_refresh(lambda: self.screen.set_timer(FIRST_DELAY, self.poll, name="spend-first"))
         if follow:
             self.screen.set_interval(SPEND_POLL_SECONDS, self.poll, name="spend")
 
