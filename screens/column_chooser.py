@@ -28,6 +28,7 @@ ABOUT: dict[str, str] = {
     "status": "ok, cooling, ready or dead",
     "left": "time left of a cooldown",
     "headroom": "the tightest rate-limit window a provider reported",
+    "spend": "today's cost (UTC day): $, ~estimate, incl. for a subscription",
     "resets": "when the cooldown ends, local time",
     "error": "the code and the reason in one column",
     "code": "the provider's status code",

@@ -20,6 +20,7 @@ from textual.widgets import Input
 from screens import screen
 from screens.dashboard_actions import WRITING, Operator
 from screens.dashboard_chrome import clock_time, empty_message, live_and_held, problems, ran_out
+from screens.dashboard_spend import SpendWatch
 from screens.dashboard_view import VIEW_BINDINGS, ViewControls
 from screens.explain import Refusals
 from screens.status_watch import MonitorWatch, ProxyWatch
@@ -107,7 +108,8 @@ class DashboardScreen(Screen):
         self.refusals = Refusals(self, self.disabled_reason)
         self.operator = self.make_operator()     # the tags, the row just added, every write
         # the status bar's proxy summary, and its keys over budget noted in the table (#29)
-        self.proxy = ProxyWatch(self, self._refresh_chrome, lambda notes: self.table.set_notes(notes))
+        self.spend = SpendWatch(self, clock)     # the spend column: today's cost per key (#29)
+        self.proxy = ProxyWatch(self, self._refresh_chrome, self.spend.over_budget)
         self.monitor = MonitorWatch(self, self._refresh_chrome, self.monitor_target)
         self.controls = ViewControls(self)       # sort, columns, range mark, n/N
         self.memory = ViewMemory(self)           # that view, kept between sessions
@@ -151,6 +153,7 @@ class DashboardScreen(Screen):
             self.proxy.pace_poll()
         self.proxy.poll()
         self.monitor.start(follow=self._tick_enabled)
+        self.spend.start(follow=self._tick_enabled)
         self.memory.restore()
         if self.latest is not None:
             self._apply(self.latest)

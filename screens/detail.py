@@ -1,10 +1,11 @@
-"""Everything about one credential: every stored field, secrets masked, times explained."""
+"""Everything about one credential: every stored field, secrets masked, times explained, and
+what it spent (screens.detail_usage)."""
 
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from rich.table import Table
 from rich.text import Text
@@ -14,6 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from screens.detail_usage import DetailUsage
 from store.config import settings as settings_file
 from store.dialects.readings import Reading
 from store.errors import HermesAdminError
@@ -101,10 +103,12 @@ def render_value(value: Any) -> str:
 
 
 def detail_lines(cv: CredentialView, now: float, readings: list[Reading] | None = None,
-                 threshold: float | None = None, budget: str | None = None) -> list[tuple[str, str, str]]:
+                 threshold: float | None = None, budget: str | None = None,
+                 usage: Sequence[tuple[str, str, str]] = ()) -> list[tuple[str, str, str]]:
     """(field, value, meaning) for every field of the row, then nothing hidden; with
     *readings* (the row's, bound to its secret) every window and the rules they follow; with
-    *budget* the words of a running proxy that holds the row over its budget (#29)."""
+    *budget* the words of a running proxy that holds the row over its budget; *usage*: its
+    spend and burn lines (screens.detail_usage, #29)."""
     eff = cv.effective
     lines: list[tuple[str, str, str]] = []
     status_meaning = {"ok": "usable", "cooling": "benched until the time below",
@@ -125,6 +129,7 @@ def detail_lines(cv: CredentialView, now: float, readings: list[Reading] | None 
     if readings:
         lines.extend(headroom_words.window_lines(readings, now))
         lines.append(headroom_words.rules_line(threshold or 0.0))
+    lines.extend(usage)
     if cv.backed is not None:
         lines.append(("env backing", "set" if cv.backed else "unset",
                       "is the variable in the home's .env"))
@@ -167,6 +172,7 @@ class DetailScreen(Screen):
         self.readings: list[Reading] = []      # the row's headroom windows (the sidecar's)
         self.threshold = 0.0
         self.budget: str | None = None         # a running proxy's words when it holds the row over budget
+        self.usage = DetailUsage(self, key, clock, self.render_fields)     # spend and burn (#29)
 
     def compose(self) -> ComposeResult:
         yield Static(id="detail-title")
@@ -181,6 +187,7 @@ class DetailScreen(Screen):
         if state is not None:
             self.show_state(state)
         self.set_interval(1.0, self.render_fields, name="detail-tick")
+        self.usage.start(app.home)
 
     def show_state(self, state: HomeState) -> None:
         found = None
@@ -193,6 +200,7 @@ class DetailScreen(Screen):
             self.cv, self.removed = found, False
         if self.cv is not None:
             self.budget = proxy_feed.over_budget(proxy_feed.live_status(state.home)).get(self.key)
+            self.usage.observe(state.headroom)
             self.readings = headroom_words.lookup(state.headroom, self.key[0], self.key[1], self.cv.fingerprint)
             if self.readings:
                 try:
@@ -220,7 +228,9 @@ class DetailScreen(Screen):
             t.append("  REMOVED from the store (showing the last copy)", style="bold red")
         self.title_text = t.plain
         title.update(t)
-        self.lines = detail_lines(cv, self.clock(), self.readings, self.threshold, self.budget)
+        now = self.clock()
+        usage = [*self.usage.lines, *self.usage.burn(self.readings, now)]
+        self.lines = detail_lines(cv, now, self.readings, self.threshold, self.budget, usage)
         table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
         table.add_column("field", style="bold", no_wrap=True, ratio=3)
         table.add_column("value", overflow="fold", ratio=4)

@@ -14,6 +14,7 @@ app as a :class:`tui.services.host.RootHost`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Protocol
 
 from textual.binding import Binding
@@ -133,6 +134,7 @@ class ProfilesDashboard(DashboardScreen):
         self.row_notes: dict[Key, str] = {}
         self.groups = GroupCache()
         self.everywhere = Everywhere(self)
+        self.spend.homes = self.spend_homes     # each profile's usage ledger, under the view's keys (#29)
 
     def make_operator(self) -> ProfileOperator:
         return ProfileOperator(self)
@@ -175,6 +177,12 @@ class ProfilesDashboard(DashboardScreen):
             table.set_headroom(self.groups.headroom(self.root_state.states, shown))
         self.sync_acting()
         self._refresh_chrome()
+
+    def spend_homes(self) -> list[tuple[Home, Callable[[str], str]]]:
+        """The home of every profile shown, and how its pools are keyed in the view."""
+        rs, context = self.root_state, root_host(self).context
+        return [(rs.states[p.name].home, functools.partial(view_key, p.name)) for p in rs.profiles
+                if p.name in rs.states and context in (None, p.name)] if rs is not None else []
 
     # ------------------------------------------------------------ the acting profile
     def cursor_profile(self) -> str:

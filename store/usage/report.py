@@ -13,6 +13,7 @@ A group's ``cost_status`` is the least certain of its answers' (``unknown`` befo
 
 from __future__ import annotations
 
+import math
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from store.usage.ledger import LedgerUnreadable, open_ledger
-from store.usage.record import ACTUAL, ESTIMATED, INCLUDED, UNKNOWN
+from store.usage.record import ACTUAL, COST_STATUSES, ESTIMATED, INCLUDED, UNKNOWN
 
 WINDOWS = {"24h": 86400.0, "7d": 7 * 86400.0, "30d": 30 * 86400.0}
 BY = ("key", "model", "day")
@@ -99,8 +100,12 @@ def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str
         for row in conn.execute(sql, args):
             p, name, fp, status, n, *rest = row
             tokens, cost, partial = rest[:5], rest[5], rest[6]
-            g = Group(p, name, fp, int(n or 0), int(partial or 0), dict(zip(TOKENS, map(int, tokens), strict=True)),
-                      None if cost is None else float(cost), {status})
+            if not isinstance(p, str):
+                continue        # a row no writer of ours made (a pool that is not text)
+            if status not in COST_STATUSES:
+                status = UNKNOWN    # a status no writer of ours made: nothing known of its cost
+            g = Group(p, _text(name), _text(fp), _count(n), _count(partial),
+                      dict(zip(TOKENS, map(_count, tokens), strict=True)), _dollars(cost), {status})
             groups = out.setdefault(p, {})
             have = groups.get(name)
             if have is None:
@@ -110,6 +115,25 @@ def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str
                     have.fingerprint = fp
                 have.add(g)
     return out
+
+
+def _count(value: Any) -> int:
+    """A stored count as a count: 0 for what is not a finite, non-negative number (a hostile
+    or damaged ledger is read, never crashed on)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return 0
+    return int(value)
+
+
+def _dollars(value: Any) -> float | None:
+    """A stored sum of dollars, or None when it is not a finite, non-negative number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None if value is None else str(value)
 
 
 def now_of(conn: sqlite3.Connection) -> float:
@@ -137,3 +161,36 @@ def totals(groups: Mapping[Any, Group], pool: str) -> Group:
     for g in groups.values():
         total.add(g)
     return total
+
+
+DAY_S = 86400.0
+DETAIL_WINDOWS = (("today", None), ("7 days", 7 * DAY_S), ("30 days", 30 * DAY_S))
+
+
+def spend_today(path: Path, now: float, keep_requests: float) -> dict[tuple[str, str], Group]:
+    """Per (pool, row id): what each key spent since 00:00 UTC (the day budgets count), read
+    read-only as one aggregate over the ledger at *path*. FileNotFoundError: no ledger yet;
+    :class:`LedgerUnreadable`: one that cannot be read."""
+    start = (now // DAY_S) * DAY_S
+    found = read_usage(path, now, max(0.0, now - start), keep_requests, by="key")
+    return {(pool, rid): g for pool, groups in found.items() for rid, g in groups.items() if rid is not None}
+
+
+def key_windows(path: Path, pool: str, row_id: str, now: float,
+                keep_requests: float) -> dict[str, Group | None]:
+    """What one key spent today (since 00:00 UTC), in 7 and in 30 days (None: nothing
+    recorded), for the console's detail view. Errors as :func:`read_usage`."""
+    out: dict[str, Group | None] = {}
+    for name, window in DETAIL_WINDOWS:
+        span = max(0.0, now - (now // DAY_S) * DAY_S) if window is None else window
+        out[name] = read_usage(path, now, span, keep_requests, by="key", pool=pool).get(pool, {}).get(row_id)
+    return out
+
+
+def cache_hit_ratio(group: Group) -> float | None:
+    """The share of input tokens read from the provider's cache (cache reads over every input
+    token, which counts them: :class:`store.dialects.readings.Usage`); None when no input
+    was counted. Never above 1, whatever the ledger holds."""
+    t = group.tokens
+    total = t["input_tokens"]
+    return min(1.0, t["cache_read_tokens"] / total) if total > 0 else None

@@ -6,6 +6,7 @@
   through the first paint, with negative controls: one eager import of a modal is seen, and so
   is a keymap file with an entry (every screen imported to check its id).
 - Each name of the registry gives the class it names, and opening one imports it.
+- sqlite3 (the usage ledger's reader) is not loaded before the first paint (issue 29).
 - The footer rebuilds once for a burst of binding changes (tui.widgets.footer.KeysFooter);
   negative control: Textual's own Footer rebuilds once per change.
 """
@@ -56,7 +57,7 @@ asyncio.run(main())
 print(" ".join(sorted(m for m in sys.modules if m.startswith("screens."))))
 """
 FIRST_PAINT = {"screens.dashboard", "screens.dashboard_actions", "screens.dashboard_changes",
-               "screens.dashboard_chrome", "screens.dashboard_view", "screens.explain",
+               "screens.dashboard_chrome", "screens.dashboard_spend", "screens.dashboard_view", "screens.explain",
                "screens.status_watch", "screens.view_memory"}
 
 
@@ -70,6 +71,20 @@ def test_start_up_imports_the_dashboard_and_no_other_screen() -> None:
     assert _loaded() == FIRST_PAINT
     # Negative control: one eager import of a modal (as the dashboard had) is seen.
     assert "screens.confirm" in _loaded("import screens.confirm") - FIRST_PAINT
+
+
+def test_first_paint_imports_no_sqlite3() -> None:
+    """The spend column (issue 29) reads its ledger after the first paint: sqlite3 is not
+    loaded before it; negative control: an eager import is seen."""
+    code = PROBE.replace('print(" ".join(sorted(m for m in sys.modules if m.startswith("screens."))))',
+                         'print("sqlite3" in sys.modules)')
+
+    def loaded(extra: str) -> str:
+        return subprocess.run([sys.executable, "-c", code.format(extra=extra)], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60, check=True).stdout.strip()
+
+    assert loaded("") == "False"
+    assert loaded("import sqlite3") == "True"
 
 
 def test_control_a_keymap_with_entries_imports_every_screen_to_check_them(tmp_path: Path) -> None:

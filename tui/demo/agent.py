@@ -50,17 +50,21 @@ def chat_url(base_url: str) -> str:
     return base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
 
 
-def chat(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIMEOUT) -> Result:
-    """Send one chat completion with *sel*'s key; the answer as a runtime :class:`Result`."""
-    return chat_answer(sel, base_url, timeout)[0]
+def chat(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIMEOUT,
+         stream: bool = False) -> Result:
+    """Send one chat completion with *sel*'s key (*stream*: streamed, asking for its usage in
+    a last chunk); the answer as a runtime :class:`Result`."""
+    return chat_answer(sel, base_url, timeout, stream)[0]
 
 
-def chat_answer(sel: Selection, base_url: str | None = None,
-                timeout: float = CHAT_TIMEOUT) -> tuple[Result, bytes | None]:
+def chat_answer(sel: Selection, base_url: str | None = None, timeout: float = CHAT_TIMEOUT,
+                stream: bool = False) -> tuple[Result, bytes | None]:
     """:func:`chat`, with a success's body (for the usage it reports; None on an error)."""
     url = chat_url(base_url or sel.base_url or "")
-    body = json.dumps({"model": sel.model or "demo-model",
-                       "messages": [{"role": "user", "content": "ping"}]}).encode()
+    ask: dict = {"model": sel.model or "demo-model", "messages": [{"role": "user", "content": "ping"}]}
+    if stream:
+        ask.update(stream=True, stream_options={"include_usage": True})
+    body = json.dumps(ask).encode()
     req = urllib.request.Request(url, data=body, method="POST", headers={
         "Authorization": f"Bearer {sel.token}", "Content-Type": "application/json"})
     try:
@@ -100,11 +104,11 @@ def one_turn(agent: AgentRuntime, base_url: str | None = None) -> list[Result]:
 PROXY_BEARER = "demo-client"     # loopback proxy: any bearer is accepted
 
 
-def proxy_turn(proxy_url: str, model: str, timeout: float = CHAT_TIMEOUT) -> Result:
+def proxy_turn(proxy_url: str, model: str, timeout: float = CHAT_TIMEOUT, stream: bool = False) -> Result:
     """One chat completion through the proxy at *proxy_url* (its ``/v1`` base)."""
     sel = Selection(pool="proxy", row_id="", token=PROXY_BEARER, label="", base_url=proxy_url,
                     model=model)
-    return chat(sel, proxy_url, timeout)
+    return chat(sel, proxy_url, timeout, stream)
 
 
 class _Subagents:
@@ -240,7 +244,8 @@ def _proxy_main(args: argparse.Namespace) -> int:
     while not stop.is_set() and _parent_alive(ppid):
         if deadline is not None and time.monotonic() >= deadline:
             break
-        status = str(proxy_turn(args.proxy, args.model).status)
+        # every other turn streamed, asking for its usage (the spend column counts both)
+        status = str(proxy_turn(args.proxy, args.model, stream=turns % 2 == 1).status)
         statuses[status] = statuses.get(status, 0) + 1
         turns += 1
         stop.wait(args.interval)

@@ -19,7 +19,9 @@ Behaviour is scripted per API key (the bearer token):
   resets or reopens early; ``lie=True`` makes the usage endpoint say "reopened" while chat
   keeps answering 429;
 - ``usage(key, ...)`` / ``key_info(key, ...)`` for the probe endpoints;
-- ``oauth(refresh_token, ...)`` for the token endpoint.
+- ``oauth(refresh_token, ...)`` for the token endpoint;
+- ``spend``: with one set, every answer reports its usage in its dialect, Responses and
+  Anthropic ``/messages`` included (:mod:`tui.demo.fake_usage`).
 
 Run as a process for the demo: ``python -m tui.demo.fake_provider --port 0 --script FILE
 --port-file PATH`` (the script is JSON, see :func:`load_script`). What it answers lives
@@ -42,6 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from tui.demo import fake_usage as usage
 from tui.demo.fake_script import (
     ProviderScript,
     Quota,
@@ -121,7 +124,9 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
 
         def _key(self) -> str | None:
             auth = self.headers.get("Authorization") or ""
-            return auth[7:].strip() if auth.lower().startswith("bearer ") else None
+            if auth.lower().startswith("bearer "):
+                return auth[7:].strip()
+            return self.headers.get("x-api-key") or None       # Anthropic's header
 
         def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(body if body is not None else {}).encode()
@@ -133,7 +138,7 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
-        def _stream(self, model: str) -> None:
+        def _stream(self, model: str, tail: bytes = b"") -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -149,11 +154,39 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                         self.close_connection = True      # no terminating chunk: a broken stream
                         self.connection.shutdown(socket.SHUT_RDWR)
                         return
-                self._chunk(_sse(_delta(model, "", "stop")) + b"data: [DONE]\n\n")
+                self._chunk(_sse(_delta(model, "", "stop")) + tail + b"data: [DONE]\n\n")
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError, OSError):
                 self.close_connection = True
+
+        def _events(self, events: list[bytes]) -> None:
+            """A stream of named SSE events (Responses, Anthropic), then its end."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for ev in events:
+                    self._chunk(ev)
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError, OSError):
+                self.close_connection = True
+
+        def _spent(self, path: str, req: dict[str, Any], model: str, reply: Reply) -> bool:
+            """Answer a Responses or Anthropic request with its usage (only with a spend
+            scripted: tui.demo.fake_usage); True when answered."""
+            spend = provider.spend
+            if spend is None or not path.endswith(("/responses", "/messages")):
+                return False
+            msgs = path.endswith("/messages")
+            if req.get("stream"):
+                self._events(usage.messages_events(model, spend) if msgs else usage.responses_events(model, spend))
+            else:
+                self._send(200, usage.messages_body(model, spend) if msgs else usage.responses_body(model, spend),
+                           reply.headers)
+            return True
 
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
@@ -202,7 +235,8 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                 provider._record("POST", path, None, status)
                 self._send(status, body)
                 return
-            if path.endswith(("/chat/completions", "/responses", "/completions", "/embeddings")):
+            answers = ("/chat/completions", "/responses", "/completions", "/embeddings")
+            if path.endswith(answers + (("/messages",) if provider.spend is not None else ())):
                 try:
                     req = json.loads(raw or b"{}")
                     model = str(req.get("model") or "fake-model")
@@ -210,16 +244,23 @@ def _handler_for(provider: FakeProvider) -> type[BaseHTTPRequestHandler]:
                     req, model = {}, "fake-model"
                 reply = provider._chat(key) if key else unauthorized("missing_api_key")
                 provider._record("POST", path, key, reply.status)
+                spend = provider.spend
                 if reply.status >= 300:
                     self._send(reply.status, reply.body(model), reply.headers)
+                elif self._spent(path, req, model, reply):
+                    pass
                 elif path.endswith("/chat/completions") and req.get("stream"):
-                    self._stream(model)
+                    wants = spend is not None and usage.wants_usage_chunk(req, path)
+                    self._stream(model, _sse(usage.chat_usage_chunk(model, spend, path)) if wants else b"")
                 elif path.endswith("/embeddings"):
                     self._send(200, _embeddings(req, model), reply.headers)
                 elif path.endswith("/completions") and not path.endswith("/chat/completions"):
                     self._send(200, _completion(model), reply.headers)
                 else:
-                    self._send(reply.status, reply.body(model), reply.headers)
+                    body = reply.body(model)
+                    if spend is not None:
+                        body["usage"] = usage.chat_usage(spend, path)
+                    self._send(reply.status, body, reply.headers)
                 return
             provider._record("POST", path, key, 404)
             self._send(404, {"error": {"message": f"no route {path}"}})

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tui.demo.fake_usage import Spend
+
 # The rate-limit header dialects a quota can announce on every answer (spec/ratelimit-headers.md).
 DIALECTS = ("openai", "anthropic", "anthropic-unified")
 
@@ -148,6 +150,7 @@ class ProviderScript:
         self._usage: dict[str, tuple[int, Any]] = {}
         self._keyinfo: dict[str, tuple[int, Any]] = {}
         self._oauth: dict[str, tuple[int, dict[str, Any]]] = {}
+        self.spend: Spend | None = None     # every answer reports its usage (tui.demo.fake_usage)
         self._delays: dict[str, float] = {}
         self.log: list[tuple[str, str, str | None, int]] = []   # (method, path, key, status)
         self.arrivals: list[str] = []    # paths as requests arrive (before any delay)
@@ -300,7 +303,10 @@ def load_script(provider: ProviderScript, data: dict[str, Any], now: float | Non
                             "dialect": "openai"}},
          "usage": {"KEY": {"used_percent": 40}},
          "key_info": {"KEY": {"limit": 10, "limit_remaining": 3}},
-         "oauth": {"REFRESH": {"access_token": "...", "expires_in": 3600}}}
+         "oauth": {"REFRESH": {"access_token": "...", "expires_in": 3600}},
+         "spend": {"input": 1200, "cached": 800, "output": 300, "cost": 0.0125}}
+
+    ``spend`` (tui.demo.fake_usage.Spend) makes every answer report its usage in its dialect.
     """
     now = time.time() if now is None else now
     for key, replies in (data.get("keys") or {}).items():
@@ -316,6 +322,8 @@ def load_script(provider: ProviderScript, data: dict[str, Any], now: float | Non
     for key, k in (data.get("key_info") or {}).items():
         provider.key_info(key, limit=k.get("limit"), limit_remaining=k.get("limit_remaining"),
                           status=int(k.get("status", 200)))
+    if isinstance(data.get("spend"), dict):
+        provider.spend = Spend.from_json(data["spend"])
     for rt, o in (data.get("oauth") or {}).items():
         provider.oauth(rt, access_token=o.get("access_token"), new_refresh=o.get("refresh_token"),
                        expires_in=int(o.get("expires_in", 3600)), error=o.get("error"))

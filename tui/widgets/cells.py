@@ -59,6 +59,14 @@ WIDE: tuple[ColumnSpec, ...] = (
 # The headroom column (#21): the tightest window a provider reported, as a small bar, a
 # number and a word (tui.text.headroom); in the auto and wide layouts once a key has a reading.
 HEADROOM = ColumnSpec("headroom", "headroom", 14)
+# The spend column (#29): today's cost of each key (tui.widgets.table_spend); in the auto and
+# wide layouts once a key has a figure.
+SPEND = ColumnSpec("spend", "spend", 9)
+
+# The # column alone, uncut: what a mark change re-renders.
+POS = (ColumnSpec("pos", "#", 10**6),)
+# The columns a finding's note leads (narrow "code/reason", wide "reason"), uncut.
+NOTED = (ColumnSpec("error", "code/reason", 10**6), ColumnSpec("reason", "reason", 10**6))
 
 NEXT_MARK = "←"
 HEADER_MARK = "▾"
@@ -251,3 +259,12 @@ def header_cells(pv: PoolView, columns: Sequence[ColumnSpec]) -> list[str | Text
     """A pool's header row: a marker in the first cell, then the header words."""
     words = flow(header_tokens(pv), [c.width for c in columns[1:]])
     return [T(HEADER_MARK, HEADER_STYLE)] + [T(w, HEADER_STYLE) for w in words]
+
+
+def noted(cells: dict[str, tuple[str, str]], note: str) -> dict[str, tuple[str, str]]:
+    """The reason cells with *note* (a symbol and a word, never colour alone) in front."""
+    out = {}
+    for spec in NOTED:
+        text, style = cells.get(spec.key, (NULL, ""))
+        out[spec.key] = (note if text in ("", NULL) else f"{note} {text}", style)
+    return out

@@ -214,6 +214,16 @@ class CredentialTable(ScrollView, can_focus=True):
         self.rows.headroom.arm(self.set_timer, lambda: self._headroom(self.rows.headroom_due(
             self.countdowns.current())), now)
 
+    def set_spend(self, spend: Mapping[tuple[str, str], object] | None = None,
+                  over: Sequence[tuple[str, str]] | None = None) -> None:
+        """Show today's *spend* ((view pool key, id) -> table_spend.Spend) and the rows *over*
+        budget (either as before when None) in the spend column: only moved rows change."""
+        need = self.rows.spend.need
+        dirty = self.rows.set_spend(spend, over, self.countdowns.current())
+        if need != self.rows.spend.need:
+            self.relayout()     # the column comes with the first figure, and its width may move
+        self.refresh_rows(dirty)
+
     def materialize_visible(self) -> bool:
         """Format the deferred rows on screen (and under the cursor); True if any was."""
         keys = self._visible_keys()
@@ -236,7 +246,7 @@ class CredentialTable(ScrollView, can_focus=True):
         comes and goes with a filter or a reload must not move every column by one."""
         line = max(0, self.scrollable_content_region.width or self.size.width)
         total = max(0, self.size.width - self.styles.scrollbar_size_vertical)
-        natural = {**self.cells.natural(), "headroom": self.rows.headroom.need}
+        natural = {**self.cells.natural(), "headroom": self.rows.headroom.need, "spend": self.rows.spend.need}
         if self.column_layout.fit(total, natural, self.rows.fingerprint_need, line):
             self.virtual_size = Size(self.column_layout.used, self.rows.row_count + 1)
             self.refresh()

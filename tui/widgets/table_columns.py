@@ -14,7 +14,9 @@ Three layouts:
 The headroom column (the tightest window a provider reported, #21) joins the auto and wide
 layouts once any key has a reading, from 80 columns on; it is the first to give way: it
 shrinks before any other column (a shorter bar, then none) and goes first when the terminal
-is narrower than 80. Whatever the layout, columns keep one order (:data:`ORDER`). Spare cells go, in order, to
+is narrower than 80. The spend column (today's cost, #29) joins the same way once any key has
+a figure, as the auto layout's second extra (after the message), and gives way before the
+code/reason column does. Whatever the layout, columns keep one order (:data:`ORDER`). Spare cells go, in order, to
 the label and the key (up to their longest texts), the code/reason or reason column (up to
 the longest reason Hermes writes, :data:`REASON_WANT`, or the longest shown when that is
 longer), the source (up to its longest text), and the message column takes the rest. The set
@@ -28,7 +30,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from tui.text.format import NULL
-from tui.widgets.cells import HEADROOM, NARROW, WIDE, ColumnSpec
+from tui.widgets.cells import HEADROOM, NARROW, SPEND, WIDE, ColumnSpec
 
 PAD = 1  # blank cells on each side of a column
 
@@ -64,7 +66,7 @@ REASON_CAP = 60         # longer reasons are cut, however wide the terminal
 
 # The one order of every column, whichever are shown.
 ORDER: tuple[str, ...] = (
-    "pos", "label", "auth", "source", "status", "left", "headroom", "resets", "error", "code", "reason",
+    "pos", "label", "auth", "source", "status", "left", "headroom", "spend", "resets", "error", "code", "reason",
     "requests", "priority", "id", "message", "fingerprint",
 )
 _NARROW_KEYS = tuple(s.key for s in NARROW)
@@ -76,17 +78,19 @@ BASE: dict[str, ColumnSpec] = {
     "message": ColumnSpec("message", "message", 16),
     "error": ColumnSpec("error", "code/reason", 17),
     "headroom": HEADROOM,
+    "spend": SPEND,
     **{s.key: s for s in NARROW},
 }
 TITLES: dict[str, str] = {k: BASE[k].label for k in ORDER}
 # What the auto layout adds as the terminal widens, in this order.
-EXTRAS: tuple[str, ...] = ("message", "requests", "resets", "source", "priority", "id", "auth")
+EXTRAS: tuple[str, ...] = ("message", "spend", "requests", "resets", "source", "priority", "id", "auth")
 
 # Below the base widths (under 80 columns; the wide layout under 180), these give way
 # first, in order, down to these widths: the message and the source, then the label down
 # to ten, before the reason; the label's last cells go last.
 SHRINK: tuple[tuple[str, int], ...] = (
-    ("headroom", 6), ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8), ("label", 8),
+    ("headroom", 6), ("spend", 7), ("message", 10), ("source", 8), ("label", 10), ("error", 9), ("reason", 8),
+    ("label", 8),
 )
 FLOOR: dict[str, int] = {k: min(f for key, f in SHRINK if key == k) for k, _ in SHRINK}
 NATURAL, WANT, REST = "natural", "want", "rest"
@@ -94,6 +98,7 @@ NATURAL, WANT, REST = "natural", "want", "rest"
 # reason Hermes writes or the longest shown; all that is left) and up to how wide.
 GROW: tuple[tuple[str, str, int], ...] = (
     ("label", NATURAL, 40), ("fingerprint", NATURAL, 24), ("headroom", NATURAL, 22),
+    ("spend", NATURAL, 24),
     ("error", WANT, CODE_WIDTH + REASON_CAP),
     ("reason", WANT, REASON_CAP), ("source", NATURAL, 30), ("message", REST, 120),
 )
@@ -129,6 +134,11 @@ def has_readings(natural: dict[str, int]) -> bool:
     return natural.get("headroom", 0) > len(NULL)
 
 
+def has_spend(natural: dict[str, int]) -> bool:
+    """Whether any row's spend cell says more than ``—`` (the column is worth its cells)."""
+    return natural.get("spend", 0) > len(NULL)
+
+
 def growth(key: str, base: int, natural: dict[str, int]) -> int:
     """Cells a column of *base* width takes beyond it before the message gets any: up to
     its longest text (NATURAL), up to every Hermes reason (WANT); none for the rest."""
@@ -146,8 +156,9 @@ def columns_for(mode: str, chosen: Sequence[str], total: int,
     shown still has room for its longest text (or every Hermes reason) first."""
     natural = natural or {}
     if mode == WIDE_MODE:
-        return tuple(BASE[k] for k in ORDER if k in {s.key for s in WIDE} | {"headroom"}) \
-            if has_readings(natural) else WIDE
+        sides = {"headroom"} if has_readings(natural) else set()
+        sides |= {"spend"} if has_spend(natural) else set()
+        return tuple(BASE[k] for k in ORDER if k in {s.key for s in WIDE} | sides) if sides else WIDE
     if mode == CUSTOM:
         return tuple(BASE[k] for k in ORDER if k in {"pos", *chosen})
 
@@ -160,6 +171,8 @@ def columns_for(mode: str, chosen: Sequence[str], total: int,
         keys.add("headroom")
     used = sum(need(k) for k in keys)
     for key in EXTRAS:
+        if key == "spend" and not has_spend(natural):
+            continue    # a column of dashes is not worth its cells
         if used + need(key) > total:
             break   # in order: a wider terminal only ever adds columns
         keys.add(key)
@@ -179,7 +192,7 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
     minimum = minimum or {}
     out = {s.key: max(s.width, minimum.get(s.key, 0)) for s in specs}
     spare = total - sum(w + 2 * PAD for w in out.values())
-    for key in ("headroom", "label", "source", "message"):
+    for key in ("headroom", "spend", "label", "source", "message"):
         # First the cells no text needs (a label column wider than every label); not the
         # reason's: sized for Hermes's reasons, it must not move when one appears...
         if spare >= 0:

@@ -26,6 +26,7 @@ from tui.widgets.table_columns import PAD, title
 from tui.widgets.table_headers import Run, banner_text, pool_header, runs_line, runs_to_cells
 from tui.widgets.table_layout import ColumnLayout, cut_fingerprint
 from tui.widgets.table_rows import RowStore
+from tui.widgets.table_spend import fit as fit_spend
 
 COLLAPSED_MARK = "▸"
 HEADER = "credential-table--header"
@@ -94,7 +95,8 @@ class RowPainter:
         for spec, w in zip(specs, layout, strict=True):
             text = row.get(spec.key, (C.NULL, ""))[0]
             out.append(cut_fingerprint(text, w) if spec.key == "fingerprint"
-                       else fit_headroom(text, w) if spec.key == "headroom" else C.ellipsize(text, w))
+                       else fit_headroom(text, w) if spec.key == "headroom"
+                       else fit_spend(text, w) if spec.key == "spend" else C.ellipsize(text, w))
         return out
 
     def fold_mark(self, pool: str) -> str:

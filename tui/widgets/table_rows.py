@@ -19,25 +19,13 @@ from tui.widgets.rows import Entry, ProfileBanner, entries, header_key, mark_key
 from tui.widgets.table_cells import Cells, CellStore, estimate
 from tui.widgets.table_headroom import HeadroomCells
 from tui.widgets.table_layout import distinct_fingerprints
+from tui.widgets.table_spend import SpendCells
 
 # Every column either layout can show, uncut: widths are applied when painting.
-ALL = tuple({s.key: ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW, C.HEADROOM)}.values())
+ALL = tuple({s.key: ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW, C.HEADROOM, C.SPEND)}.values())
 ALL_KEYS = tuple(s.key for s in ALL)
-# The # column alone, uncut: what a mark change re-renders.
-POS = (ColumnSpec("pos", "#", 10**6),)
-# The columns a finding's note leads (narrow "code/reason", wide "reason"), uncut.
-NOTED = (ColumnSpec("error", "code/reason", 10**6), ColumnSpec("reason", "reason", 10**6))
 
 Shown = tuple[PoolView, tuple[str, str, bool], list[Entry]]   # view, (filter, sort, reversed), rows
-
-
-def noted(cells: Cells, note: str) -> Cells:
-    """The reason cells with *note* (a symbol and a word, never colour alone) in front."""
-    out = {}
-    for spec in NOTED:
-        text, style = cells.get(spec.key, (C.NULL, ""))
-        out[spec.key] = (note if text in ("", C.NULL) else f"{note} {text}", style)
-    return out
 
 
 @dataclass
@@ -72,6 +60,7 @@ class RowStore:
         self._screen_marks: dict[tuple[str, str], str] = {}
         self._notes: dict[tuple[str, str], str] = {}   # findings: "⚑ shared" before the reason
         self.headroom = HeadroomCells()                # the readings behind the headroom column
+        self.spend = SpendCells()                      # today's spend per row (#29)
 
     # ----------------------------------------------------------- queries
     @property
@@ -308,7 +297,7 @@ class RowStore:
                     in self._folded, None if c["ok"] or c["ready"] else e.pool.next_available_at)
         mk = mark_key(e)
         return (*C.signature(cv), self._marks.get(mk, ""), self._notes.get(mk, ""), fps.get(cv.key),
-                self.headroom.of(mk))
+                self.headroom.of(mk), self.spend.of(mk))
 
     def format_row(self, e: Entry, now: float, fps: dict) -> Cells:
         """A credential row's cells, uncut (a header's are poured in when painted)."""
@@ -319,8 +308,9 @@ class RowStore:
         out = dict(zip(ALL_KEYS, texts, strict=True))
         note = self._notes.get(mk)
         if note:
-            out.update(noted(out, note))
+            out.update(C.noted(out, note))
         out["headroom"] = self.headroom.cell(mk, e.cred.fingerprint, now)
+        out["spend"] = self.spend.cell(mk, self.headroom.of(mk), e.cred.fingerprint, now)
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
@@ -341,7 +331,7 @@ class RowStore:
         old, self._marks = self._marks, {**self._under, **self._screen_marks}
         dirty = []
         for key, e in self._moved(old, self._marks, now):
-            pos = C.credential_cells(e.cred, now, POS, self._marks.get(mark_key(e), ""))
+            pos = C.credential_cells(e.cred, now, C.POS, self._marks.get(mark_key(e), ""))
             self.cells.update_cell(key, "pos", (pos[0].plain, ""))
             dirty.append(key)
         return dirty
@@ -352,9 +342,9 @@ class RowStore:
         old, self._notes = self._notes, {k: v for k, v in notes.items() if v}
         dirty = []
         for key, e in self._moved(old, self._notes, now):
-            base = dict(zip((s.key for s in NOTED), C.cell_texts(e.cred, now, NOTED), strict=True))
+            base = dict(zip((s.key for s in C.NOTED), C.cell_texts(e.cred, now, C.NOTED), strict=True))
             note = self._notes.get(mark_key(e))
-            for col, value in (noted(base, note) if note else base).items():
+            for col, value in (C.noted(base, note) if note else base).items():
                 self.cells.update_cell(key, col, value)
             dirty.append(key)
         return dirty
@@ -362,26 +352,32 @@ class RowStore:
     def set_headroom(self, readings: Mapping[tuple[str, str], object], now: float) -> list[str]:
         """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
         column; return the formatted rows whose readings moved."""
-        return self._headroom_cells(self.headroom.set(readings, now, self._secrets(readings)), now)
+        return self._side_cells(self.headroom.set(readings, now, self._secrets(readings)), now)
 
     def headroom_due(self, now: float) -> list[str]:
         """Rows whose headroom text changed by itself (a reading gone stale); their keys."""
-        return self._headroom_cells(self.headroom.due(now, self._secrets(self.headroom.readings)), now)
+        return self._side_cells(self.headroom.due(now, self._secrets(self.headroom.readings)), now)
+
+    def set_spend(self, spend: Mapping | None, over: Sequence | None, now: float) -> list[str]:
+        """Show *spend* ((view pool key, id) -> table_spend.Spend) and the rows *over* budget
+        (either as before when None) in the spend column; return the formatted rows that moved."""
+        return self._side_cells(self.spend.set(spend, over), now)
 
     def _secrets(self, readings: Mapping[tuple[str, str], object]) -> dict[tuple[str, str], str | None]:
         """The secret each shown row with readings holds now ((view pool key, id) -> fingerprint)."""
         return {mk: e.cred.fingerprint for e in self._entries.values()
                 if e.cred is not None and (mk := mark_key(e)) in readings} if readings else {}
 
-    def _headroom_cells(self, moved: set[tuple[str, str]], now: float) -> list[str]:
-        if not moved:
-            return []
+    def _side_cells(self, moved: set[tuple[str, str]], now: float) -> list[str]:
+        """The headroom and spend cells of the *moved* rows, made again; the formatted ones' keys."""
         dirty = []
-        for key, e in self._entries.items():
-            if e.cred is not None and mark_key(e) in moved:
+        for key, e in self._entries.items() if moved else ():
+            if e.cred is not None and (mk := mark_key(e)) in moved:
                 self.cells.drop_signature(key)
                 if self.cells.formatted(key):
-                    self.cells.update_cell(key, "headroom", self.headroom.cell(mark_key(e), e.cred.fingerprint, now))
+                    fp = e.cred.fingerprint
+                    self.cells.update_cell(key, "headroom", self.headroom.cell(mk, fp, now))
+                    self.cells.update_cell(key, "spend", self.spend.cell(mk, self.headroom.of(mk), fp, now))
                     dirty.append(key)
         return dirty
 
