@@ -7,9 +7,13 @@ aiohttp, the monitor's Apprise and prometheus_client, the fleet's redis-py, the 
 ruamel), a view's that is not on screen, or loaded by the first use that needs it (the first
 lock, the first write, the first look at a proxy's status file after the first frame).
 
-Negative controls: the same probe, with one eager import of a module that pulls a heavy one
-in (as the status bar's watcher did with the proxy's stats, the lock module with filelock),
-sees it; and the probe's list is checked to name modules that exist.
+A verb's start-up (``hermes-admin list``) loads no event loop: ``asyncio`` is for the verbs
+that run one (the proxy, the monitor, the web console), not for every command.
+
+Negative controls: a copy of the tree with one cut undone (the status bar's watcher importing
+the proxy's reader at the top again, the crash module importing asyncio again) fails the
+check; the same probe after one eager import of a module that pulls a heavy one in sees it;
+and the probe's list is checked to name modules that exist.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from store.watch import inotify
+from tests.import_graph import copy_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,18 +62,59 @@ print(json.dumps(sorted(n for n in names if n in sys.modules)))
 """
 
 
-def loaded(extra: str = "") -> list[str]:
-    """The HEAVY modules in sys.modules of a fresh interpreter once the console's app is built."""
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(ROOT / ".no-home"), "XDG_CONFIG_HOME": str(ROOT / ".no-config")}
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(extra=extra, names=list(HEAVY))], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60, env=env)
+VERB_PROBE = """
+import json, sys
+from tui.cli import entry
+entry.build_parser(["list"]).parse_args(["list"])
+print(json.dumps(sorted(n for n in ("asyncio", "textual", "filelock", "store.fleet.keys") if n in sys.modules)))
+"""
+
+
+def _run(code: str, root: Path = ROOT) -> list[str]:
+    # The tree at *root* first on the path (a broken copy shadows the installed one); no
+    # keymap or settings of the machine's user.
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root), "HOME": str(root / ".no-home"),
+           "XDG_CONFIG_HOME": str(root / ".no-config")}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                          timeout=60, env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
+
+
+def loaded(extra: str = "", root: Path = ROOT) -> list[str]:
+    """The HEAVY modules in sys.modules of a fresh interpreter once the console's app is built."""
+    return _run(PROBE.format(extra=extra, names=list(HEAVY)), root)
+
+
+def _undo(tmp_path: Path, module: str, old: str, new: str) -> Path:
+    """A copy of the tree with *old* in *module* replaced by *new* (one cut undone)."""
+    root = copy_tree(ROOT, tmp_path / "tree")
+    path = root / module
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{module} no longer has {old!r}: update the control"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return root
 
 
 @pytest.mark.skipif(not inotify.available(), reason="the watchfiles backend imports watchfiles at start")
 def test_the_console_start_up_imports_nothing_heavy() -> None:
     assert loaded() == []
+
+
+def test_a_verbs_start_up_loads_no_event_loop() -> None:
+    assert _run(VERB_PROBE) == []
+
+
+def test_control_the_crash_module_importing_asyncio_again_is_seen(tmp_path: Path) -> None:
+    root = _undo(tmp_path, "store/redaction/crash.py", "import logging\n", "import asyncio\nimport logging\n")
+    assert "asyncio" in _run(VERB_PROBE, root)
+
+
+@pytest.mark.skipif(not inotify.available(), reason="the watchfiles backend imports watchfiles at start")
+def test_control_the_status_watch_importing_its_readers_again_is_seen(tmp_path: Path) -> None:
+    root = _undo(tmp_path, "screens/status_watch.py", "from store.paths import Home\n",
+                 "from store.paths import Home\nfrom tui.services import monitor_feed, proxy_feed  # noqa\n")
+    assert {"store.proxy.observing.stats", "store.agent.outcomes"} <= set(loaded(root=root))
 
 
 @pytest.mark.parametrize("eager, seen", [
