@@ -8,7 +8,10 @@ Start-up case (issue 28): the console's first paint of a home of 6 credentials a
 bench/baseline_app.py showing a static 6-row table, both spawned the same way in the same
 tmux (the project's python, modules compiled), interleaved, the median of 15 spawns each,
 with the CPU each process used until that paint beside the wall time (the steadier figure on a
-shared machine); goal: console / bare Textual <= 1.5x.
+shared machine); goal: console / bare Textual <= 1.5x. Then the start-up alone, without a
+terminal: the CPU ms of importing the console's entry and building its app (as
+``hermes-admin --home DIR`` does) against importing Textual and building the bare app, in
+fresh interpreters, interleaved (the figure least moved by the machine's load).
 
 Profiles case (issue 12): a root of 50 profiles x 10 credentials (``--root``) against one
 home of 500 credentials in 50 pools; goals: first paint <= 1.3x, write->screen p95 <= 1.2x,
@@ -37,6 +40,7 @@ import hashlib
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -265,6 +269,35 @@ def startup_case(tmp: Path, runs: int = 15) -> None:
           f" = {wall['console'] / wall['bare']:.2f}x (goal <= 1.5)")
     print(f"  CPU to first paint: console {cpu['console']:.2f} s, bare {cpu['bare']:.2f} s"
           f" = {cpu['console'] / cpu['bare']:.2f}x")
+    builds = {"console": [], "bare": []}
+    for _ in range(runs):
+        for name, code in (("console", _BUILD_CONSOLE), ("bare", _BUILD_BARE)):
+            out = subprocess.run([sys.executable, "-c", code, str(home.root)], cwd=ROOT, capture_output=True,
+                                 text=True, check=True, env=console_env)
+            builds[name].append(float(out.stdout))
+    ms = {k: statistics.median(v) for k, v in builds.items()}
+    print(f"  imports + app built, CPU: console {ms['console']:.0f} ms, bare {ms['bare']:.0f} ms"
+          f" = {ms['console'] / ms['bare']:.2f}x (medians of {runs}, fresh interpreters)")
+
+
+# What `hermes-admin --home DIR` does before its app runs, and the bare app's equivalent: each
+# prints the CPU ms its process spent on it.
+_BUILD_CONSOLE = """import sys, time
+c = time.process_time()
+from store.paths import Home
+from tui.cli import entry
+entry.build_parser(["--home", sys.argv[1]]).parse_args(["--home", sys.argv[1]])
+from tui.app.console import HermesAdminApp
+from tui.app.keymap import keymap_path
+HermesAdminApp(Home(sys.argv[1]), keymap_file=keymap_path())
+print((time.process_time() - c) * 1000)"""
+_BUILD_BARE = """import sys, time
+c = time.process_time()
+sys.argv[1:] = ["6"]
+sys.path.insert(0, "bench")
+import baseline_app
+baseline_app.Baseline()
+print((time.process_time() - c) * 1000)"""
 
 
 def compile_project() -> None:

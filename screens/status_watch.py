@@ -2,7 +2,11 @@
 
 Split from the proxy panel and the monitor view so the dashboard's first paint imports
 neither: each watcher reads its status file on a slow timer and opens its view (through the
-screen registry, :func:`screens.screen`) only when the operator asks for it.
+screen registry, :func:`screens.screen`) only when the operator asks for it. The status-file
+readers (``tui.services.proxy_feed``: the proxy's stats and its outcome vocabulary;
+``tui.services.monitor_feed``) are imported by the first look, which runs once the first
+frame is drawn (issue 28): until then the status bar says nothing of a proxy or a monitor,
+as it does when none runs, and never something false.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ from textual.timer import Timer
 
 from screens import screen
 from store.paths import Home
-from tui.services import monitor_feed, proxy_feed
 from tui.services.host import host
 
 PROXY_POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
@@ -42,6 +45,7 @@ class ProxyWatch:
         self.summary = ""               # "proxy :8645 · 12 req/min · primary", "" if none
         self.timer: Timer | None = None
         self.pace = 0.0
+        self.first = _AfterFirstFrame(screen)
 
     def pace_poll(self) -> None:
         """Start (or re-pace) the poll: each second while a proxy is live, else slowly."""
@@ -55,7 +59,13 @@ class ProxyWatch:
         self.timer = self.screen.set_interval(pace, self.poll, name="proxy-status")
 
     def poll(self) -> None:
-        """The status-bar summary of a proxy live on this home (its status file only)."""
+        """The status-bar summary of a proxy live on this home (its status file only).
+
+        Before the screen's first frame, the look is put off until that frame is drawn."""
+        if self.first.wait(self.poll):
+            return
+        from tui.services import proxy_feed
+
         st = proxy_feed.live_status(host(self.screen).home)
         line = proxy_feed.summary(st)
         over = {k: OVER_NOTE for k in proxy_feed.over_budget(st)}
@@ -69,6 +79,8 @@ class ProxyWatch:
             self.pace_poll()
 
     def open_panel(self) -> None:
+        from tui.services import proxy_feed
+
         home = host(self.screen).home
         if proxy_feed.live_status(home) is None:
             self.screen.notify(f"No proxy is running on this home. Start one: hermes-admin --home {home.root} proxy",
@@ -93,6 +105,7 @@ class MonitorWatch:
         self.summary = ""               # "monitor · 2 alerts, 1 critical", "" if none runs
         self.short = ""                 # "monitor · 2 alerts" (a narrow status bar)
         self.timer: Timer | None = None
+        self.first = _AfterFirstFrame(screen)
 
     def start(self, *, follow: bool = True) -> None:
         """Look now and, with *follow*, every MONITOR_FIND_SECONDS from now on."""
@@ -101,6 +114,11 @@ class MonitorWatch:
         self.poll()
 
     def poll(self) -> None:
+        """The status-bar words of a monitor on the home (put off until the first frame)."""
+        if self.first.wait(self.poll):
+            return
+        from tui.services import monitor_feed
+
         summary, short = monitor_feed.summary(monitor_feed.live_status(self.where()[0]))
         if (summary, short) != (self.summary, self.short):
             self.summary, self.short = summary, short
@@ -109,3 +127,21 @@ class MonitorWatch:
     def open_view(self) -> None:
         home, hint = self.where()
         host(self.screen).push_screen(screen("monitor")(home, start_hint=hint))
+
+
+
+class _AfterFirstFrame:
+    """The first look of a watcher waits for its screen's next refresh (the first frame, as
+    the dashboard asks on mount): a status file's reader is not worth holding the table for."""
+
+    def __init__(self, screen: Screen) -> None:
+        self.screen = screen
+        self.waited = False
+
+    def wait(self, look: Callable[[], None]) -> bool:
+        """True (and *look* scheduled after the next refresh) the first time only."""
+        if self.waited:
+            return False
+        self.waited = True
+        self.screen.call_after_refresh(look)
+        return True

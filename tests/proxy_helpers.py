@@ -1,5 +1,7 @@
 """A hermes-admin proxy in this process (its own event loop in a thread) on a temp home,
-in front of the loopback fake provider; shared by the proxy tests."""
+in front of the loopback fake provider; shared by the proxy tests. :func:`up` is the scripted
+upstream of one test as a fixture (a folder's conftest.py imports it), for the test files that put
+the proxy in front of one."""
 
 from __future__ import annotations
 
@@ -11,12 +13,23 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import pytest
+
 from store.paths import Home
 from store.proxy.edge.inbound import Gate
 from store.proxy.routing.chain import Chain
 from store.proxy.server import ProxyServer
 from tests.conftest import make_row, make_store, write_store
+from tests.proxy.upstream import ScriptedUpstream
 from tui.demo.fake_provider import FakeProvider
+
+
+@pytest.fixture
+def up() -> Iterator[ScriptedUpstream]:
+    """A scripted loopback upstream (tests.proxy.upstream) for one test, stopped after it."""
+    with ScriptedUpstream() as u:
+        yield u
+
 
 OR_KEYS = [f"sk-or-v1-proxytest-{i:030d}" for i in range(3)]
 NOUS_KEY = "sk-nous-proxytest-000000000000000000001"

@@ -16,14 +16,16 @@ an asyncio loop (a callback or task that raised).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from store.redaction.redact import Redactor, escape_controls
+
+if TYPE_CHECKING:   # a type only: every CLI verb imports this module, few run a loop (issue 28)
+    import asyncio
 
 RedactorOf = Callable[[], Redactor]
 

@@ -17,22 +17,26 @@ list the profiles again, for a root). For either backend, :func:`watch_tree`:
 Backends: :class:`InotifyTree` on Linux (it sleeps in ``poll()`` on the inotify descriptor
 and on a :class:`StopFlag`'s pipe: no wake-up while idle, and it tells a read-ahead of a
 burst while waiting it out), else :class:`WatchfilesTree` (portable: watchfiles' notifier,
-which polls every step). Nothing here writes.
+which polls every step). watchfiles is imported by the first :class:`WatchfilesTree` (module
+``__getattr__``): the inotify path never loads it, nor its anyio and multiprocessing (issue 28,
+start-up). Nothing here writes.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
-
-from watchfiles._rust_notify import RustNotify
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from store.watch import inotify
 from store.watch.read_ahead import ReadAhead
+
+if TYPE_CHECKING:
+    from watchfiles._rust_notify import RustNotify
 
 # A lone atomic replace is reported `STEP_MS` after it lands; a burst is grouped
 # for at most `DEBOUNCE_MS`, so a writer hammering the file cannot starve the view.
@@ -273,7 +277,18 @@ def rust_notify(path: Path, *, recursive: bool = False) -> RustNotify:
     Built directly (not through ``watchfiles.watch``) so a watch is armed before the first
     load is requested; tests/project/test_private_api.py guards the constructor.
     """
-    return RustNotify([str(path)], False, _force_polling(), 300, recursive, recursive)
+    notifier = sys.modules[__name__].RustNotify     # imported on first use (__getattr__)
+    return notifier([str(path)], False, _force_polling(), 300, recursive, recursive)
+
+
+def __getattr__(name: str) -> Any:
+    # ``RustNotify``: watchfiles' notifier, imported (and kept as a module global) when first asked.
+    if name == "RustNotify":
+        from watchfiles._rust_notify import RustNotify
+
+        globals()["RustNotify"] = RustNotify
+        return RustNotify
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _force_polling() -> bool:

@@ -33,7 +33,12 @@ ALLOWED_LOCAL = {"tui/cli/entry.py", "tui/cli/fleet.py", "tui/cli/proxy.py", "tu
                  "tui/app/console.py", "store/config/console_view.py",
                  # The spend column (issue 29): sqlite3 and the ledger's reader load on its first
                  # read, on a worker after the first paint.
-                 "tui/services/spend_feed.py"}
+                 "tui/services/spend_feed.py",
+                 # First paint, second round: the status bar's proxy and monitor readers load
+                 # with their first look, after the first frame; filelock with the first lock
+                 # (a reading console takes none); watchfiles only off the inotify path; the
+                 # fleet's URL parser only for a URL option on the command line.
+                 "screens/status_watch.py", "store/lock.py", "store/watch/loop.py", "tui/cli/boundary.py"}
 
 
 def _copy_tree(dest: Path) -> Path:

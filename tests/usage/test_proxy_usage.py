@@ -18,7 +18,7 @@ import pytest
 from store.usage.ledger import ledger_path
 from tests.cli.inprocess import run_main
 from tests.conftest import make_row, make_store, write_store
-from tests.proxy.upstream import ScriptedUpstream, http, stream
+from tests.proxy.upstream import http, stream
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy, wait_until
 
 pytestmark = pytest.mark.slow
@@ -27,12 +27,6 @@ SONNET = "claude-sonnet-4-5"
 ANT_KEY = "sk-ant-api03-usagetest-" + "U" * 40
 ANT_OAUTH = "sk-ant-oat01-usagetest-" + "O" * 40
 OAI_KEY = "sk-proj-usagetest-" + "P" * 40
-
-
-@pytest.fixture
-def up():
-    with ScriptedUpstream() as u:
-        yield u
 
 
 def _sse(data: object, event: str | None = None) -> bytes:

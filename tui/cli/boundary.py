@@ -24,7 +24,6 @@ import threading
 from typing import Callable, Sequence, TextIO
 
 from store.errors import HermesAdminError
-from store.fleet.keys import url_passwords
 from store.ops import textcheck
 from store.paths import resolve_home
 from store.profiles import root
@@ -41,6 +40,8 @@ URL_OPTIONS = ("--redis",)
 def _secret_value(option: str, value: str) -> list[str]:
     if option not in URL_OPTIONS:
         return [value]
+    from store.fleet.keys import url_passwords  # only for a URL option: the console's start-up skips it
+
     passwords = url_passwords(value)
     return [value, *passwords] if passwords else []
 
