@@ -71,7 +71,7 @@ GUARDS: dict[str, list[str]] = {
     "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_outside_exact.py",
                          "tests/store/test_stored_times.py"],
     # redaction
-    "store/redaction/redact.py": ["tests/store/test_hostile_redact.py", "tests/store/test_url_userinfo.py",
+    "store/redaction/redact.py": ["tests/store/test_redact_exact.py", "tests/store/test_hostile_redact.py", "tests/store/test_url_userinfo.py",
                                   "tests/store/test_home_secrets.py", "tests/store/test_auth_value_redaction.py",
                                   "tests/store/test_crash_text.py"],
     # the store's write path
@@ -80,7 +80,7 @@ GUARDS: dict[str, list[str]] = {
                              "tests/store/test_hostile_writes.py"],
     "store/ops/write.py": ["tests/store/test_write_exact.py", "tests/store/test_write_path.py",
                            "tests/store/test_audit_reads.py"],
-    "store/authfile.py": ["tests/store/test_rel_files.py", "tests/store/test_hostile_files.py",
+    "store/authfile.py": ["tests/store/test_authfile_exact.py", "tests/store/test_rel_files.py", "tests/store/test_hostile_files.py",
                           "tests/store/test_hostile_shape.py", "tests/store/test_one_helper.py",
                           "tests/store/test_own_files.py", "tests/store/test_linked_store.py",
                           "tests/store/test_write_exact.py"],
