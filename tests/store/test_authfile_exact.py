@@ -19,8 +19,20 @@ import pytest
 
 from store import authfile
 from store.authfile import (
-    RECOVERY_HINT, atomic_write_bytes, ensure_home, keep_aside, keep_backup, linked_store, load_json_bytes,
-    parse_store, permission_problems, read_store, refuse_linked, refuse_special, serialize, sweep_orphans,
+    RECOVERY_HINT,
+    atomic_write_bytes,
+    ensure_home,
+    keep_aside,
+    keep_backup,
+    linked_store,
+    load_json_bytes,
+    parse_store,
+    permission_problems,
+    read_store,
+    refuse_linked,
+    refuse_special,
+    serialize,
+    sweep_orphans,
 )
 from store.errors import LinkedStore, StoreUnreadable, WriteFailed
 from store.paths import TEMP_PREFIX, Home
@@ -400,15 +412,15 @@ def _temp(home: Home, name: str, age: float = 0.0) -> Path:
     return path
 
 
-def test_writer_dead_reads_the_first_all_digit_part() -> None:
-    dead = authfile._writer_dead
-    assert dead(f"{TEMP_PREFIX}auth.json.{DEAD_PID}.ab12.tmp")
-    assert dead(f"{TEMP_PREFIX}backup.{DEAD_PID}.123.tmp")
-    assert not dead(f"{TEMP_PREFIX}auth.json.{os.getpid()}.ab12.tmp")
-    assert not dead(f"{TEMP_PREFIX}auth.json.{os.getppid()}.ab12.tmp")
-    assert not dead(f"{TEMP_PREFIX}auth.json.x.0.tmp") and not dead(f"{TEMP_PREFIX}auth.json.tmp")
-    assert not dead(f"{TEMP_PREFIX}auth.json.ab.{DEAD_PID}")     # the last part is no pid
-    assert not dead(f"{TEMP_PREFIX}auth.json.\u0664\u0662.x.tmp")    # digits, not ASCII ones
+def test_a_fresh_temp_goes_only_when_the_pid_in_its_name_is_gone(tmp_home: Home) -> None:
+    """The pid is the first all-digit part before the suffix; no pid, ours, or a live one: kept."""
+    gone = [_temp(tmp_home, f"auth.json.{DEAD_PID}.ab12.tmp"), _temp(tmp_home, f"backup.{DEAD_PID}.123.tmp"),
+            _temp(tmp_home, f"auth.json.x.{DEAD_PID}.7.tmp")]
+    kept = [_temp(tmp_home, f"auth.json.{os.getpid()}.ab12.tmp"), _temp(tmp_home, f"a.{os.getppid()}.ab12.tmp"),
+            _temp(tmp_home, "auth.json.x.0.tmp"), _temp(tmp_home, "auth.json.tmp"),
+            _temp(tmp_home, "auth.json.\u0664\u0662.x.tmp")]          # digits, but not ASCII ones
+    assert sorted(sweep_orphans(tmp_home)) == sorted(gone)
+    assert all(p.exists() for p in kept) and not any(p.exists() for p in gone)
 
 
 def test_sweep_removes_stale_and_dead_writers_temps_only(tmp_home: Home) -> None:

@@ -18,8 +18,16 @@ from store.paths import Home
 from store.redaction import redact
 from store.redaction.fingerprints import fingerprint
 from store.redaction.redact import (
-    HomeSecrets, Redactor, config_data, escape_controls, for_home, from_parts, home_secrets, looks_like_key,
-    mask_auth_values, merged,
+    HomeSecrets,
+    Redactor,
+    config_data,
+    escape_controls,
+    for_home,
+    from_parts,
+    home_secrets,
+    looks_like_key,
+    mask_auth_values,
+    merged,
 )
 from tests.mutant import mutant
 
