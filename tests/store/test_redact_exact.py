@@ -385,3 +385,56 @@ def test_control_c1_escaped_as_c0_is_not_json() -> None:
     assert bad.escape_controls("\x85") == "\\x85"      # json.loads refuses \x escapes
     with pytest.raises(json.JSONDecodeError):
         json.loads(f'"{bad.escape_controls(chr(0x85))}"')
+
+
+# --- found by the mutation run: parts walked once, places kept apart, a config refused ----------
+
+def test_a_config_the_guard_refuses_holds_no_secret_and_breaks_nothing(tmp_home: Home) -> None:
+    tmp_home.auth.write_text(json.dumps({"credential_pool": {"p": [{"access_token": A}]}}))
+    tmp_home.config.write_text("a: " + "[" * 300 + "]" * 300 + "\napi_key: config-value-0001\n")
+    assert config_data(tmp_home) is None
+    assert home_secrets(tmp_home) == {A}
+
+
+def test_from_parts_follows_the_env_the_config_borrows() -> None:
+    got = from_parts({}, {"fallback": {"api_key": "config-value-0001", "key_env": "CFG"}}, {"CFG": B})
+    assert got._secrets == {"config-value-0001", B}
+
+
+def test_unchanged_parts_are_not_walked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    walked: list[object] = []
+    real = redact.walk_secrets
+
+    def counting(node: object, *rest: object) -> None:
+        walked.append(node)
+        real(node, *rest)
+    monkeypatch.setattr(redact, "walk_secrets", counting)
+    hs = HomeSecrets()
+    providers, config = {"nous": {"agent_key": A}}, {"x": {"api_key": B}}
+    assert hs.secrets({"providers": providers}, config, {}) == {A, B}
+    assert len(walked) == 2
+    walked.clear()
+    assert hs.secrets({"providers": providers}, config, {}) == {A, B}
+    assert walked == []
+    assert hs.secrets({"providers": providers}, {"x": {}}, {}) == {A}
+    assert walked == [{"x": {}}]
+
+
+def test_a_pool_that_turns_from_a_value_into_a_list_is_read() -> None:
+    hs = HomeSecrets()
+    assert hs.secrets({"credential_pool": {"p": {"access_token": A}}}, None, {}) == {A}
+    assert hs.secrets(_doc({"id": "aaaaaa", "access_token": B}), None, {}) == {B}
+
+
+def test_a_token_removed_in_place_is_no_longer_a_secret() -> None:
+    hs = HomeSecrets()
+    rows = [{"id": "aaaaaa", "access_token": A}, {"id": "bbbbbb", "access_token": B}]
+    assert hs.secrets(_doc(*rows), None, {}) == {A, B}
+    rows[0] = {"id": "aaaaaa"}
+    assert hs.secrets(_doc(*rows), None, {}) == {B}
+
+
+def test_a_top_level_section_named_like_a_pool_keeps_both() -> None:
+    doc = {"credential_pool": {"nous": [{"id": "aaaaaa", "access_token": A}]},
+           "providers": {"nous": {"access_token": B}}}
+    assert HomeSecrets().secrets(doc, None, {}) == {A, B}
