@@ -375,6 +375,49 @@ def test_move_clamps_the_position() -> None:
     assert [(r["id"], r["priority"]) for r in rows] == [("a", 0), ("b", 1), ("c", 2)]
 
 
+def test_only_live_row_is_a_bool_and_never_a_dead_or_absent_row() -> None:
+    a, dead = cooling("a"), row("d", 1, last_status="dead")
+    assert policy.is_only_live_row(a, [a, dead]) is True
+    assert policy.is_only_live_row(a, [dead]) is False                    # not in the pool
+    assert policy.is_only_live_row(dead, [dead]) is False                 # a dead row is no live row
+    assert policy.is_only_live_row(a, iter([dead, a])) is True
+
+
+def test_clear_elapsed_nulls_an_error_that_was_set() -> None:
+    a = cooling("a", age=200, last_error_reason="rate_limit", last_error_message="slow down",
+                last_error_reset_at=NOW - 10)
+    assert policy.clear_elapsed([a, row("z", 9)], NOW) == [a]
+    assert {f: a[f] for f in STATUS} == {**{f: None for f in STATUS}, "last_status": "ok"}
+
+
+def test_available_uses_the_ttls_it_is_given() -> None:
+    a = cooling("a", age=100)
+    assert policy.available([a, row("z", 9)], NOW, Ttls(rate_limit_429=50))[0] is a
+    assert a not in policy.available([a, row("z", 9)], NOW)
+
+
+def test_pick_beyond_the_first_row_keeps_model_known_and_order() -> None:
+    a = row("a", request_count=0, model_cooldowns={"m": NOW + 50})
+    b, c = row("b", 1, request_count=3), row("c", 2, request_count=1)
+    assert policy.pick([a, b, c], "least_used", NOW, model="m") is c
+    assert policy.pick([a, b, c], "least_used", NOW, model="other") is a
+    known = {id(c): policy.Effective("cooling", NOW + 9, 9.0)}
+    assert policy.pick([a, b, c], "least_used", NOW, model="m", known=known) is b
+
+    class Last(random.Random):
+        def choice(self, seq):  # type: ignore[override]
+            return seq[-1]
+    x, y = row("x", 5), row("y", 1)
+    assert policy.pick([x, y], "random", NOW, rng=Last(), ordered=True) is y
+    assert policy.pick([x, y], "random", NOW, rng=Last()) is x
+
+
+def test_pick_counts_a_row_without_leases_as_none_taken() -> None:
+    rows = [row("a"), row("b", 1), row("c", 2)]
+    assert policy.pick(rows, "fill_first", NOW, leases={"b": 0}, lease_cap=1)["id"] == "a"
+    assert policy.pick(rows, "fill_first", NOW, leases={"a": 1, "c": 0}, lease_cap=1)["id"] == "b"
+
+
 def test_control_the_admin_cap_without_the_only_row_check() -> None:
     bad = policy_mutant("not is_billing(row) and is_only_live_row(row, pool_rows):", "not is_billing(row):")
     a = cooling("a", age=10, last_error_reset_at=NOW + 3000)
