@@ -438,3 +438,9 @@ def test_a_top_level_section_named_like_a_pool_keeps_both() -> None:
     doc = {"credential_pool": {"nous": [{"id": "aaaaaa", "access_token": A}]},
            "providers": {"nous": {"access_token": B}}}
     assert HomeSecrets().secrets(doc, None, {}) == {A, B}
+
+
+def test_a_config_whose_reference_becomes_a_key_of_that_text_is_read_again() -> None:
+    hs = HomeSecrets()
+    assert hs.secrets({}, {"x": {"key_env": "value-0001-xyz"}}, {}) == set()
+    assert hs.secrets({}, {"x": {"api_key": "value-0001-xyz"}}, {}) == {"value-0001-xyz"}
