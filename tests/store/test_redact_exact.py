@@ -444,3 +444,21 @@ def test_a_config_whose_reference_becomes_a_key_of_that_text_is_read_again() -> 
     hs = HomeSecrets()
     assert hs.secrets({}, {"x": {"key_env": "value-0001-xyz"}}, {}) == set()
     assert hs.secrets({}, {"x": {"api_key": "value-0001-xyz"}}, {}) == {"value-0001-xyz"}
+
+
+def _nest(levels: int, leaf: dict) -> dict:
+    for _ in range(levels):
+        leaf = {"n": leaf}
+    return leaf
+
+
+def test_each_part_is_walked_as_deep_as_a_whole_walk_goes() -> None:
+    """HomeSecrets equals from_parts at the walk's depth limit too (64 levels, then nothing)."""
+    for levels in (63, 64, 65):
+        config = _nest(levels, {"api_key": "deep-config-0001"})
+        top = _nest(levels - 1, {"agent_key": "deep-top-0002"})
+        row = _nest(levels - 3, {"access_token": "deep-row-0003"})
+        doc = {"providers": top, "credential_pool": {"p": [row]}}
+        assert HomeSecrets().secrets(doc, config, {}) == from_parts(doc, config, {})._secrets, levels
+    assert from_parts({}, _nest(64, {"api_key": "deep-config-0001"}), {})._secrets == {"deep-config-0001"}
+    assert from_parts({}, _nest(65, {"api_key": "deep-config-0001"}), {})._secrets == set()
