@@ -243,9 +243,15 @@ def test_atomic_write_syncs_file_and_folder_unless_told_not_to(tmp_path: Path,
 def test_atomic_write_sets_the_owner_and_shrugs_off_a_refusal(tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     owners: list[tuple[int, int]] = []
-    monkeypatch.setattr(authfile.os, "fchown", lambda fd, uid, gid: owners.append((uid, gid)))
+    real = os.fchown
+
+    def spy(fd: int, uid: int, gid: int) -> None:
+        real(fd, uid, gid)                  # the temp file's own descriptor, or this raises
+        owners.append((uid, gid))
+    monkeypatch.setattr(authfile.os, "fchown", spy)
     atomic_write_bytes(tmp_path / "a", b"x", owner=(os.getuid(), os.getgid()))
     assert owners == [(os.getuid(), os.getgid())]
+    assert (os.stat(tmp_path / "a").st_uid, os.stat(tmp_path / "a").st_gid) == (os.getuid(), os.getgid())
     atomic_write_bytes(tmp_path / "b", b"x")
     assert len(owners) == 1
 
@@ -448,6 +454,22 @@ def test_sweep_never_removes_the_live_store_or_backup(tmp_home: Home) -> None:
     assert sweep_orphans(tmp_home) == [] and store.exists() and backup.exists()
 
 
+def test_sweep_by_age_defaults_to_a_minute(tmp_home: Home) -> None:
+    old = _temp(tmp_home, f"auth.json.{os.getpid()}.a.tmp", age=60.5)
+    young = _temp(tmp_home, f"auth.json.{os.getpid()}.b.tmp", age=59.5)
+    assert sweep_orphans(tmp_home) == [old] and young.exists()
+
+
+def test_sweep_goes_on_past_the_live_store(tmp_home: Home) -> None:
+    temps = [_temp(tmp_home, f"auth.json.{DEAD_PID}.{n}.tmp", age=120) for n in range(8)]
+    os.symlink(temps[0], tmp_home.auth)
+    first = next(e.path for e in os.scandir(tmp_home.root) if e.name.startswith(TEMP_PREFIX))
+    os.unlink(tmp_home.auth)
+    os.symlink(first, tmp_home.auth)        # the live store is the first temp the sweep meets
+    assert sorted(sweep_orphans(tmp_home)) == sorted(t for t in temps if str(t) != first)
+    assert Path(first).exists()
+
+
 def test_sweep_of_a_missing_home_removes_nothing(tmp_path: Path) -> None:
     assert sweep_orphans(Home(tmp_path / "nope")) == []
 
@@ -465,6 +487,9 @@ def test_ensure_home_makes_it_0700_and_leaves_an_existing_one(tmp_path: Path) ->
 
 def test_permission_problems_name_each_file_others_can_read(tmp_home: Home) -> None:
     assert permission_problems(tmp_home) == []
+    tmp_home.backup.write_bytes(GOOD)
+    os.chmod(tmp_home.backup, 0o644)          # no auth.json: the backup is still looked at
+    assert permission_problems(tmp_home) == [f"{tmp_home.backup}: mode 0644 lets other users read it (want 0600)"]
     tmp_home.auth.write_bytes(GOOD)
     tmp_home.backup.write_bytes(GOOD)
     os.chmod(tmp_home.auth, 0o600)
