@@ -63,7 +63,8 @@ GUARDS: dict[str, list[str]] = {
     # alerts
     "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
-    "store/monitor/conditions.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_conditions_exact.py"],
+    "store/monitor/conditions.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_conditions_exact.py",
+                                    "tests/monitor/test_linked_condition_exact.py"],
     # steering
     "store/proxy/routing/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
