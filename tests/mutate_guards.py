@@ -64,7 +64,7 @@ GUARDS: dict[str, list[str]] = {
     "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
     "store/monitor/conditions.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_conditions_exact.py",
-                                    "tests/monitor/test_linked_condition_exact.py"],
+                                    "tests/monitor/test_conditions_gaps_exact.py"],
     # steering
     "store/proxy/routing/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
@@ -72,7 +72,8 @@ GUARDS: dict[str, list[str]] = {
     "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_outside_exact.py",
                          "tests/store/test_stored_times.py"],
     # redaction
-    "store/redaction/redact.py": ["tests/store/test_redact_exact.py", "tests/store/test_hostile_redact.py", "tests/store/test_url_userinfo.py",
+    "store/redaction/redact.py": ["tests/store/test_redact_exact.py", "tests/store/test_hostile_redact.py",
+                                  "tests/store/test_url_userinfo.py",
                                   "tests/store/test_home_secrets.py", "tests/store/test_auth_value_redaction.py",
                                   "tests/store/test_crash_text.py"],
     # the store's write path
@@ -81,7 +82,8 @@ GUARDS: dict[str, list[str]] = {
                              "tests/store/test_hostile_writes.py"],
     "store/ops/write.py": ["tests/store/test_write_exact.py", "tests/store/test_write_path.py",
                            "tests/store/test_audit_reads.py"],
-    "store/authfile.py": ["tests/store/test_authfile_exact.py", "tests/store/test_rel_files.py", "tests/store/test_hostile_files.py",
+    "store/authfile.py": ["tests/store/test_authfile_exact.py", "tests/store/test_rel_files.py",
+                          "tests/store/test_hostile_files.py",
                           "tests/store/test_hostile_shape.py", "tests/store/test_one_helper.py",
                           "tests/store/test_own_files.py", "tests/store/test_linked_store.py",
                           "tests/store/test_write_exact.py"],
