@@ -118,7 +118,9 @@ def test_read_store_of_a_missing_file_is_an_empty_snapshot(tmp_home: Home) -> No
 
 def test_read_store_keeps_the_bytes_and_their_mtime(tmp_home: Home) -> None:
     tmp_home.auth.write_bytes(GOOD)
+    before = time.time()
     snap = read_store(tmp_home)
+    assert snap.path == tmp_home.auth and before <= snap.read_at <= time.time()
     assert snap.doc == {"providers": {}, "credential_pool": {}} and snap.raw == GOOD and snap.exists
     assert snap.mtime_ns == os.stat(tmp_home.auth).st_mtime_ns
 
@@ -325,6 +327,17 @@ def test_keep_aside_names_each_copy_and_never_overwrites(tmp_path: Path, frozen:
     assert (second.name, third.name) == (f"auth.json.replaced-{frozen}-2", f"auth.json.replaced-{frozen}-3")
     assert [p.read_bytes() for p in (first, second, third)] == [b"one", b"two", b"three"]
     assert {_mode(p) for p in (first, second, third)} == {0o600}
+
+
+def test_keep_aside_creates_its_copy_private_from_the_first_instant(tmp_path: Path, frozen: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not only chmod-ed after: a copy of every key is never open to others, even briefly."""
+    monkeypatch.setattr(authfile.os, "fchmod", lambda fd, mode: None)
+    old = os.umask(0o022)
+    try:
+        assert _mode(keep_aside(tmp_path, "s", b"x")) == 0o600
+    finally:
+        os.umask(old)
 
 
 def test_keep_aside_steps_past_a_planted_link(tmp_path: Path, frozen: str) -> None:
