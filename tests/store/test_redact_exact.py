@@ -63,8 +63,7 @@ def test_mask_auth_values_each_word(text: str, shown: str) -> None:
 def test_each_word_alone_opens_the_mask() -> None:
     """The quick pre-check must let through text naming any one of the four words."""
     for text in ("authorization: zzzzzzzz12", "x-api-key=zzzzzzzz12", "bearer zzzzzzzz12", "basic zzzzzzzz12"):
-        assert mask_auth_values(text).endswith("…zz12") or mask_auth_values(text).endswith("…"), text
-        assert "zzzzzzzz12" not in mask_auth_values(text), text
+        assert mask_auth_values(text) == text.replace("zzzzzzzz12", "…"), text
 
 
 # --- register, looks_like_key -----------------------------------------------------------------
