@@ -418,6 +418,34 @@ def test_pick_counts_a_row_without_leases_as_none_taken() -> None:
     assert policy.pick(rows, "fill_first", NOW, leases={"a": 1, "c": 0}, lease_cap=1)["id"] == "b"
 
 
+def test_the_admin_cap_on_a_reset_uses_the_configured_ttls() -> None:
+    a = cooling("a", age=10, last_error_reset_at=NOW + 3000)
+    assert policy.until(a, [a], NOW, Ttls(only_row_cap=30, told=ADMIN.told)) == NOW - 10 + 30
+    assert policy.until(a, [a], NOW, Ttls(rate_limit_429=20, told=ADMIN.told)) == NOW - 10 + 20
+
+
+def test_a_bench_before_the_reset_is_skipped_and_the_next_model_still_read() -> None:
+    r = row("a", status_cleared_at=NOW - 50, model_cooldowns={"old": NOW + 60, "new": NOW + 70},
+            model_cooldown_observed_at={"old": NOW - 60, "new": NOW - 40})
+    assert policy.model_benches(r, NOW) == {"new": NOW + 70}
+
+
+def test_an_ok_row_without_benches_still_shows_its_data_error() -> None:
+    r = row("a", last_error_reset_at="junk")
+    eff = policy.effective(r, [r], NOW)
+    assert (eff.status, eff.model_benches) == ("ok", {})
+    assert eff.data_error == "last_error_reset_at 'junk' is not a usable time; Hermes ignores it"
+    assert policy.effective(row("b"), [], NOW).data_error is None
+
+
+def test_a_cooldown_ending_off_the_calendar_is_a_data_error() -> None:
+    last = times.LATEST_SHOWN - 100         # 100 s before the last time shown (9999-12-30)
+    r = row("a", last_status="exhausted", last_status_at=last, last_error_code=429)
+    eff = policy.effective(r, [r, row("z", 9)], last)
+    assert eff.status == "cooling" and eff.available_at == last + 3600
+    assert eff.data_error is not None and "the cooldown's end" in eff.data_error
+
+
 def test_control_the_admin_cap_without_the_only_row_check() -> None:
     bad = policy_mutant("not is_billing(row) and is_only_live_row(row, pool_rows):", "not is_billing(row):")
     a = cooling("a", age=10, last_error_reset_at=NOW + 3000)
