@@ -227,14 +227,15 @@ def test_home_secrets_reads_store_with_a_bom_config_and_borrowed_env(tmp_home: H
 
 
 @pytest.mark.parametrize("auth, config", [
-    (b"{not json", "api_key: [unclosed\n"),
-    (b"\xff\xfe{}", "api_key: \xff\n"),
-    (b"[" * 100_000, "a: &x [1]\nb: *x\n" * 2),
+    (b'{"providers": {"x": {"access_token": "store-token-0001"}}', b"api_key: config-value-0001\nbad: [unclosed\n"),
+    (b'{"providers": {"x": {"access_token": "store-token-0001\xff"}}}', b"api_key: config-value-0001\xff\n"),
+    (b"[" * 100_000, b"api_key: config-value-0001\na: " + b"[" * 300 + b"]" * 300 + b"\n"),
 ])
-def test_an_unreadable_file_holds_no_secret_it_can_show(tmp_home: Home, auth: bytes, config: str) -> None:
+def test_an_unreadable_file_holds_no_secret_it_can_show(tmp_home: Home, auth: bytes, config: bytes) -> None:
+    """Broken JSON, bad UTF-8, nesting past the guards: no crash, and nothing half-read."""
     _home(tmp_home, auth=auth, env="PLAIN=not-a-secret-04\n")
-    tmp_home.config.write_bytes(config.encode("utf-8", "surrogateescape") if "\xff" not in config
-                                else config.encode("latin-1"))
+    tmp_home.config.write_bytes(config)
+    assert config_data(tmp_home) is None
     assert home_secrets(tmp_home) == set()
 
 
