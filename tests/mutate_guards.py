@@ -51,9 +51,10 @@ GUARDS: dict[str, list[str]] = {
     # eligibility and selection
     "store/proxy/routing/eligibility.py": ["tests/proxy/test_eligibility_exact.py", "tests/proxy/test_no_key_reason.py",
                                    "tests/proxy/test_look_again.py", "tests/proxy/test_proxy_select.py",
-                                   "tests/proxy/test_proxy_chain.py"],
+                                   "tests/proxy/test_proxy_chain.py", "tests/budgets/test_budget_filter.py"],
     "store/proxy/routing/picks.py": ["tests/proxy/test_picks_exact.py", "tests/proxy/test_proxy_select.py",
-                             "tests/proxy/test_proxy_chain.py"],
+                             "tests/proxy/test_proxy_chain.py", "tests/pacing/test_prefer.py",
+                             "tests/affinity/test_pins.py"],
     "store/pools/least_used.py": ["tests/store/test_least_used_exact.py", "tests/store/test_policy_exact.py",
                                   "tests/agent"],
     # undo and history
