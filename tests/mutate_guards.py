@@ -51,9 +51,10 @@ GUARDS: dict[str, list[str]] = {
     # eligibility and selection
     "store/proxy/routing/eligibility.py": ["tests/proxy/test_eligibility_exact.py", "tests/proxy/test_no_key_reason.py",
                                    "tests/proxy/test_look_again.py", "tests/proxy/test_proxy_select.py",
-                                   "tests/proxy/test_proxy_chain.py"],
+                                   "tests/proxy/test_proxy_chain.py", "tests/budgets/test_budget_filter.py"],
     "store/proxy/routing/picks.py": ["tests/proxy/test_picks_exact.py", "tests/proxy/test_proxy_select.py",
-                             "tests/proxy/test_proxy_chain.py", "tests/affinity/test_pins.py"],
+                             "tests/proxy/test_proxy_chain.py", "tests/pacing/test_prefer.py",
+                             "tests/affinity/test_pins.py"],
     "store/pools/least_used.py": ["tests/store/test_least_used_exact.py", "tests/store/test_policy_exact.py",
                                   "tests/agent"],
     # undo and history
@@ -63,7 +64,8 @@ GUARDS: dict[str, list[str]] = {
     # alerts
     "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
-    "store/monitor/conditions.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_conditions_exact.py"],
+    "store/monitor/conditions.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_conditions_exact.py",
+                                    "tests/monitor/test_conditions_gaps_exact.py"],
     # steering
     "store/proxy/routing/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
@@ -71,7 +73,8 @@ GUARDS: dict[str, list[str]] = {
     "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_outside_exact.py",
                          "tests/store/test_stored_times.py"],
     # redaction
-    "store/redaction/redact.py": ["tests/store/test_hostile_redact.py", "tests/store/test_url_userinfo.py",
+    "store/redaction/redact.py": ["tests/store/test_redact_exact.py", "tests/store/test_hostile_redact.py",
+                                  "tests/store/test_url_userinfo.py",
                                   "tests/store/test_home_secrets.py", "tests/store/test_auth_value_redaction.py",
                                   "tests/store/test_crash_text.py"],
     # the store's write path
@@ -80,7 +83,8 @@ GUARDS: dict[str, list[str]] = {
                              "tests/store/test_hostile_writes.py"],
     "store/ops/write.py": ["tests/store/test_write_exact.py", "tests/store/test_write_path.py",
                            "tests/store/test_audit_reads.py"],
-    "store/authfile.py": ["tests/store/test_rel_files.py", "tests/store/test_hostile_files.py",
+    "store/authfile.py": ["tests/store/test_authfile_exact.py", "tests/store/test_rel_files.py",
+                          "tests/store/test_hostile_files.py",
                           "tests/store/test_hostile_shape.py", "tests/store/test_one_helper.py",
                           "tests/store/test_own_files.py", "tests/store/test_linked_store.py",
                           "tests/store/test_write_exact.py"],

@@ -8,11 +8,13 @@ documented behaviour (spec sections 4-6).
 from __future__ import annotations
 
 import random
+import types
 
 import pytest
 
-from store.pools import policy, times
+from store.pools import generations, policy, times
 from store.pools.policy import Ttls
+from tests.mutant import mutant
 
 NOW = 1_800_000_000.0
 STATUS = ("last_status", "last_status_at", "last_error_code", "last_error_reason",
@@ -213,3 +215,247 @@ def test_renumber_and_move() -> None:
     assert [(r["id"], r["priority"]) for r in rows] == [("b", 0), ("a", 1), ("c", 2)]
     policy.move(rows, rows[2], 0)
     assert [(r["id"], r["priority"]) for r in rows] == [("c", 0), ("b", 1), ("a", 2)]
+
+
+# --- the admin-era rules, told or not (spec section 4, docs/compatibility.md) ------------------
+
+ADMIN = Ttls(told=generations.Told(generations.ADMIN))
+OLDEST = Ttls(told=generations.Told(generations.OLDEST))
+
+
+def test_a_billing_bench_cleared_after_it_was_set_is_over_in_the_admin_era() -> None:
+    cleared = cooling("a", code=402, status_cleared_at=NOW - 50)
+    pool = [cleared, row("z", 9)]
+    assert policy.until(cleared, pool, NOW, ADMIN) is None
+    assert policy.until(cleared, pool, NOW) == NOW - 100 + 3600          # untold: the bench stands
+    before = cooling("b", code=402, status_cleared_at=NOW - 100)          # cleared at the bench: stands
+    assert policy.until(before, [before, row("z", 9)], NOW, ADMIN) == NOW - 100 + 3600
+    rate = cooling("c", status_cleared_at=NOW - 50)                        # not billing: stands
+    assert policy.until(rate, [rate, row("z", 9)], NOW, ADMIN) == NOW - 100 + 3600
+    assert policy.effective(cleared, pool, NOW, ADMIN).status == "ready"
+
+
+def test_the_only_live_row_caps_a_provider_reset_in_the_admin_era() -> None:
+    a = cooling("a", age=10, last_error_reset_at=NOW + 3000)
+    dead = row("d", 1, last_status="dead")
+    assert policy.until(a, [a, dead], NOW, ADMIN) == NOW - 10 + 60
+    assert policy.until(a, [a, dead], NOW) == NOW + 3000                    # untold: the reset
+    assert policy.until(a, [a, row("b", 1), dead], NOW, ADMIN) == NOW + 3000  # another live row
+    soon = cooling("s", age=10, last_error_reset_at=NOW + 20)
+    assert policy.until(soon, [soon], NOW, ADMIN) == NOW + 20               # the earlier of the two
+    billing = cooling("p", age=10, code=402, last_error_reset_at=NOW + 3000)
+    assert policy.until(billing, [billing], NOW, ADMIN) == NOW + 3000       # billing is not capped
+    no_at = row("n", last_status="exhausted", last_error_code=429, last_error_reset_at=NOW + 3000)
+    assert policy.until(no_at, [no_at], NOW, ADMIN) == NOW + 3000
+
+
+def test_until_without_a_bench_time() -> None:
+    a = row("a", last_status="exhausted", last_error_code=429)
+    assert policy.until(a, [a], NOW) is None
+    assert policy.until(row("b", last_status="ok"), [], NOW) is None
+    assert policy.until(row("c", last_status="dead"), [], NOW) == float("inf")
+
+
+def test_ttl_for_the_entitlement_billing_unverified_and_only_row_lines() -> None:
+    ent = row("a", last_error_code=403, failure_reason="entitlement")
+    assert policy.ttl_for(ent, False, ADMIN) == generations.ENTITLEMENT_TTL == 172800.0
+    assert policy.ttl_for(ent, False) == 3600.0
+    assert policy.ttl_for(ent, False, Ttls(entitlement=7, told=ADMIN.told)) == 7.0
+    unverified = row("b", last_error_code=429, failure_reason="billing_unverified")
+    assert policy.ttl_for(unverified, False) == 60.0
+    assert policy.ttl_for(unverified, False, Ttls(billing_unverified=9000, rate_limit_429=100)) == 100.0
+    assert policy.ttl_for(row("c", last_error_code=402, failure_reason="billing_unverified"), False) == 3600.0
+    assert policy.ttl_for(row("d", last_error_code=429), True) == 60.0
+    assert policy.ttl_for(row("d", last_error_code=429), True, Ttls(only_row_cap=9000, rate_limit_429=100)) == 100.0
+    assert policy.ttl_for(row("d", last_error_code=429), True, OLDEST) == 3600.0   # 0.19: no cap
+    assert policy.ttl_for(row("e", last_error_code=402), True) == 3600.0            # billing: no cap
+    assert policy.ttl_for(row("f", last_error_code=401), True) == 300.0             # 401 before the cap
+    assert policy.ttl_for(row("g", last_error_code="429"), False) == 3600.0 and policy.ttl_for(
+        row("g", last_error_code="429"), True) == 60.0
+
+
+def test_until_of_the_only_row_uses_the_cap() -> None:
+    a = cooling("a", age=10)
+    assert policy.until(a, [a, row("d", 1, last_status="dead")], NOW) == NOW - 10 + 60
+    assert policy.until(a, [a, row("b", 1)], NOW) == NOW - 10 + 3600
+
+
+def test_has_available_counts_model_benches_only_before_the_admin_era() -> None:
+    benched = [row("a", model_cooldowns={"m": NOW + 50}), cooling("b", 1)]
+    assert not policy.has_available(benched, NOW)
+    assert policy.has_available(benched, NOW, ADMIN)
+    assert policy.has_available(iter([row("c")]), NOW)
+    assert not policy.has_available([cooling("a", age=10), cooling("b", 1, age=10)], NOW, Ttls(rate_limit_429=50))
+    assert policy.has_available([cooling("a", age=10), cooling("b", 1, age=100)], NOW, Ttls(rate_limit_429=50))
+
+
+def test_usable_for_a_model() -> None:
+    eff = policy.Effective("ok", None, None, {"m": NOW + 5})
+    assert eff.usable and eff.usable_for("other") and not eff.usable_for("m") and not eff.usable_for(None)
+    assert policy.Effective("ready", None, None).usable_for(None)
+    for status in ("cooling", "dead"):
+        assert not policy.Effective(status, None, None).usable_for("other")
+
+
+def test_bench_reset_never_ends_before_the_floor() -> None:
+    assert policy.BENCH_FLOOR == 5.0
+    assert policy.bench_reset(None, NOW) is None
+    assert policy.bench_reset(NOW - 100, NOW) == NOW + 5
+    assert policy.bench_reset(NOW + 5, NOW) == NOW + 5
+    assert policy.bench_reset(NOW + 5.5, NOW) == NOW + 5.5
+
+
+def test_ttls_from_mapping_reads_the_entitlement_line() -> None:
+    assert Ttls.from_mapping({"entitlement": 5}) == Ttls(entitlement=5.0)
+    assert Ttls.from_mapping({"only_row": 1, "billing_unverified": 2}) == Ttls(only_row_cap=1.0, billing_unverified=2.0)
+
+
+def test_terminal_auth_failure_needs_a_401() -> None:
+    assert policy.terminal_auth_failure(401, " token_revoked")
+    assert not policy.terminal_auth_failure(403, "token_revoked")
+    assert not policy.terminal_auth_failure(401, None) and not policy.terminal_auth_failure(None, "invalid_grant")
+
+
+def test_available_takes_what_a_view_already_knows() -> None:
+    a, b = row("a"), row("b", 1)
+    known = {id(a): policy.Effective("cooling", NOW + 9, 9.0)}
+    assert policy.available([b, a], NOW, known=known) == [b]
+    assert policy.available([b, a], NOW) == [a, b]
+    assert policy.pick([a, b], "fill_first", NOW, known=known) is b
+
+
+def test_pick_ordered_keeps_the_order_it_is_given() -> None:
+    a, b = row("a", 5), row("b", 1)
+    assert policy.pick([a, b], "fill_first", NOW, ordered=True) is a
+    assert policy.pick([a, b], "fill_first", NOW) is b
+    assert policy.pick([a, b], "least_used", NOW, ordered=True) is b      # ties by priority still
+
+
+def test_pick_at_the_lease_cap_ties_by_priority() -> None:
+    rows = [row("a", 2), row("b", 0), row("c", 1)]
+    assert policy.pick(rows, "least_used", NOW, leases={}, lease_cap=1)["id"] == "b"
+    assert policy.pick(rows, "least_used", NOW, leases={"b": 1, "c": 1, "a": 1}, lease_cap=1)["id"] == "b"
+
+
+def test_select_passes_strategy_weigh_and_rng_to_pick() -> None:
+    rows = [row("a", request_count=5), row("b", 1, request_count=1), row("c", 2, request_count=3)]
+    assert policy.select(rows, "least_used", NOW)["id"] == "b"
+    rows = [row("a", request_count=5), row("b", 1, request_count=1), row("c", 2, request_count=3)]
+    weigh = {"a": 0.9, "b": 0.1, "c": 0.5}
+    assert policy.select(rows, "least_used", NOW, weigh=lambda r: weigh[r["id"]])["id"] == "a"
+
+    class Last(random.Random):
+        def choice(self, seq):  # type: ignore[override]
+            return seq[-1]
+    rows = [row("a"), row("b", 1), row("c", 2)]
+    assert policy.select(rows, "random", NOW, rng=Last())["id"] == "c"
+    assert policy.select(rows, "random", NOW)["id"] in {"a", "b", "c"}      # no rng: its own
+
+
+def test_round_robin_with_one_usable_row_leaves_the_order() -> None:
+    rows = [row("a", 3), cooling("b", 5), row("c", 9, last_status="dead")]
+    assert policy.select(rows, "round_robin", NOW)["id"] == "a"
+    assert [(r["id"], r["priority"]) for r in rows] == [("a", 3), ("b", 5), ("c", 9)]
+
+
+def test_reset_of_a_row_without_benches_and_manual_cooldown_over_an_error() -> None:
+    a = row("a")
+    policy.reset(a, NOW)
+    assert a == {**row("a"), "status_cleared_at": NOW}
+    b = cooling("b")
+    policy.manual_cooldown(b, NOW + 60, NOW)
+    assert b["last_error_code"] is None and b["last_error_reason"] == "manual_cooldown"
+
+
+def test_move_clamps_the_position() -> None:
+    rows = [row("a", 0), row("b", 1), row("c", 2)]
+    policy.move(rows, rows[0], 99)
+    assert [(r["id"], r["priority"]) for r in rows] == [("b", 0), ("c", 1), ("a", 2)]
+    policy.move(rows, rows[2], -4)
+    assert [(r["id"], r["priority"]) for r in rows] == [("a", 0), ("b", 1), ("c", 2)]
+
+
+def test_only_live_row_is_a_bool_and_never_a_dead_or_absent_row() -> None:
+    a, dead = cooling("a"), row("d", 1, last_status="dead")
+    assert policy.is_only_live_row(a, [a, dead]) is True
+    assert policy.is_only_live_row(a, [dead]) is False                    # not in the pool
+    assert policy.is_only_live_row(dead, [dead]) is False                 # a dead row is no live row
+    assert policy.is_only_live_row(a, iter([dead, a])) is True
+
+
+def test_clear_elapsed_nulls_an_error_that_was_set() -> None:
+    a = cooling("a", age=200, last_error_reason="rate_limit", last_error_message="slow down",
+                last_error_reset_at=NOW - 10)
+    assert policy.clear_elapsed([a, row("z", 9)], NOW) == [a]
+    assert {f: a[f] for f in STATUS} == {**{f: None for f in STATUS}, "last_status": "ok"}
+
+
+def test_available_uses_the_ttls_it_is_given() -> None:
+    a = cooling("a", age=100)
+    assert policy.available([a, row("z", 9)], NOW, Ttls(rate_limit_429=50))[0] is a
+    assert a not in policy.available([a, row("z", 9)], NOW)
+
+
+def test_pick_beyond_the_first_row_keeps_model_known_and_order() -> None:
+    a = row("a", request_count=0, model_cooldowns={"m": NOW + 50})
+    b, c = row("b", 1, request_count=3), row("c", 2, request_count=1)
+    assert policy.pick([a, b, c], "least_used", NOW, model="m") is c
+    assert policy.pick([a, b, c], "least_used", NOW, model="other") is a
+    known = {id(c): policy.Effective("cooling", NOW + 9, 9.0)}
+    assert policy.pick([a, b, c], "least_used", NOW, model="m", known=known) is b
+
+    class Last(random.Random):
+        def choice(self, seq):  # type: ignore[override]
+            return seq[-1]
+    x, y = row("x", 5), row("y", 1)
+    assert policy.pick([x, y], "random", NOW, rng=Last(), ordered=True) is y
+    assert policy.pick([x, y], "random", NOW, rng=Last()) is x
+
+
+def test_pick_counts_a_row_without_leases_as_none_taken() -> None:
+    rows = [row("a"), row("b", 1), row("c", 2)]
+    assert policy.pick(rows, "fill_first", NOW, leases={"b": 0}, lease_cap=1)["id"] == "a"
+    assert policy.pick(rows, "fill_first", NOW, leases={"a": 1, "c": 0}, lease_cap=1)["id"] == "b"
+
+
+def test_the_admin_cap_on_a_reset_uses_the_configured_ttls() -> None:
+    a = cooling("a", age=10, last_error_reset_at=NOW + 3000)
+    assert policy.until(a, [a], NOW, Ttls(only_row_cap=30, told=ADMIN.told)) == NOW - 10 + 30
+    assert policy.until(a, [a], NOW, Ttls(rate_limit_429=20, told=ADMIN.told)) == NOW - 10 + 20
+
+
+def test_a_bench_before_the_reset_is_skipped_and_the_next_model_still_read() -> None:
+    r = row("a", status_cleared_at=NOW - 50, model_cooldowns={"old": NOW + 60, "new": NOW + 70},
+            model_cooldown_observed_at={"old": NOW - 60, "new": NOW - 40})
+    assert policy.model_benches(r, NOW) == {"new": NOW + 70}
+
+
+def test_an_ok_row_without_benches_still_shows_its_data_error() -> None:
+    r = row("a", last_error_reset_at="junk")
+    eff = policy.effective(r, [r], NOW)
+    assert (eff.status, eff.model_benches) == ("ok", {})
+    assert eff.data_error == "last_error_reset_at 'junk' is not a usable time; Hermes ignores it"
+    assert policy.effective(row("b"), [], NOW).data_error is None
+
+
+def test_a_cooldown_ending_off_the_calendar_is_a_data_error() -> None:
+    last = times.LATEST_SHOWN - 100         # 100 s before the last time shown (9999-12-30)
+    r = row("a", last_status="exhausted", last_status_at=last, last_error_code=429)
+    eff = policy.effective(r, [r, row("z", 9)], last)
+    assert eff.status == "cooling" and eff.available_at == last + 3600
+    assert eff.data_error is not None and "the cooldown's end" in eff.data_error
+
+
+def test_control_the_admin_cap_without_the_only_row_check() -> None:
+    bad = policy_mutant("not is_billing(row) and is_only_live_row(row, pool_rows):", "not is_billing(row):")
+    a = cooling("a", age=10, last_error_reset_at=NOW + 3000)
+    assert bad.until(a, [a, row("b", 1)], NOW, ADMIN) == NOW - 10 + 60      # the reset is lost
+
+
+def test_control_has_available_ignoring_the_generation() -> None:
+    bad = policy_mutant("e.usable if ttls.told.admin else e.usable_for(None)", "e.usable_for(None)")
+    assert not bad.has_available([row("a", model_cooldowns={"m": NOW + 50})], NOW, ADMIN)
+
+
+def policy_mutant(old: str, new: str) -> types.ModuleType:
+    return mutant("store.pools.policy", old, new)
