@@ -52,6 +52,7 @@ async def test_panel_shows_a_real_proxy_on_fallback(tmp_home: Home) -> None:
                                headers={"Authorization": f"Bearer {CLIENT_KEY}"},
                                json={"model": "m", "messages": [{"role": "user", "content": "hi"}]})
                 assert r.status_code == 200 and r.headers["x-hermes-pool"] == "nous"
+            p.settled()         # the last answer's bookkeeping runs after its bytes
             p.server._write_status()
             st = proxy_feed.live_status(tmp_home)
             assert st is not None and st["requests_total"] > 0 and st["active"] == "nous"

@@ -87,6 +87,7 @@ async def test_the_panel_steers_a_real_proxy_and_lists_its_requests(tmp_home: Ho
             fake.script(k, rate_limited(retry_after=600))
         with running_proxy(tmp_home) as p:
             assert served_by(p.url) == "nous" and served_by(p.url) == "nous"
+            p.settled()         # the second request's log line is written after its bytes
             p.server._write_status()
             app = app_for(tmp_home)
             async with app.run_test(size=SIZE) as pilot:

@@ -56,6 +56,7 @@ def held_request(tmp_home, up) -> tuple[float, float, float]:
         got = sdk(p).chat.completions.with_raw_response.create(**MSG)
         answered = time.time()
         assert got.http_response.status_code == 200
+        p.settled()                           # the log line is written after the answer's bytes
         log = p.server.requests
         total = log.lines[-1][7]
         share = log.added.sum / total
