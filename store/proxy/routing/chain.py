@@ -67,7 +67,7 @@ class Chain:
         self.headroom = HeadroomGate(home, clock, enabled=headroom, notice=log.warning)
         self.runtime = AgentRuntime(home, primary, clock=clock, env=env, refresh_hook=refresh_hook,
                                     verdict_fn=verdict_fn, restore_interval=restore_interval, lock_timeout=lock_timeout,
-                                    config_loader=config_loader, headroom=self.headroom.room)
+                                    config_loader=config_loader, headroom=self.headroom.room, usage=False)
         self.env = self.runtime.env
         self.rng = _random.Random()
         self.lock_timeout = lock_timeout
