@@ -50,7 +50,8 @@ GUARDS: dict[str, list[str]] = {
                               "tests/store/test_policy_exact.py", "tests/store/test_policy_newest_hermes.py"],
     # eligibility and selection
     # (+ the budget filter and cache tests (#29) and proxy.prefer's (#30): in process, on a Chain)
-    "store/proxy/routing/eligibility.py": ["tests/proxy/test_eligibility_exact.py", "tests/proxy/test_no_key_reason.py",
+    "store/proxy/routing/eligibility.py": ["tests/proxy/test_eligibility_exact.py",
+                                   "tests/proxy/test_eligibility_budget_exact.py", "tests/proxy/test_no_key_reason.py",
                                    "tests/proxy/test_look_again.py", "tests/proxy/test_proxy_select.py",
                                    "tests/proxy/test_proxy_chain.py", "tests/budgets/test_budget_filter.py",
                                    "tests/budgets/test_budget_cache.py", "tests/pacing/test_prefer.py"],
