@@ -6,8 +6,8 @@ and its "held" flag are never read exactly. These pin what a plausible slip ther
 change: the row's request count (counted once, from its own count), the held flag (a row
 left out by *keep*, or benched for the model asked for, and nothing else), the third flag
 (a pin or a preference moves nothing: False), the first of repeated ids, the row lists a
-filtered round-robin pick rotates (the model-benched list too), and the fingerprint a
-preference reads a key's windows by. Negative controls: the last tests make such slips
+filtered round-robin pick rotates (the model-benched list too), the sort a numbered pool
+skips, and the fingerprint a preference reads a key's windows by. Negative controls: the last tests make such slips
 (``tests/mutant.py``) and see these checks fail.
 """
 
@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import pytest
 
 from store.dialects.readings import Reading
+from store.pools import policy
 from store.pools.view import row_fingerprint
 from store.proxy.routing import picks
 from store.proxy.routing.picks import Usable, choose
@@ -173,6 +174,26 @@ def test_rotated_moves_the_row_in_the_model_benched_list_too():
     assert [r["id"] for r in usable.every] == ["a", "c", "d", "b"]
     # the next request for m2 walks the rotated order: a first, then c (benched for m1 only)
     assert choose(usable, rows, random.Random(1), "m2", lambda r: r["id"] != "a")[0] is c
+
+
+def test_a_pool_numbered_by_the_last_move_is_not_sorted_again(monkeypatch):
+    """The speed-up this round's kept lists exist for: once a round-robin move numbered the
+    pool's rows, later moves (on the kept list, or on a filtered pick's copy) skip the sort."""
+    rows = [_row(x, i) for i, x in enumerate("abcd")]
+    usable = _usable("round_robin", *rows)
+    pool = list(rows)
+    sorts = []
+    real = policy.renumber
+    monkeypatch.setattr(policy, "renumber", lambda rs: sorts.append(len(rs)) or real(rs))
+    assert choose(usable, pool, random.Random(1), None, None)[0]["id"] == "a"
+    assert sorts == [4] and usable.numbered
+    assert choose(usable, pool, random.Random(1), None, None)[0]["id"] == "b"
+    chosen, _held, reordered = choose(usable, pool, random.Random(1), None, lambda r: r["id"] != "c")
+    assert chosen["id"] == "d" and reordered and usable.numbered
+    picks.rotated(usable, chosen)
+    assert [r["id"] for r in pool] == ["c", "a", "b", "d"] == [r["id"] for r in usable.rows]
+    assert [r["priority"] for r in pool] == [0, 1, 2, 3]
+    assert sorts == [4]                          # sorted once, by the first move only
 
 
 # --- Hermes's move: a priority that does not place the row --------------------------------------------
