@@ -49,12 +49,17 @@ GUARDS: dict[str, list[str]] = {
     "store/pools/policy.py": ["tests/store/test_policy.py", "tests/store/test_policy_ttls.py",
                               "tests/store/test_policy_exact.py", "tests/store/test_policy_newest_hermes.py"],
     # eligibility and selection
-    "store/proxy/routing/eligibility.py": ["tests/proxy/test_eligibility_exact.py", "tests/proxy/test_no_key_reason.py",
+    # (+ the budget filter and cache tests (#29) and proxy.prefer's (#30): in process, on a Chain)
+    "store/proxy/routing/eligibility.py": ["tests/proxy/test_eligibility_exact.py",
+                                   "tests/proxy/test_eligibility_budget_exact.py", "tests/proxy/test_no_key_reason.py",
                                    "tests/proxy/test_look_again.py", "tests/proxy/test_proxy_select.py",
-                                   "tests/proxy/test_proxy_chain.py", "tests/budgets/test_budget_filter.py"],
-    "store/proxy/routing/picks.py": ["tests/proxy/test_picks_exact.py", "tests/proxy/test_proxy_select.py",
-                             "tests/proxy/test_proxy_chain.py", "tests/pacing/test_prefer.py",
-                             "tests/affinity/test_pins.py"],
+                                   "tests/proxy/test_proxy_chain.py", "tests/budgets/test_budget_filter.py",
+                                   "tests/budgets/test_budget_cache.py", "tests/pacing/test_prefer.py"],
+    "store/proxy/routing/picks.py": ["tests/proxy/test_picks_exact.py", "tests/proxy/test_picks_pin_prefer_exact.py",
+                             "tests/proxy/test_proxy_select.py",
+                             "tests/proxy/test_proxy_chain.py", "tests/affinity/test_pins.py",
+                             "tests/budgets/test_budget_cache.py", "tests/budgets/test_budget_filter.py",
+                             "tests/pacing/test_prefer.py"],
     "store/pools/least_used.py": ["tests/store/test_least_used_exact.py", "tests/store/test_policy_exact.py",
                                   "tests/agent"],
     # undo and history
