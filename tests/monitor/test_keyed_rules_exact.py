@@ -45,6 +45,12 @@ def _rules(at: float = 0.8) -> R.Rules:
     return R.Rules({**base.rules, R.BUDGET: R.Rule(R.BUDGET, threshold=at)}, 0.3, 1, "test rules")
 
 
+def _of_key_a(key: str, fp: str, title: str, text: str) -> dict:
+    """What an alert about key ``a`` (``main``) of ``openrouter`` delivers."""
+    return {"key": key, "rule": key.split("/")[0], "severity": "warning", "profile": "default", "pool": "openrouter",
+            "id": "a", "label": "main", "fingerprint": fp, "title": title, "text": text}
+
+
 def _budget(rules: R.Rules) -> Evaluation:
     sample, _fps = _sample_of()
     ev = Evaluation()
@@ -59,18 +65,14 @@ def test_budget_conditions_to_the_word() -> None:
     got = {k: c.to_json() for k, c in ev.conditions.items()}
     assert list(got) == ["budget/default/openrouter/a/cap-5h", "budget/default/openrouter/a/day",
                          "budget/default/gone/pool/day"]
-    assert got["budget/default/openrouter/a/cap-5h"] == {
-        "key": "budget/default/openrouter/a/cap-5h", "rule": "budget", "severity": "warning", "profile": "default",
-        "pool": "openrouter", "id": "a", "label": "main", "fingerprint": fps["a"],
-        "title": f"{who} at 90% of its 5h cap",
-        "text": f"{who} has used 90% of its 5h window (anthropic-unified), 90% of the 100% cap hermes-admin.yaml "
-                "sets (this rule alerts at 80%); the window resets 2027-01-15 09:00:00 UTC."}
-    assert got["budget/default/openrouter/a/day"] == {
-        "key": "budget/default/openrouter/a/day", "rule": "budget", "severity": "warning", "profile": "default",
-        "pool": "openrouter", "id": "a", "label": "main", "fingerprint": fps["a"],
-        "title": f"{who} at 85% of its day budget",
-        "text": f"{who} spent $1.70 of its day budget of $2.00 (85%; this rule alerts at 80%); the day starts "
-                "again 2027-01-16 00:00:00 UTC."}
+    assert got["budget/default/openrouter/a/cap-5h"] == _of_key_a(
+        "budget/default/openrouter/a/cap-5h", fps["a"], f"{who} at 90% of its 5h cap",
+        f"{who} has used 90% of its 5h window (anthropic-unified), 90% of the 100% cap hermes-admin.yaml "
+                "sets (this rule alerts at 80%); the window resets 2027-01-15 09:00:00 UTC.")
+    assert got["budget/default/openrouter/a/day"] == _of_key_a(
+        "budget/default/openrouter/a/day", fps["a"], f"{who} at 85% of its day budget",
+        f"{who} spent $1.70 of its day budget of $2.00 (85%; this rule alerts at 80%); the day starts "
+                "again 2027-01-16 00:00:00 UTC.")
     assert got["budget/default/gone/pool/day"] == {
         "key": "budget/default/gone/pool/day", "rule": "budget", "severity": "warning", "profile": "default",
         "pool": "gone", "id": None, "label": None, "fingerprint": None,
@@ -99,13 +101,11 @@ def test_burn_rate_to_the_word() -> None:
     burn.add(ev, sample, R.defaults(), history, NOW)
     who = f"default/openrouter #1 main ({fps['a']})"
     (cond,) = ev.conditions.values()
-    assert cond.to_json() == {
-        "key": "burn_rate/default/openrouter/a/5h", "rule": "burn_rate", "severity": "warning", "profile": "default",
-        "pool": "openrouter", "id": "a", "label": "main", "fingerprint": fps["a"],
-        "title": f"{who}: its 5h window runs out in 6m 53s",
-        "text": f"{who}: 90% of the 5h window used (anthropic-unified), growing 81.4% an hour: it runs out in 6m 53s "
+    assert cond.to_json() == _of_key_a(
+        "burn_rate/default/openrouter/a/5h", fps["a"], f"{who}: its 5h window runs out in 6m 53s",
+        f"{who}: 90% of the 5h window used (anthropic-unified), growing 81.4% an hour: it runs out in 6m 53s "
                 "(2027-01-15 08:06:52 UTC); the window resets 2027-01-15 09:00:00 UTC, within the 2h this rule "
-                "allows."}
+                "allows.")
 
 
 @pytest.mark.parametrize("off", ["disabled", "narrowed"])
