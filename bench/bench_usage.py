@@ -8,7 +8,10 @@
    are measured in ``--rounds`` interleaved rounds (each first, second and last in turn; a
    shared machine's load changes between two measurements); each round gives each proxy's
    ratio to that round's passthrough, printed as the median of the rounds with their
-   min-max. Goal: ledger on within 1.05x of ledger off, as ratios to the passthrough.
+   min-max: p50 latency at concurrency 1 and 16, and each process's CPU time per request
+   (read from /proc: the ledger's writer thread counted; the machine's other load moves it
+   far less than a latency). Goal: ledger on within 1.05x of ledger off, as ratios to the
+   passthrough.
 2. ``hermes-admin usage --since 30d --json`` over a ledger of ``--requests`` requests on
    ``--keys`` keys, in a home whose auth.json holds those keys (their labels in the JSON,
    their secrets in the output's redactor): in-process (the verb's own code, its JSON
@@ -68,11 +71,21 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool) -> tuple[subp
     return proc, line.split()[3]
 
 
-def latency(url: str, seconds: float) -> dict[str, float]:
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system) process *pid* has used so far, every thread counted."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def latency(url: str, pid: int, seconds: float) -> dict[str, float]:
+    """p50 latencies at concurrency 1 and 16, and the target's CPU microseconds per request
+    over both (its own process's CPU time: the machine's other load barely moves it)."""
+    cpu = cpu_seconds(pid)
     c1 = bp.run_load(url, bp.KEYS[0], 1, count=int(400 * seconds / 3) or 100)
     c16 = bp.run_load(url, bp.KEYS[0], 16, seconds=seconds)
+    served = len(c1["latencies"]) + len(c16["latencies"])
     return {"c1_p50": bp.pct(c1["latencies"], 50), "c16_p50": bp.pct(c16["latencies"], 50),
-            "errors": c1["errors"] + c16["errors"]}
+            "cpu_us": (cpu_seconds(pid) - cpu) / max(1, served) * 1e6, "errors": c1["errors"] + c16["errors"]}
 
 
 def spread(values: list[float]) -> str:
@@ -92,6 +105,7 @@ def proxy_part(seconds: float, rounds: int) -> None:
         off, off_url = start_proxy(tmp, upstream, "off", False)
         procs += [on, off]
         targets = {"bare": bare_url, "ledger-on": on_url, "ledger-off": off_url}
+        pids = {"bare": bare.pid, "ledger-on": on.pid, "ledger-off": off.pid}
         for url in targets.values():
             bp.run_load(url, bp.KEYS[0], 16, seconds=1.0)       # warm up
         runs: dict[str, list[dict]] = {k: [] for k in targets}
@@ -99,14 +113,14 @@ def proxy_part(seconds: float, rounds: int) -> None:
         for r in range(rounds):
             order = names[r % 3:] + names[:r % 3]               # each target first, second and last in turn
             for name in order if r % 2 == 0 else reversed(order):
-                runs[name].append(latency(targets[name], seconds))
+                runs[name].append(latency(targets[name], pids[name], seconds))
         got = {k: {f: statistics.median(x[f] for x in v) for f in v[0]} for k, v in runs.items()}
         print(f"1. proxy latency, {rounds} interleaved rounds (load {os.getloadavg()[0]:.2f}); medians:")
         for name, g in got.items():
             print(f"   {name:11} c1 p50 {g['c1_p50']:.3f} ms   c16 p50 {g['c16_p50']:.3f} ms   "
-                  f"errors {sum(x['errors'] for x in runs[name]):.0f}")
+                  f"CPU {g['cpu_us']:.0f} us/request   errors {sum(x['errors'] for x in runs[name]):.0f}")
         print("   per round, each as a ratio to the bare passthrough of the same round: median (min-max)")
-        for fig in ("c1_p50", "c16_p50"):
+        for fig in ("c1_p50", "c16_p50", "cpu_us"):
             on_r = [o[fig] / b[fig] for o, b in zip(runs["ledger-on"], runs["bare"], strict=True)]
             off_r = [o[fig] / b[fig] for o, b in zip(runs["ledger-off"], runs["bare"], strict=True)]
             both = [a / b for a, b in zip(on_r, off_r, strict=True)]
@@ -261,8 +275,9 @@ def ledger_part(n: int, keys: int, rounds: int) -> None:
               + (" (goal <= 1.5x)" if fast != "rollups" else " (what the verb adds to its own SQL)"))
     print(f"   the verb counted {total:,} requests")
     print(f"3. ledger size: {size / 1e6:.1f} MB for {n:,} requests = {size / n * 1e6 / 1e6:.1f} MB per million; "
-          f"the ledger's writer took {written:,} of them at {written / took:,.0f} rows/s with their hourly "
-          f"roll-ups (the rest made by SQLite itself)")
+          f"the ledger's writer took {written:,} of them at {written / took:,.0f} rows/s "
+          f"({took / written * 1e6:.0f} us a row, on its own thread) with their hourly roll-ups "
+          f"(the rest made by SQLite itself)")
     for p in tmp.rglob("*"):
         if p.is_file():
             p.unlink()
