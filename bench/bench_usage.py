@@ -202,12 +202,13 @@ SQL_HOURLY = ("SELECT pool, row_id, sum(requests), sum(input_tokens), sum(output
 
 def bench_home(home: Path, keys: int) -> None:
     """auth.json of the ledger's *keys* (their labels in the verb's JSON, their secrets in the
-    output's redactor), as a home whose proxy kept that ledger has."""
+    output's redactor, each with a tail of its own as real keys have), as a home whose proxy
+    kept that ledger has."""
     pools: dict[str, list[dict]] = {}
     for k in range(keys):
         pools.setdefault(f"pool{k % 7}", []).append(
             {"id": f"k{k:04d}", "label": f"bench key {k}", "auth_type": "api_key", "priority": k // 7,
-             "source": "manual", "access_token": f"sk-or-v1-{k:04d}{'0123456789abcdef' * 4}",
+             "source": "manual", "access_token": f"sk-or-v1-{'0123456789abcdef' * 4}{k:04d}",
              "last_status": None, "request_count": 0})
     (home / "auth.json").write_text(json.dumps({"version": 1, "providers": {}, "credential_pool": pools}))
     (home / "auth.json").chmod(0o600)
