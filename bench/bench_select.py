@@ -31,26 +31,13 @@ if "--tree" in sys.argv:
     sys.path.insert(0, sys.argv[sys.argv.index("--tree") + 1])
 sys.path.insert(1 if "--tree" in sys.argv else 0, str(ROOT))
 
-from store.paths import Home  # noqa: E402
+from bench.pool_home import chain_of  # noqa: E402
 from store.pools import policy  # noqa: E402
 from store.proxy.routing.affinity import Conversation  # noqa: E402
 from store.proxy.routing.chain import Chain  # noqa: E402
 from store.proxy.routing.protocols import OPENAI, Want  # noqa: E402
-from tests.conftest import make_row, make_store, write_store  # noqa: E402
 
 STRATEGIES = ("fill_first", "round_robin")
-
-
-def chain_of(root: Path, rows: int, strategy: str) -> Chain:
-    home = Home(root)
-    write_store(home, make_store({"openrouter": [
-        make_row(f"or{i:04d}", token=f"sk-or-v1-bench-{i:032d}", priority=i, base_url="http://127.0.0.1:9/api/v1")
-        for i in range(rows)]}))
-    home.config.write_text("model:\n  provider: openrouter\n  default: m\n"
-                           f"credential_pool_strategies:\n  openrouter: {strategy}\n")
-    chain = Chain(home, "openrouter", env={})
-    chain.load()
-    return chain
 
 
 def body(i: int) -> bytes:

@@ -8,7 +8,9 @@
   conditions that hold, and when the next one can change by the clock alone.
 - :mod:`store.monitor.burn`: ``burn_rate``, a subscription window projected to run out, from
   the history of its readings; :mod:`store.monitor.budget`: ``budget``, a key or pool at a
-  share of its budget; :mod:`store.monitor.judge`: every rule over one sample (pure).
+  share of its budget; both walk the pools through :mod:`store.monitor.keyed` (the pools a
+  rule applies to, each key's readings, the one way a per-key condition is made);
+  :mod:`store.monitor.judge`: every rule over one sample (pure).
 - :mod:`store.monitor.spend`: known spend, read read-only from the usage ledger (unknown, never
   zero, when it cannot be read).
 - :mod:`store.monitor.alerts`: dedupe, one recovery per end, the quiet period (pure).

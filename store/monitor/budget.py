@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 from store.config.budgets import PERIODS, PoolBudget
 from store.monitor import rules as R
-from store.monitor.burn import readings_of
-from store.monitor.conditions import Condition, Evaluation, utc, who
+from store.monitor.conditions import Evaluation, utc, who
+from store.monitor.keyed import key_condition, pools_of, readings_of
 from store.monitor.sample import ProfileSample, Sample
 from store.paths import Home
 from store.pools.view import PoolView
@@ -62,53 +62,39 @@ def _caps(ev: Evaluation, rule: R.Rule, p: ProfileSample, pv: PoolView, caps: Ma
             if r is None or r.utilization is None or r.stale(now) or r.utilization < (rule.threshold or 0) * cap:
                 continue
             reset = f"; the window resets {utc(r.reset_at)}" if r.reset_at is not None else ""
-            ev.add(Condition(
-                key=f"{R.BUDGET}/{p.name}/{pv.key}/{cv.id}/cap-{window}", rule=rule.name, severity=rule.severity,
-                profile=p.name, title=f"{who(p, cv)} at {r.utilization / cap:.0%} of its {window} cap",
-                text=f"{who(p, cv)} has used {r.utilization:.0%} of its {window} window ({r.source}), "
-                     f"{r.utilization / cap:.0%} of the {cap:.0%} cap hermes-admin.yaml sets (this rule alerts at "
-                     f"{rule.threshold or 0:.0%}){reset}.",
-                pool=pv.key, credential=cv.id, label=cv.label, fingerprint=cv.fingerprint))
+            ev.add(key_condition(
+                rule, p, pv.key, cv, f"cap-{window}", title=f"{who(p, cv)} at {r.utilization / cap:.0%} of its "
+                f"{window} cap", text=f"{who(p, cv)} has used {r.utilization:.0%} of its {window} window "
+                f"({r.source}), {r.utilization / cap:.0%} of the {cap:.0%} cap hermes-admin.yaml sets (this rule "
+                f"alerts at {rule.threshold or 0:.0%}){reset}."))
             ev.at(r.reset_at, now)
 
 
 def add(ev: Evaluation, sample: Sample, rules: R.Rules, now: float) -> None:
     """Add the ``budget`` conditions of *sample* to *ev*."""
     rule = rules[R.BUDGET]
-    if not rule.enabled:
-        return
     at = rule.threshold or 0.0
-    for p in sample.profiles:
-        views = {pv.key: pv for pv in p.pools}
-        for pool, b in p.budgets.items():
-            if not rule.applies(p.name, pool):
-                continue
-            if b.cap and pool in views:
-                _caps(ev, rule, p, views[pool], b.cap, now)
-            for period in PERIODS:
-                ends = resets(period, now)      # the period starts again (00:00 UTC, the 1st)
-                limit = b.key.of(period)
-                pv = views.get(pool)
-                if limit is not None and pv is not None:
-                    for cv in pv.credentials:
-                        spent = p.spend.get((pool, cv.id, period))
-                        if spent is not None and spent >= at * limit:
-                            ev.add(Condition(
-                                key=f"{R.BUDGET}/{p.name}/{pool}/{cv.id}/{period}", rule=rule.name,
-                                severity=rule.severity, profile=p.name,
-                                title=f"{who(p, cv)} at {_share(spent, limit)} of its {period} budget",
-                                text=f"{who(p, cv)} spent {_usd(spent)} of its {period} budget of {_usd(limit)} "
-                                     f"({_share(spent, limit)}; this rule alerts at {at:.0%}); the {period} starts "
-                                     f"again {utc(ends)}.",
-                                pool=pool, credential=cv.id, label=cv.label, fingerprint=cv.fingerprint))
-                            ev.at(ends, now)
-                limit = b.pool.of(period)
-                spent = p.spend.get((pool, None, period)) if limit is not None else None
-                if limit is not None and spent is not None and spent >= at * limit:
-                    ev.add(Condition(
-                        key=f"{R.BUDGET}/{p.name}/{pool}/pool/{period}", rule=rule.name, severity=rule.severity,
-                        profile=p.name, title=f"{p.name}/{pool} at {_share(spent, limit)} of its {period} budget",
-                        text=f"Pool {pool} of profile {p.name} spent {_usd(spent)} of its {period} budget of "
-                             f"{_usd(limit)} ({_share(spent, limit)}; this rule alerts at {at:.0%}); the {period} "
-                             f"starts again {utc(ends)}.", pool=pool))
+    for p, pool, pv in pools_of(sample, rule, lambda p: p.budgets):
+        b = p.budgets[pool]
+        if b.cap and pv is not None:
+            _caps(ev, rule, p, pv, b.cap, now)
+        for period in PERIODS:
+            ends = resets(period, now)      # the period starts again (00:00 UTC, the 1st)
+            again = f"the {period} starts again {utc(ends)}"
+            limit = b.key.of(period)
+            for cv in pv.credentials if limit is not None and pv is not None else ():
+                spent = p.spend.get((pool, cv.id, period))
+                if spent is not None and spent >= at * limit:
+                    ev.add(key_condition(
+                        rule, p, pool, cv, period, title=f"{who(p, cv)} at {_share(spent, limit)} of its {period} "
+                        f"budget", text=f"{who(p, cv)} spent {_usd(spent)} of its {period} budget of {_usd(limit)} "
+                        f"({_share(spent, limit)}; this rule alerts at {at:.0%}); {again}."))
                     ev.at(ends, now)
+            limit = b.pool.of(period)
+            spent = p.spend.get((pool, None, period)) if limit is not None else None
+            if limit is not None and spent is not None and spent >= at * limit:
+                ev.add(key_condition(
+                    rule, p, pool, None, period, title=f"{p.name}/{pool} at {_share(spent, limit)} of its {period} "
+                    f"budget", text=f"Pool {pool} of profile {p.name} spent {_usd(spent)} of its {period} budget "
+                    f"of {_usd(limit)} ({_share(spent, limit)}; this rule alerts at {at:.0%}); {again}."))
+                ev.at(ends, now)

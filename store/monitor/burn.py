@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from store.agent.headroom import RowKey, RowReadings
 from store.monitor import rules as R
-from store.monitor.conditions import Condition, Evaluation, span, utc, who
-from store.monitor.sample import ProfileSample, Sample
-from store.pools.view import CredentialView, PoolView
+from store.monitor.conditions import Evaluation, span, utc, who
+from store.monitor.keyed import key_condition, pools_of, readings_of
+from store.monitor.sample import Sample
 
 KEEP = 12                 # points per window
 MIN_SPAN = 60.0           # seconds between the oldest and newest point for a trend
@@ -106,45 +106,27 @@ class BurnHistory:
             self._meta.pop(key, None)
 
 
-def readings_of(p: ProfileSample, pv: PoolView) -> Iterator[tuple[CredentialView, RowReadings]]:
-    """Each key of *pv* with its readings in *p*'s headroom sidecar, only where those are
-    bound to the secret the row holds now (the one walk of the ``burn_rate`` rule and of the
-    ``budget`` rule's caps)."""
-    for cv in pv.credentials:
-        entry = p.headroom.get((pv.key, cv.id))
-        if entry is not None and entry.fp == cv.fingerprint:
-            yield cv, entry     # else no readings, or readings of a secret this row no longer holds
-
-
 def add(ev: Evaluation, sample: Sample, rules: R.Rules, history: BurnHistory, now: float) -> None:
     """Add the ``burn_rate`` conditions of *sample* to *ev*."""
     rule = rules[R.BURN_RATE]
-    if not rule.enabled:
-        return
     bound = rule.threshold or 0.0
-    for p in sample.profiles:
-        for pv in p.pools:
-            if not rule.applies(p.name, pv.key):
-                continue
-            for cv, entry in readings_of(p, pv):
-                for window, r in entry.windows.items():
-                    trend = history.trend(p.name, pv.key, cv.id, window) if r.utilization is not None else None
-                    if trend is None or r.stale(now):
-                        continue
-                    out = trend.exhausts_at()
-                    if out is None:
-                        continue
-                    if out - now > bound:
-                        ev.at(out - bound, now)       # it enters the bound by the clock alone
-                        continue
-                    when = f"in {span(out - now)}" if out > now else "now"
-                    reset = f"; the window resets {utc(trend.reset_at)}" if trend.reset_at is not None else ""
-                    per_hour = trend.rate * 3600.0
-                    ev.add(Condition(
-                        key=f"{R.BURN_RATE}/{p.name}/{pv.key}/{cv.id}/{window}", rule=rule.name,
-                        severity=rule.severity, profile=p.name,
-                        title=f"{who(p, cv)}: its {window} window runs out {when}",
-                        text=f"{who(p, cv)}: {trend.used:.0%} of the {window} window used ({trend.source}), "
-                             f"growing {per_hour:.1%} an hour: it runs out {when} ({utc(out)}){reset}, "
-                             f"within the {span(bound)} this rule allows.",
-                        pool=pv.key, credential=cv.id, label=cv.label, fingerprint=cv.fingerprint))
+    for p, pool, pv in pools_of(sample, rule):
+        for cv, entry in readings_of(p, pv) if pv is not None else ():
+            for window, r in entry.windows.items():
+                trend = history.trend(p.name, pool, cv.id, window) if r.utilization is not None else None
+                if trend is None or r.stale(now):
+                    continue
+                out = trend.exhausts_at()
+                if out is None:
+                    continue
+                if out - now > bound:
+                    ev.at(out - bound, now)       # it enters the bound by the clock alone
+                    continue
+                when = f"in {span(out - now)}" if out > now else "now"
+                reset = f"; the window resets {utc(trend.reset_at)}" if trend.reset_at is not None else ""
+                per_hour = trend.rate * 3600.0
+                ev.add(key_condition(
+                    rule, p, pool, cv, window, title=f"{who(p, cv)}: its {window} window runs out {when}",
+                    text=f"{who(p, cv)}: {trend.used:.0%} of the {window} window used ({trend.source}), "
+                         f"growing {per_hour:.1%} an hour: it runs out {when} ({utc(out)}){reset}, "
+                         f"within the {span(bound)} this rule allows."))

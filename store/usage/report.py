@@ -73,29 +73,62 @@ class Group:
                 "cost_status": self.cost_status, "cost_known_usd": self.known_usd, "partial": self.partial}
 
 
-def _query(table: str, by: str, pool: str | None, scan: bool = False) -> str:
+def _query(table: str, by: str, pool: str | None, scan: bool = False, upto: bool = False) -> str:
     """One GROUP BY over *table*; *scan*: the window holds most rows, so the ``at`` index
-    is not used (a scan reads the table once; the index would fetch each row apart)."""
+    is not used (a scan reads the table once; the index would fetch each row apart);
+    *upto*: the rows end before a second bound (``at < ?``)."""
     group, fp = (_GROUP if table == "requests" else _GROUP_HOURLY)[by]
     count = "count(*)" if table == "requests" else "sum(requests)"
-    where = ("+at >= ?" if scan else "at >= ?") if table == "requests" else "hour >= ? AND hour < ?"
+    where = (("+at >= ?" if scan else "at >= ?") + (" AND at < ?" if upto else "")
+             if table == "requests" else "hour >= ? AND hour < ?")
     sums = ", ".join(f"coalesce(sum({t}), 0)" for t in TOKENS)
     return (f"SELECT pool, {group}, {fp}, cost_status, {count}, {sums}, sum(cost_usd), sum(partial) "
             f"FROM {table} WHERE {where}{' AND pool = ?' if pool else ''} GROUP BY pool, {group}, cost_status")
 
 
-def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str = "key",
-             pool: str | None = None) -> dict[str, dict[str | None, Group]]:
-    """Per pool, per key (model, day): what was spent since *since*; per-request rows from
-    *boundary* on (where they are all kept), hourly roll-ups before it."""
-    out: dict[str, dict[str | None, Group]] = {}
+def spans(since: float, boundary: float, rolled_before: float | None) -> tuple[
+        tuple[int, int] | None, list[tuple[float, float | None]]]:
+    """Where a window from *since* is read: the hours ``[first, last)`` taken from the
+    roll-ups (None: none), and the ``[from, to)`` spans of per-request rows (``to`` None: on
+    to the newest row). Together they hold each recorded answer of the window once.
+
+    Per-request rows are all kept from *boundary* on; an hour before it is read whole from
+    its roll-up. With *rolled_before*, every whole hour of the window that began before the
+    hour of *rolled_before* is read from its roll-up too (one row per key, model, endpoint
+    and cost status, instead of one per answer), and the per-request rows only at the
+    window's two edges: the part-hour it starts in, and the hour of *rolled_before* on.
+    """
     start = max(since, boundary)
-    oldest = conn.execute("SELECT min(at) FROM requests").fetchone()[0]       # one index probe
-    scan = oldest is None or start <= oldest + (now_of(conn) - oldest) / 2
-    parts = [(_query("requests", by, pool, scan), (start, *((pool,) if pool else ())))]
-    if since < boundary:
-        parts.append((_query("hourly", by, pool), (int(since // 3600), int(boundary // 3600),
-                                                  *((pool,) if pool else ()))))
+    if rolled_before is None:
+        hours = (int(since // 3600), int(boundary // 3600)) if since < boundary else None
+        return hours, [(start, None)]
+    first = int(since // 3600) if since < boundary else -int(-since // 3600)
+    last = max(first, int(boundary // 3600), int(rolled_before // 3600))
+    if last == first:
+        return None, [(start, None)]
+    rows: list[tuple[float, float | None]] = [(start, first * 3600.0)] if start < first * 3600 else []
+    return (first, last), [*rows, (max(start, last * 3600.0), None)]
+
+
+def spent_by(conn: sqlite3.Connection, since: float, boundary: float, *, by: str = "key",
+             pool: str | None = None, rolled_before: float | None = None) -> dict[str, dict[str | None, Group]]:
+    """Per pool, per key (model, day): what was spent since *since*: per-request rows from
+    *boundary* on (where they are all kept), hourly roll-ups before it; with
+    *rolled_before*, the window's whole hours before that hour from the roll-ups as well
+    (:func:`spans`)."""
+    out: dict[str, dict[str | None, Group]] = {}
+    hours, rows = spans(since, boundary, rolled_before)
+    tail = (pool,) if pool else ()
+    parts = []
+    for lo, hi in rows:
+        scan = False
+        if hi is None:
+            oldest = conn.execute("SELECT min(at) FROM requests").fetchone()[0]       # one index probe
+            scan = oldest is None or lo <= oldest + (now_of(conn) - oldest) / 2
+        parts.append((_query("requests", by, pool, scan, hi is not None),
+                      (lo, *(() if hi is None else (hi,)), *tail)))
+    if hours is not None:
+        parts.append((_query("hourly", by, pool), (*hours, *tail)))
     for sql, args in parts:
         for row in conn.execute(sql, args):
             p, name, fp, status, n, *rest = row
@@ -148,7 +181,7 @@ def read_usage(path: Path, now: float, window: float, keep_requests: float, *, b
     conn = open_ledger(path, write=False)
     try:
         boundary = -(-(now - keep_requests) // 3600) * 3600      # the first whole hour still kept per request
-        return spent_by(conn, now - window, boundary, by=by, pool=pool)
+        return spent_by(conn, now - window, boundary, by=by, pool=pool, rolled_before=now)
     except sqlite3.Error as exc:
         raise LedgerUnreadable(path, f"cannot be read ({exc})") from None
     finally:

@@ -8,8 +8,10 @@ reading is a few dict lookups and never does IO; the tally's own lock is held on
 those lookups and additions.
 
 At the proxy's start :meth:`Tally.seed` reads today's and this month's known cost from the
-usage ledger (read-only, through :data:`~store.usage.record.REQUESTS_TABLE`'s ``requests``
-table). A missing, locked or corrupt ledger is a notice: the tally starts at zero for what it
+usage ledger (read-only, :func:`ledger_cost`: the per-request rows of
+:data:`~store.usage.record.REQUESTS_TABLE` where they are kept, the ledger's hourly roll-ups
+for the month's hours before them, so a month budget still counts the days the rows' prune
+took). A missing, locked or corrupt ledger is a notice: the tally starts at zero for what it
 could not read, and says so.
 
 With ``--fleet`` (:mod:`store.usage.fleet`) every host's spend is added up in Redis; the
@@ -271,10 +273,7 @@ class Tally:
         except sqlite3.Error as exc:
             return self._notice(ledger, exc)
         try:
-            got = conn.execute(
-                "SELECT pool, row_id, CAST(at / 86400 AS INTEGER) AS day, SUM(cost_usd) FROM requests "
-                "WHERE at >= ? AND at < ? AND cost_status IN (?, ?) AND cost_usd >= 0 "
-                "GROUP BY pool, row_id, day", (since, resets(DAY, now), *KNOWN)).fetchall()
+            got = ledger_cost(conn, since, resets(DAY, now))
         except sqlite3.Error as exc:
             return self._notice(ledger, exc)
         finally:
@@ -289,3 +288,37 @@ class Tally:
                 f"budgets count from zero for today and this month")
         self.notices.append(text)
         return text
+
+
+_ROWS_COST = ("SELECT pool, row_id, CAST(at / 86400 AS INTEGER) AS day, SUM(cost_usd) FROM requests "
+              "WHERE at >= ? AND at < ? AND cost_status IN (?, ?) AND cost_usd >= 0 GROUP BY pool, row_id, day")
+_HOURS_COST = ("SELECT pool, nullif(row_id, ''), hour / 24 AS day, SUM(cost_usd) FROM hourly "
+               "WHERE hour >= ? AND hour < ? AND cost_status IN (?, ?) AND cost_usd >= 0 GROUP BY pool, row_id, day")
+
+
+def ledger_cost(conn: sqlite3.Connection, since: float, until: float) -> list[tuple[object, object, object, object]]:
+    """Known cost per (pool, row id, UTC day) from *since* to *until* (whole hours), read
+    from the ledger on *conn*: the per-request rows for what they still hold, and for the
+    hours before the oldest of them (pruned after ``usage.keep_requests``, 7 days by default,
+    while a month is longer) the hourly roll-ups. The hour the oldest row falls in may have
+    lost its first answers to the prune: it counts the larger of its roll-up and its rows
+    (the roll-up holds them all; a ledger with rows and no roll-ups, the rows)."""
+    rows = conn.execute(_ROWS_COST, (since, until, *KNOWN)).fetchall()
+    oldest = conn.execute("SELECT min(at) FROM requests").fetchone()[0]
+    last = -int(-until // 3600)
+    edge = min(last, int(oldest // 3600)) if isinstance(oldest, int | float) else last
+    if edge * 3600 <= since or not conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'hourly'").fetchone():
+        return rows                       # the rows hold the whole window (or there are no roll-ups)
+    out: dict[tuple, float] = {}
+    for p, r, d, c in [*rows, *conn.execute(_HOURS_COST, (int(since // 3600), edge, *KNOWN))]:
+        if isinstance(c, int | float):
+            out[(p, r, d)] = out.get((p, r, d), 0.0) + c
+    if edge < last:
+        rolled = {(p, r, d): c for p, r, d, c in conn.execute(_HOURS_COST, (edge, edge + 1, *KNOWN))}
+        kept = {(p, r, d): c for p, r, d, c in conn.execute(_ROWS_COST, (edge * 3600.0, edge * 3600.0 + 3600,
+                                                                           *KNOWN))}
+        for k in rolled.keys() | kept.keys():
+            a, b = (v if isinstance(v, int | float) else 0.0 for v in (rolled.get(k), kept.get(k)))
+            out[k] = out.get(k, 0.0) + max(a, b) - b          # the rows' part is already counted
+    return [(*k, c) for k, c in out.items()]
