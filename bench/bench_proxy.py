@@ -133,13 +133,14 @@ def start_bare(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subproc
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
 
 
-def start_floor(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subprocess.Popen, str]:
+def start_floor(tmp: Path, upstream: str, loop: str = "asyncio", session: str = "ours") -> tuple[subprocess.Popen, str]:
     """bench/proxy_floor.py: hermes-admin's necessary work only (select, attach, forward, judge)
-    on the bare passthrough's server, on a home of the bench keys, on *loop*."""
-    home = tmp / f"floor-{loop}"
+    on the bare passthrough's server, on a home of the bench keys, on *loop*, with the
+    proxy's upstream session or (*session* ``bare``) the passthrough's."""
+    home = tmp / f"floor-{loop}-{session}"
     bench_home(home, upstream)
-    port_file = tmp / f"floor-{loop}.port"
-    proc = subprocess.Popen([PY, str(ROOT / "bench" / "proxy_floor.py"), str(home), str(port_file), loop],
+    port_file = tmp / f"floor-{loop}-{session}.port"
+    proc = subprocess.Popen([PY, str(ROOT / "bench" / "proxy_floor.py"), str(home), str(port_file), loop, session],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait(lambda: port_file.exists() and port_file.read_text().strip(), 30, "the floor proxy")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"

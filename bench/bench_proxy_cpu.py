@@ -3,7 +3,8 @@ aiohttp passthrough, in one run: what sets the added latency on a quiet machine,
 in a way the machine's load barely moves.
 
     .venv/bin/python bench/bench_proxy_cpu.py [--count 3000] [--rounds 3] [--loop asyncio|uvloop]
-                                              [--compare TREE] [--floor] [--profile] [--top 20]
+                                              [--compare TREE] [--floor] [--ablate PART]...
+                                              [--profile] [--top 20]
 
 The same targets as ``bench/bench_proxy.py`` (one loopback fake provider, its own process;
 ``bench/bare_proxy.py`` on the same event loop; hermes-admin on a home of four keys), the
@@ -22,7 +23,13 @@ measurement's wall time.
 ``--floor``: also ``bench/proxy_floor.py``, the proxy's necessary work only (select a row,
 attach its key, forward, judge the answer) on the bare passthrough's server: hermes-admin less
 the floor is what its other promises cost; the floor less the bare passthrough, the price of
-a pool and a verdict.
+a pool and a verdict; ``floor/bare-session``, the same with the passthrough's upstream session
+(what the proxy's session settings cost).
+
+``--ablate PART[,PART]`` (repeatable): also hermes-admin with those parts of its work taken
+out (``bench/proxy_ablated.py``: ``log``, ``stats``, ``usage``, ``redaction``, ``verdict``,
+``door``, ``headroom``, ``marks``, ``timeouts``), and what each costs: the CPU per request with
+it less without it, in the same rounds.
 
 ``--compare TREE`` (repeatable): also the proxy of another source tree, named by its folder
 (a before/after in the same run; ``git archive REF store tui | tar -x -C /tmp/ref``).
@@ -132,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", type=Path, metavar="TREE", action="append", default=[],
                     help="also the proxy of this source tree (repeatable)")
     ap.add_argument("--floor", action="store_true",
-                    help="also bench/proxy_floor.py: hermes-admin's necessary work only (select, attach, forward, judge)")
+                    help="also bench/proxy_floor.py: the necessary work only (select, attach, forward, judge)")
+    ap.add_argument("--ablate", metavar="PART[,PART]", action="append", default=[],
+                    help="also hermes-admin without PART (bench/proxy_ablated.py; repeatable)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--keep-profile", type=Path, metavar="FILE",
@@ -151,10 +160,18 @@ def main(argv: list[str] | None = None) -> int:
             ref, ref_url = start_ours(tmp, upstream, tree.resolve(), loop=args.loop)
             procs.append(ref)
             targets[f"hermes-admin@{tree.name}"] = (ref.pid, ref_url, "any-bearer")
+        for part in args.ablate:
+            abl, abl_url = start_ours(tmp, upstream, name=f"without-{part}", loop=args.loop, wrap=[
+                sys.executable, str(ROOT / "bench" / "proxy_ablated.py"), part])
+            procs.append(abl)
+            targets[f"without {part}"] = (abl.pid, abl_url, "any-bearer")
         if args.floor:
             floor, floor_url = start_floor(tmp, upstream, args.loop)
             procs.append(floor)
             targets["floor"] = (floor.pid, floor_url, "any-bearer")
+            floor, floor_url = start_floor(tmp, upstream, args.loop, session="bare")
+            procs.append(floor)
+            targets["floor/bare-session"] = (floor.pid, floor_url, "any-bearer")
         bare, bare_url = start_bare(tmp, upstream, args.loop)
         procs.append(bare)
         targets["bare"] = (bare.pid, bare_url, KEYS[0])
@@ -187,6 +204,9 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{name} / bare:  " + "   ".join(
                 f"{k} {med[name, k][1] / med['bare', k][1]:.2f}x" for k in KINDS))
+        for part in args.ablate:      # what each part costs: hermes-admin with it less without it
+            print(f"{part + ' costs (ms):':<34}" + "   ".join(
+                f"{k} {med['hermes-admin', k][1] - med['without ' + part, k][1]:+.3f}" for k in KINDS))
         if args.floor:        # what the promises cost, and the price of a pool and a verdict
             print("hermes-admin less the floor (ms):  " + "   ".join(
                 f"{k} {med['hermes-admin', k][1] - med['floor', k][1]:+.3f}" for k in KINDS))

@@ -1,6 +1,6 @@
 """The floor of a pool proxy: hermes-admin's necessary work only, on the bare passthrough's server.
 
-    python bench/proxy_floor.py HOME PORT_FILE [asyncio|uvloop]
+    python bench/proxy_floor.py HOME PORT_FILE [asyncio|uvloop] [ours|bare]
 
 What a proxy of a credential pool cannot leave out, done with hermes-admin's own code on
 *HOME* (the bench's home, loaded into a :class:`~store.proxy.routing.chain.Chain` as the proxy
@@ -45,14 +45,17 @@ from store.proxy.routing.upstreams import base_for  # noqa: E402
 from store.proxy.server import UPSTREAM_TIMEOUT  # noqa: E402
 
 
-async def main(home: Home, port_file: Path) -> None:
+async def main(home: Home, port_file: Path, session_of: str = "ours") -> None:
     chain = Chain(home, "openrouter")
     chain.load()
     chain.eligibility.seed(home)
-    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=60),
-                                    timeout=UPSTREAM_TIMEOUT, auto_decompress=False,
-                                    cookie_jar=aiohttp.DummyCookieJar(),
-                                    skip_auto_headers=("Accept-Encoding", "User-Agent"))
+    if session_of == "bare":       # as bench/bare_proxy.py's
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256), cookie_jar=aiohttp.DummyCookieJar())
+    else:                          # as the proxy's (store/proxy/server.py: start)
+        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=60),
+                                        timeout=UPSTREAM_TIMEOUT, auto_decompress=False,
+                                        cookie_jar=aiohttp.DummyCookieJar(),
+                                        skip_auto_headers=("Accept-Encoding", "User-Agent"))
     urls = UpstreamUrls()
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:
@@ -104,7 +107,7 @@ async def main(home: Home, port_file: Path) -> None:
 
 
 if __name__ == "__main__":
-    coro = main(Home(Path(sys.argv[1])), Path(sys.argv[2]))
+    coro = main(Home(Path(sys.argv[1])), Path(sys.argv[2]), sys.argv[4] if len(sys.argv) > 4 else "ours")
     if (sys.argv[3] if len(sys.argv) > 3 else "asyncio") == "uvloop":
         import uvloop
 
