@@ -98,8 +98,7 @@ def bench_home(home: Path, upstream: str) -> None:
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
 
 
-def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
-               extra: tuple[str, ...] = (), name: str = "home",
+def start_ours(tmp: Path, upstream: str, tree: Path | None = None, extra: tuple[str, ...] = (), name: str = "home",
                loop: str | None = None, wrap: list[str] | None = None) -> tuple[subprocess.Popen, str]:
     """hermes-admin's proxy on a home of the bench keys; *tree*: another checkout's source
     (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run;
@@ -134,9 +133,8 @@ def start_bare(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subproc
 
 
 def start_floor(tmp: Path, upstream: str, loop: str = "asyncio", session: str = "ours") -> tuple[subprocess.Popen, str]:
-    """bench/proxy_floor.py: hermes-admin's necessary work only (select, attach, forward, judge)
-    on the bare passthrough's server, on a home of the bench keys, on *loop*, with the
-    proxy's upstream session or (*session* ``bare``) the passthrough's."""
+    """bench/proxy_floor.py (select, attach, forward, judge only) on a home of the bench keys, on
+    *loop*, with the proxy's upstream session or (*session* ``bare``) the passthrough's."""
     home = tmp / f"floor-{loop}-{session}"
     bench_home(home, upstream)
     port_file = tmp / f"floor-{loop}-{session}.port"
