@@ -86,8 +86,19 @@ def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}"
 
 
-def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
-               extra: tuple[str, ...] = (), name: str = "home",
+def bench_home(home: Path, upstream: str) -> None:
+    """A home at *home* whose ``openrouter`` pool holds the bench keys, all on *upstream*."""
+    home.mkdir(mode=0o700)
+    rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
+             "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
+            for i, k in enumerate(KEYS)]
+    auth = home / "auth.json"
+    auth.write_text(json.dumps({"version": 1, "providers": {}, "credential_pool": {"openrouter": rows}}))
+    auth.chmod(0o600)
+    (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
+
+
+def start_ours(tmp: Path, upstream: str, tree: Path | None = None, extra: tuple[str, ...] = (), name: str = "home",
                loop: str | None = None, wrap: list[str] | None = None) -> tuple[subprocess.Popen, str]:
     """hermes-admin's proxy on a home of the bench keys; *tree*: another checkout's source
     (its ``store`` and ``tui`` first on PYTHONPATH), to measure two versions in one run;
@@ -97,14 +108,7 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None,
     home = tmp / (name if tree is None else f"{name}-{tree.name}")
     if loop is not None:
         home = home.with_name(home.name + "-" + loop)
-    home.mkdir(mode=0o700)
-    rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
-             "access_token": k, "base_url": upstream + "/api/v1", "last_status": None, "request_count": 0}
-            for i, k in enumerate(KEYS)]
-    auth = home / "auth.json"
-    auth.write_text(json.dumps({"version": 1, "providers": {}, "credential_pool": {"openrouter": rows}}))
-    auth.chmod(0o600)
-    (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
+    bench_home(home, upstream)
     exe = Path(PY).parent / "hermes-admin"
     env = dict(os.environ)
     if tree is not None:
@@ -125,6 +129,18 @@ def start_bare(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subproc
     proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file), loop],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _wait(lambda: port_file.exists() and port_file.read_text().strip(), 20, "the bare aiohttp passthrough")
+    return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
+
+
+def start_floor(tmp: Path, upstream: str, loop: str = "asyncio", session: str = "ours") -> tuple[subprocess.Popen, str]:
+    """bench/proxy_floor.py (select, attach, forward, judge only) on a home of the bench keys, on
+    *loop*, with the proxy's upstream session or (*session* ``bare``) the passthrough's."""
+    home = tmp / f"floor-{loop}-{session}"
+    bench_home(home, upstream)
+    port_file = tmp / f"floor-{loop}-{session}.port"
+    proc = subprocess.Popen([PY, str(ROOT / "bench" / "proxy_floor.py"), str(home), str(port_file), loop, session],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait(lambda: port_file.exists() and port_file.read_text().strip(), 30, "the floor proxy")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
 
 

@@ -3,7 +3,8 @@ aiohttp passthrough, in one run: what sets the added latency on a quiet machine,
 in a way the machine's load barely moves.
 
     .venv/bin/python bench/bench_proxy_cpu.py [--count 3000] [--rounds 3] [--loop asyncio|uvloop]
-                                              [--compare TREE] [--profile] [--top 20]
+                                              [--compare TREE] [--floor] [--ablate PART]...
+                                              [--profile] [--top 20]
 
 The same targets as ``bench/bench_proxy.py`` (one loopback fake provider, its own process;
 ``bench/bare_proxy.py`` on the same event loop; hermes-admin on a home of four keys), the
@@ -19,11 +20,24 @@ per second, not per request: its rate is measured while idle before the rounds a
 printed, and each per-request figure is given as measured and less that rate over the
 measurement's wall time.
 
+``--floor``: also ``bench/proxy_floor.py``, the proxy's necessary work only (select a row,
+attach its key, forward, judge the answer) on the bare passthrough's server: hermes-admin less
+the floor is what its other promises cost; the floor less the bare passthrough, the price of
+a pool and a verdict; ``floor/bare-session``, the same with the passthrough's upstream session
+(what the proxy's session settings cost).
+
+``--ablate PART[,PART]`` (repeatable): also hermes-admin with those parts of its work taken
+out (``bench/proxy_ablated.py``: ``log``, ``stats``, ``usage``, ``redaction``, ``verdict``,
+``door``, ``headroom``, ``marks``, ``timeouts``), and what each costs: the CPU per request with
+it less without it, in the same rounds.
+
 ``--compare TREE`` (repeatable): also the proxy of another source tree, named by its folder
 (a before/after in the same run; ``git archive REF store tui | tar -x -C /tmp/ref``).
 ``--profile``: after the rounds, hermes-admin once more under cProfile (``bench/proxy_profiled.py``,
 profiling only the requests, in CPU time) for *count* requests of each kind; the top ``--top``
-functions by own time, and by cumulative time; ``--keep-profile FILE`` keeps its pstats file.
+functions by own time, and by cumulative time, then the path in stages (``bench/proxy_stages.py``:
+each stage's share of the profile and, after rounds, that share of the measured CPU per request
+in microseconds); ``--keep-profile FILE`` keeps its pstats file.
 """
 
 from __future__ import annotations
@@ -42,7 +56,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_proxy import KEYS, run_load, start_bare, start_fake, start_ours, stop_all  # noqa: E402
+from bench.bench_proxy import KEYS, run_load, start_bare, start_fake, start_floor, start_ours, stop_all  # noqa: E402
+from bench.proxy_stages import print_stages  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 KINDS = ("c1", "c16", "stream")
@@ -80,7 +95,8 @@ def idle_rate(pid: int, seconds: float = 3.0) -> float:
     return (cpu_seconds(pid) - c0) / (time.monotonic() - t0)
 
 
-def profile(tmp: Path, upstream: str, count: int, top: int, loop: str, keep: Path | None = None) -> None:
+def profile(tmp: Path, upstream: str, count: int, top: int, loop: str, keep: Path | None = None,
+            cpu_ms: float | None = None) -> None:
     stats_file = keep.resolve() if keep is not None else tmp / "proxy.prof"
     stats_file.unlink(missing_ok=True)
     proc, url = start_ours(tmp, upstream, name="profiled", loop=loop,
@@ -112,6 +128,7 @@ def profile(tmp: Path, upstream: str, count: int, top: int, loop: str, keep: Pat
                 if (file, name) in AFTER_THE_BYTES)
     print(f"after the client's bytes (the verdict, the usage hand-over, the log line): {after:.2f} s of "
           f"{st.total_tt:.2f} s of the loop's CPU = {after / st.total_tt:.0%}")  # type: ignore[attr-defined]
+    print_stages(pstats.Stats(str(stats_file)), cpu_ms)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio")
     ap.add_argument("--compare", type=Path, metavar="TREE", action="append", default=[],
                     help="also the proxy of this source tree (repeatable)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also bench/proxy_floor.py: the necessary work only (select, attach, forward, judge)")
+    ap.add_argument("--ablate", metavar="PART[,PART]", action="append", default=[],
+                    help="also hermes-admin without PART (bench/proxy_ablated.py; repeatable)")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--top", type=int, default=20)
     ap.add_argument("--keep-profile", type=Path, metavar="FILE",
@@ -139,6 +160,18 @@ def main(argv: list[str] | None = None) -> int:
             ref, ref_url = start_ours(tmp, upstream, tree.resolve(), loop=args.loop)
             procs.append(ref)
             targets[f"hermes-admin@{tree.name}"] = (ref.pid, ref_url, "any-bearer")
+        for part in args.ablate:
+            abl, abl_url = start_ours(tmp, upstream, name=f"without-{part}", loop=args.loop, wrap=[
+                sys.executable, str(ROOT / "bench" / "proxy_ablated.py"), part])
+            procs.append(abl)
+            targets[f"without {part}"] = (abl.pid, abl_url, "any-bearer")
+        if args.floor:
+            floor, floor_url = start_floor(tmp, upstream, args.loop)
+            procs.append(floor)
+            targets["floor"] = (floor.pid, floor_url, "any-bearer")
+            floor, floor_url = start_floor(tmp, upstream, args.loop, session="bare")
+            procs.append(floor)
+            targets["floor/bare-session"] = (floor.pid, floor_url, "any-bearer")
         bare, bare_url = start_bare(tmp, upstream, args.loop)
         procs.append(bare)
         targets["bare"] = (bare.pid, bare_url, KEYS[0])
@@ -171,9 +204,18 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             print(f"{name} / bare:  " + "   ".join(
                 f"{k} {med[name, k][1] / med['bare', k][1]:.2f}x" for k in KINDS))
+        for part in args.ablate:      # what each part costs: hermes-admin with it less without it
+            print(f"{part + ' costs (ms):':<34}" + "   ".join(
+                f"{k} {med['hermes-admin', k][1] - med['without ' + part, k][1]:+.3f}" for k in KINDS))
+        if args.floor:        # what the promises cost, and the price of a pool and a verdict
+            print("hermes-admin less the floor (ms):  " + "   ".join(
+                f"{k} {med['hermes-admin', k][1] - med['floor', k][1]:+.3f}" for k in KINDS))
+            print("the floor less bare (ms):          " + "   ".join(
+                f"{k} {med['floor', k][1] - med['bare', k][1]:+.3f}" for k in KINDS))
         print(f"load average at the end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        if args.profile:
-            profile(tmp, upstream, args.count, args.top, args.loop, args.keep_profile)
+        if args.profile:     # the stages scaled by the mean of the three kinds (less the idle rate)
+            real = statistics.mean(med["hermes-admin", k][1] for k in KINDS)
+            profile(tmp, upstream, args.count, args.top, args.loop, args.keep_profile, real)
     finally:
         stop_all(procs, tmp)
     return 0

@@ -120,9 +120,14 @@ _PATHS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 
-def _at(block: Mapping[str, Any], path: str) -> Any:
+# The same paths split once (not on every answer): (our field, ((path, its parts or None), ...)).
+_SPLIT: tuple[tuple[str, tuple[tuple[str, tuple[str, ...] | None], ...]], ...] = tuple(
+    (ours, tuple((p, tuple(p.split(".")) if "." in p else None) for p in paths)) for ours, paths in _PATHS)
+
+
+def _at(block: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
     node: Any = block
-    for part in path.split("."):
+    for part in parts:
         if type(node) is not dict and not isinstance(node, Mapping):     # a JSON object: no ABC check
             return None
         node = node.get(part)
@@ -136,9 +141,9 @@ def usage_block(block: Any, notice: outside.Notice | None = None) -> Usage | Non
     if type(block) is not dict and not isinstance(block, Mapping):      # a JSON object: no ABC check
         return None
     got: dict[str, Any] = {}
-    for ours, paths in _PATHS:
-        for path in paths:
-            v = _at(block, path) if "." in path else block.get(path)
+    for ours, paths in _SPLIT:
+        for path, parts in paths:
+            v = block.get(path) if parts is None else _at(block, parts)
             if v is None:
                 continue
             if type(v) is not int or not 0 <= v <= outside.MAX_COUNT:   # the common case costs no parse

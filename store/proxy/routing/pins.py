@@ -32,6 +32,7 @@ from store.pools import policy
 from store.proxy.routing.affinity import Conversation
 
 STRATEGIES = frozenset({"round_robin", "least_used", "random"})   # the strategies a pin applies to
+_ROTATING: dict[object, bool] = {}     # a configured strategy's name -> whether a pin applies to it
 MAX_PINS = 20_000
 WINDOW = 60               # seconds of traffic the share is counted over
 SHARE_SAMPLE = 10         # the share bound applies once the pool served this many in the window
@@ -99,9 +100,19 @@ class Pins:
         self.moved: Counter[str] = Counter()   # pins that yielded, by why (share; refused: not eligible)
 
     def applies(self, pool: str) -> bool:
-        """Whether *pool*'s conversations are pinned (affinity on and a rotating strategy)."""
+        """Whether *pool*'s conversations are pinned (affinity on and a rotating strategy).
+        Asked three times a request: the switch first, each configured name read once."""
+        if not self.settings().enabled:
+            return False
         got = self.strategies().get(pool, policy.DEFAULT_STRATEGY)
-        return self.settings().enabled and policy.known_strategy(got) in STRATEGIES
+        rotating = _ROTATING.get(got) if type(got) is str else None
+        if rotating is None:
+            if type(got) is not str:
+                return policy.known_strategy(got) in STRATEGIES
+            if len(_ROTATING) >= 256:
+                _ROTATING.clear()
+            rotating = _ROTATING[got] = policy.known_strategy(got) in STRATEGIES
+        return rotating
 
     def ready(self, pool: str, want: Any) -> None:
         """Work out *want*'s conversation now (the body parsed, the digest taken), before the

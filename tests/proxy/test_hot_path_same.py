@@ -1,0 +1,133 @@
+"""The request path's cheaper forms answer exactly as the forms they replaced (#27, the
+latency round): the rate-limit header test in one pass, a pool's pin switch read once per
+configured strategy name, the usage paths split once. Each is compared with the plain form
+over generated input, and each has a negative control: a wrong shortcut is caught."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from store.config.proxy_settings import Affinity
+from store.dialects import readings
+from store.pools import policy
+from store.proxy.routing import headroom_gate, pins
+from store.proxy.routing.pins import STRATEGIES, Pins
+
+NAMES = st.lists(st.text(alphabet=st.sampled_from("abcdefghilmrt-XRL_"), max_size=24)
+                 | st.sampled_from(["x-ratelimit-remaining-requests", "anthropic-ratelimit-tokens-reset",
+                                    "RateLimit-Policy", "retry-after", "content-type"]), max_size=8)
+
+
+def plain_carries(headers: list[str]) -> bool:
+    return any("ratelimit" in name.lower() for name in headers)
+
+
+@given(NAMES)
+@settings(max_examples=300, deadline=None)
+def test_the_one_pass_header_test_agrees_with_one_test_per_name(names: list[str]) -> None:
+    assert headroom_gate.carries_readings(names) is plain_carries(names)
+
+
+def test_a_header_test_that_misses_a_name_is_caught() -> None:
+    """Negative control: a shortcut that looks at the first name only disagrees."""
+    names = ["content-type", "x-ratelimit-remaining-requests"]
+    assert headroom_gate.carries_readings(names) is True
+    assert ("ratelimit" in names[0].lower()) is not plain_carries(names)
+
+
+def plain_applies(enabled: bool, strategies: dict, pool: str) -> bool:
+    got = strategies.get(pool, policy.DEFAULT_STRATEGY)
+    return enabled and policy.known_strategy(got) in STRATEGIES
+
+
+STRATEGY = st.sampled_from(["round_robin", "ROUND_ROBIN ", "least_used", "random", "fill_first", "quota_aware",
+                            "", "  Random", "bogus"]) | st.none() | st.integers(0, 3)
+
+
+@given(st.lists(st.tuples(st.booleans(), STRATEGY), min_size=1, max_size=12))
+@settings(max_examples=200, deadline=None)
+def test_the_pin_switch_follows_every_change_of_the_strategy_and_the_switch(steps: list) -> None:
+    """The same Pins asked again after each change of config (as the chain's lambdas see it)."""
+    state: dict = {"enabled": True, "strategies": {}}
+    p = Pins(lambda: Affinity(enabled=state["enabled"]), lambda: state["strategies"])
+    for enabled, strategy in steps:
+        state["enabled"] = enabled
+        state["strategies"] = {"pool": strategy} if strategy is not None else {}
+        for _ in range(2):          # asked again: the memo answers the same
+            assert p.applies("pool") is plain_applies(enabled, state["strategies"], "pool")
+
+
+def test_a_memo_keyed_by_pool_would_be_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Negative control: remembering the answer per pool (not per strategy name) misses an
+    edit of config.yaml; the test above's reference catches it."""
+    state = {"strategies": {"pool": "round_robin"}}
+    by_pool: dict[str, bool] = {}
+
+    def keyed_by_pool(self: Pins, pool: str) -> bool:
+        if pool not in by_pool:
+            by_pool[pool] = plain_applies(True, state["strategies"], pool)
+        return by_pool[pool]
+
+    monkeypatch.setattr(pins.Pins, "applies", keyed_by_pool)
+    p = Pins(lambda: Affinity(), lambda: state["strategies"])
+    assert p.applies("pool") is True
+    state["strategies"] = {"pool": "fill_first"}
+    assert p.applies("pool") is not plain_applies(True, state["strategies"], "pool")
+
+
+def plain_at(block: dict, path: str):
+    node = block
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node
+
+
+def plain_usage(block: dict) -> dict:
+    """The fields usage_block reads, by the unsplit paths (the form it replaced)."""
+    got = {}
+    for ours, paths in readings._PATHS:
+        for path in paths:
+            v = plain_at(block, path) if "." in path else block.get(path)
+            if v is not None:
+                got[ours] = v
+                break
+    return got
+
+
+COUNT = st.integers(0, 10**6)
+BLOCK = st.fixed_dictionaries({}, optional={
+    "prompt_tokens": COUNT, "input_tokens": COUNT, "completion_tokens": COUNT, "output_tokens": COUNT,
+    "cache_read_input_tokens": COUNT, "cache_creation_input_tokens": COUNT,
+    "prompt_tokens_details": st.fixed_dictionaries({}, optional={"cached_tokens": COUNT,
+                                                                 "cache_write_tokens": COUNT}) | st.integers(),
+    "input_tokens_details": st.fixed_dictionaries({}, optional={"cached_tokens": COUNT}),
+    "completion_tokens_details": st.fixed_dictionaries({}, optional={"reasoning_tokens": COUNT}) | st.text(),
+    "output_tokens_details": st.fixed_dictionaries({}, optional={"reasoning_tokens": COUNT}),
+})
+
+
+@given(BLOCK)
+@settings(max_examples=300, deadline=None)
+def test_the_split_usage_paths_read_what_the_dotted_paths_read(block: dict) -> None:
+    usage = readings.usage_block(block)
+    want = plain_usage(block)
+    if not want:
+        assert usage is None
+        return
+    assert usage is not None
+    for ours in ("output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens"):
+        assert getattr(usage, ours) == want.get(ours)
+
+
+def test_a_split_that_drops_a_nested_path_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Negative control: paths split wrong (the nested ones read at the top) lose the cached
+    and reasoning counts, and the comparison above sees it."""
+    block = {"prompt_tokens": 5, "prompt_tokens_details": {"cached_tokens": 3}}
+    assert readings.usage_block(block).cache_read_tokens == 3
+    wrong = tuple((ours, tuple((p, None) for p, _parts in paths)) for ours, paths in readings._SPLIT)
+    monkeypatch.setattr(readings, "_SPLIT", wrong)
+    assert readings.usage_block(block).cache_read_tokens != plain_usage(block).get("cache_read_tokens")
