@@ -11,8 +11,9 @@ A verb's start-up (``hermes-admin list``) loads no event loop: ``asyncio`` is fo
 that run one (the proxy, the monitor, the web console), not for every command.
 
 Negative controls: a copy of the tree with one cut undone (the status bar's watcher importing
-the proxy's reader at the top again, the crash module importing asyncio again) fails the
-check; the same probe after one eager import of a module that pulls a heavy one in sees it;
+the proxy's reader at the top again, the crash module importing asyncio again, the dashboard
+composing the events log at start again, the writer importing the write path at the top again)
+fails the check; the same probe after one eager import of a module that pulls a heavy one in sees it;
 and the probe's list is checked to name modules that exist.
 """
 
@@ -42,6 +43,10 @@ HEAVY = (
     "filelock", "watchfiles", "anyio", "multiprocessing",
     # screens the first paint does not show
     "screens.confirm", "screens.help", "screens.proxy_view", "screens.monitor_view", "screens.config_view",
+    # the events log, hidden until `e` (its RichLog pulls rich.pretty and attrs in)
+    "tui.widgets.events_log", "rich.pretty", "attr",
+    # the write path, loaded by the operator's first write (the audit, the history, getpass)
+    "store.ops.write", "store.ops.audit", "store.ops.history", "getpass",
 )
 
 PROBE = """
@@ -117,12 +122,28 @@ def test_control_the_status_watch_importing_its_readers_again_is_seen(tmp_path: 
     assert {"store.proxy.observing.stats", "store.agent.outcomes"} <= set(loaded(root=root))
 
 
+@pytest.mark.skipif(not inotify.available(), reason="the watchfiles backend imports watchfiles at start")
+def test_control_the_dashboard_importing_the_events_log_again_is_seen(tmp_path: Path) -> None:
+    old = "from screens.dashboard_events import EventsTimeline\n"
+    root = _undo(tmp_path, "screens/dashboard.py", old, old + "from tui.widgets.events_log import EventsLog  # noqa\n")
+    assert {"tui.widgets.events_log", "rich.pretty", "attr"} <= set(loaded(root=root))
+
+
+@pytest.mark.skipif(not inotify.available(), reason="the watchfiles backend imports watchfiles at start")
+def test_control_the_writer_importing_the_write_path_again_is_seen(tmp_path: Path) -> None:
+    root = _undo(tmp_path, "tui/services/writer.py", "from store.lock import lock_is_free\n",
+                 "from store.lock import lock_is_free\nfrom store.ops.write import perform  # noqa\n")
+    assert {"store.ops.write", "store.ops.audit", "getpass"} <= set(loaded(root=root))
+
+
 @pytest.mark.parametrize("eager, seen", [
     ("import tui.services.proxy_feed", {"store.proxy.observing.stats", "store.agent.outcomes", "email.utils"}),
     ("import filelock", {"filelock"}),
     ("import watchfiles", {"watchfiles", "anyio", "multiprocessing"}),
     ("import store.fleet.keys", {"store.fleet.keys"}),
     ("import screens.confirm", {"screens.confirm"}),
+    ("import tui.widgets.events_log", {"tui.widgets.events_log", "rich.pretty", "attr"}),
+    ("import store.ops.write", {"store.ops.write", "store.ops.audit", "store.ops.history", "getpass"}),
 ])
 def test_control_an_eager_import_is_seen(eager: str, seen: set[str]) -> None:
     assert seen <= set(loaded(eager))
