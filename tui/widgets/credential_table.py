@@ -206,11 +206,11 @@ class CredentialTable(ScrollView, can_focus=True):
         column: only moved rows change (the same mapping again costs nothing)."""
         if readings is self.rows.headroom.readings:
             return
-        need = self.rows.headroom.need
+        need = (self.rows.headroom.need, self.rows.spend.need)    # a subscription's use joins spend
         self._headroom(self.rows.set_headroom(readings, self.countdowns.current()), need)
 
-    def _headroom(self, dirty: list[str], need: int | None = None) -> None:
-        if need != self.rows.headroom.need:
+    def _headroom(self, dirty: list[str], need: tuple[int, int] | None = None) -> None:
+        if need != (self.rows.headroom.need, self.rows.spend.need):
             self.relayout()     # the column comes with the first reading, and its width may move
         self.refresh_rows(dirty)
         now = self.countdowns.current()
