@@ -7,6 +7,10 @@ aiohttp, the monitor's Apprise and prometheus_client, the fleet's redis-py, the 
 ruamel), a view's that is not on screen, or loaded by the first use that needs it (the first
 lock, the first write, the first look at a proxy's status file after the first frame).
 
+After the first frame, the status bar's first looks for a proxy and a monitor read their
+status files; on a home where neither has ever run (no such file) they load no reader at all.
+Control: the same probe with a status file of each on the home sees both readers loaded.
+
 A verb's start-up (``hermes-admin list``) loads no event loop: ``asyncio`` is for the verbs
 that run one (the proxy, the monitor, the web console), not for every command.
 
@@ -75,6 +79,37 @@ print(json.dumps(sorted(n for n in ("asyncio", "textual", "filelock", "store.fle
 """
 
 
+PAINT_PROBE = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+from store.paths import Home
+from tui.app.console import HermesAdminApp
+
+root = Path(tempfile.mkdtemp())
+for name in {files!r}:
+    (root / name).write_text("{{}}")
+looked = []
+
+async def main():
+    app = HermesAdminApp(Home(root), watch=False, tick=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(50):          # bounded: until both first looks ran (after the first frame)
+            await pilot.pause()
+            board = app.dashboard
+            if board.proxy.first.waited and board.monitor.first.waited:
+                break
+        for _ in range(3):
+            await pilot.pause()
+        looked.append(board.proxy.first.waited and board.monitor.first.waited)
+
+asyncio.run(main())
+assert looked == [True], looked
+print(json.dumps(sorted(n for n in {names!r} if n in sys.modules)))
+"""
+READERS = ("tui.services.proxy_feed", "store.proxy.observing.stats", "tui.services.monitor_feed",
+           "store.monitor.status")
+
+
 def _run(code: str, root: Path = ROOT) -> list[str]:
     # The tree at *root* first on the path (a broken copy shadows the installed one); no
     # keymap or settings of the machine's user.
@@ -104,6 +139,21 @@ def _undo(tmp_path: Path, module: str, old: str, new: str) -> Path:
 @pytest.mark.skipif(not inotify.available(), reason="the watchfiles backend imports watchfiles at start")
 def test_the_console_start_up_imports_nothing_heavy() -> None:
     assert loaded() == []
+
+
+def test_no_status_file_no_reader_after_the_first_frame() -> None:
+    assert _run(PAINT_PROBE.format(files=[], names=READERS)) == []
+
+
+def test_control_status_files_load_their_readers() -> None:
+    files = ["hermes-admin-proxy-8645.json", "hermes-admin-monitor.json"]
+    assert _run(PAINT_PROBE.format(files=files, names=READERS)) == sorted(READERS)
+
+
+def test_control_the_proxy_look_without_its_listing_loads_the_reader(tmp_path: Path) -> None:
+    root = _undo(tmp_path, "screens/status_watch.py", "return              # no proxy ever wrote here",
+                 "pass                # no proxy ever wrote here")
+    assert "store.proxy.observing.stats" in _run(PAINT_PROBE.format(files=[], names=READERS), root)
 
 
 def test_a_verbs_start_up_loads_no_event_loop() -> None:
