@@ -51,6 +51,8 @@ HEAVY = (
     "tui.widgets.events_log", "rich.pretty", "attr",
     # the write path, loaded by the operator's first write (the audit, the history, getpass)
     "store.ops.write", "store.ops.audit", "store.ops.history", "getpass",
+    # the whole settings schema (budgets, the proxy's, the ledger's): the console's view needs its file only
+    "store.config.settings", "store.config.budgets", "store.config.proxy_settings",
 )
 
 PROBE = """
@@ -194,6 +196,7 @@ def test_control_the_writer_importing_the_write_path_again_is_seen(tmp_path: Pat
     ("import screens.confirm", {"screens.confirm"}),
     ("import tui.widgets.events_log", {"tui.widgets.events_log", "rich.pretty", "attr"}),
     ("import store.ops.write", {"store.ops.write", "store.ops.audit", "store.ops.history", "getpass"}),
+    ("import store.config.settings", {"store.config.settings", "store.config.budgets", "store.config.proxy_settings"}),
 ])
 def test_control_an_eager_import_is_seen(eager: str, seen: set[str]) -> None:
     assert seen <= set(loaded(eager))
