@@ -35,14 +35,14 @@ pytestmark = pytest.mark.usefixtures("utc")
 FIVE_H = Reading("5h", "anthropic-unified", NOW - 2, utilization=0.42, reset_at=NOW + 3600)
 
 
-def claude_home(home: Home, *, reading: bool = True, ledger: bool = True) -> Home:
+def claude_home(home: Home, *, reading: bool = True, ledger: bool = True, fp: str | None = None) -> Home:
     """The sample home (its anthropic row ``aa11bb`` is an OAuth login) with a 5h reading for
     that row and a ledger whose only line today is an openrouter key's."""
     doc = write_sample(home)
     if reading:
         row = doc["credential_pool"]["anthropic"][0]
         room = Headroom(home, clock=lambda: NOW)
-        room.record("anthropic", "aa11bb", row_fingerprint("anthropic", row), [FIVE_H])
+        room.record("anthropic", "aa11bb", fp or row_fingerprint("anthropic", row), [FIVE_H])
         assert room.flush(force=True)
     if ledger:
         seed_ledger(home, [spent("openrouter", "a1b2c3", 0.30, "actual")])
@@ -138,6 +138,14 @@ async def test_a_windows_use_brings_the_column_with_no_ledger(tmp_path):
 
 async def test_control_no_ledger_no_subscription_no_column(tmp_path, not_subscribed):
     app = make_app(claude_home(Home(tmp_path), ledger=False))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await spend_read(app, pilot)
+        assert not spend_shown(app)
+
+
+async def test_another_secrets_reading_brings_no_column(tmp_path):
+    """A reading recorded for the key the row held before says nothing of the key it holds."""
+    app = make_app(claude_home(Home(tmp_path), ledger=False, fp="sha256:0000000000000000"))
     async with app.run_test(size=(200, 40)) as pilot:
         await spend_read(app, pilot)
         assert not spend_shown(app)

@@ -352,7 +352,7 @@ class RowStore:
         """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
         column; return the formatted rows whose readings moved."""
         moved = self.headroom.set(readings, now, self._secrets(readings))
-        self.spend.subscribed(self._with_readings(readings))    # their window's use is a spend figure
+        self.spend.subscribed((mk, cv, readings[mk]) for mk, cv in self._with_readings(readings))
         return self._side_cells(moved, now)
 
     def headroom_due(self, now: float) -> list[str]:

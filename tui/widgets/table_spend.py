@@ -134,11 +134,12 @@ class SpendCells:
                           spend is None and subscription(cv.pool, cv.row))
         return text, ("bold" if over else "")
 
-    def subscribed(self, rows: Iterable[tuple[Key, Any]]) -> bool:
-        """Take the rows that have headroom readings ((key, credential view)): a subscription's
-        window use is a figure (the column joins for it) even with no answer recorded today.
-        Whether the column's width moved."""
-        keys = frozenset(k for k, cv in rows if subscription(cv.pool, cv.row))
+    def subscribed(self, rows: Iterable[tuple[Key, Any, Any]]) -> bool:
+        """Take the rows that have headroom readings ((key, credential view, its readings)): a
+        subscription's window use is a figure (the column joins for it) even with no answer
+        recorded today. Readings of another secret say nothing. Whether the column's width moved."""
+        keys = frozenset(k for k, cv, h in rows
+                         if headroom_words.bound(h, cv.fingerprint) and subscription(cv.pool, cv.row))
         if keys == self.in_use:
             return False
         need, self.in_use = self.need, keys
