@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_tui.py        # about 3 minutes; prints, never asserts
     .venv/bin/python bench/bench_tui.py profiles   # only the root-of-profiles case
     .venv/bin/python bench/bench_tui.py startup    # only the first-paint-against-bare-Textual case
+    .venv/bin/python bench/bench_tui.py startup --against DIR   # and an older tree (git archive) beside it
 
 Start-up case (issue 28): the console's first paint of a home of 6 credentials against
 bench/baseline_app.py showing a static 6-row table, both spawned the same way in the same
@@ -235,22 +236,26 @@ def process_cpu(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def spawn_paint(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+def spawn_paint(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds) from spawn to the first row on screen."""
     t0 = time.perf_counter()
-    with tmux.Tmux.start(argv, size=SIZE, env=env) as term:
+    with tmux.Tmux.start(argv, size=SIZE, env=env, cwd=cwd) as term:
         term.wait_for("key-00000", timeout=60, interval=0.005)
         wall = time.perf_counter() - t0
         return wall, process_cpu(term.pane_pid())
 
 
-def startup_case(tmp: Path, runs: int = 15) -> None:
+def startup_case(tmp: Path, runs: int = 15, against: Path | None = None) -> None:
     """First paint of the console on a small home against a bare Textual app with a static
     table: spawn -> the first row on screen, interleaved spawns, medians.
 
     Wall time on a shared 2-core machine follows the load more than the code; the CPU the
     process used until that paint (every thread) is printed beside it, the figure that
-    compares the two programs' own work (issue 28: first paint within 1.5x, both figures)."""
+    compares the two programs' own work (issue 28: first paint within 1.5x, both figures).
+
+    *against*: another source tree of hermes-admin (an older commit, ``git archive``d) run as
+    ``python -m tui.cli`` from it, interleaved too, this tree then spawned the same way: before
+    and after in one run."""
     home = make_home(tmp / "startup6", 6, pools=2)
     exe = tmux.installed_hermes_admin()
     if exe is None:
@@ -258,9 +263,20 @@ def startup_case(tmp: Path, runs: int = 15) -> None:
     console_env = {k: v for k, v in os.environ.items() if not k.endswith(("API_KEY", "_TOKEN"))}
     bare = [sys.executable, str(ROOT / "bench" / "baseline_app.py"), "6"]
     got: dict[str, list[tuple[float, float]]] = {"console": [], "bare": []}
+    other = None
+    if against is not None:
+        compileall.compile_dir(str(against), quiet=1)
+        other = ([sys.executable, "-m", "tui.cli", "--home", str(home.root)],
+                 {**console_env, "PYTHONPATH": str(against)})
+        got["against"] = []
+    this = ([exe, "--home", str(home.root)], console_env, None)
+    if other is not None:     # both trees spawned alike: python -m tui.cli from each
+        this = ([sys.executable, "-m", "tui.cli", "--home", str(home.root)], console_env, ROOT)
     for _ in range(runs):
-        got["console"].append(spawn_paint([exe, "--home", str(home.root)], console_env))
+        got["console"].append(spawn_paint(*this))
         got["bare"].append(spawn_paint(bare, dict(os.environ)))
+        if other is not None:
+            got["against"].append(spawn_paint(other[0], other[1], cwd=against))   # -m puts the cwd first
     wall = {k: statistics.median(w for w, _c in v) for k, v in got.items()}
     cpu = {k: statistics.median(c for _w, c in v) for k, v in got.items()}
     print(f"first paint, 6 credentials (medians of {runs} interleaved spawns; load average "
@@ -269,6 +285,9 @@ def startup_case(tmp: Path, runs: int = 15) -> None:
           f" = {wall['console'] / wall['bare']:.2f}x (goal <= 1.5)")
     print(f"  CPU to first paint: console {cpu['console']:.2f} s, bare {cpu['bare']:.2f} s"
           f" = {cpu['console'] / cpu['bare']:.2f}x")
+    if against is not None:
+        print(f"  the tree at {against}: wall {wall['against']:.2f} s = {wall['against'] / wall['bare']:.2f}x, "
+              f"CPU {cpu['against']:.2f} s = {cpu['against'] / cpu['bare']:.2f}x")
     builds = {"console": [], "bare": []}
     for _ in range(runs):
         for name, code in (("console", _BUILD_CONSOLE), ("bare", _BUILD_BARE)):
@@ -354,11 +373,16 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] in (["profiles"], ["startup"]):   # one case alone (still one run, own baseline)
+    _against = sys.argv[3:4] if sys.argv[2:3] == ["--against"] else []
+    if sys.argv[1:] in (["profiles"], ["startup"]) or (sys.argv[1:2] == ["startup"] and _against):
+        # one case alone (still one run, own baseline); startup --against TREE adds an older tree
         _tmp = Path(tempfile.mkdtemp(prefix="hermes-admin-bench-"))
         compile_project()
         try:
-            (profiles_case if sys.argv[1] == "profiles" else startup_case)(_tmp)
+            if sys.argv[1] == "profiles":
+                profiles_case(_tmp)
+            else:
+                startup_case(_tmp, against=Path(_against[0]).resolve() if _against else None)
         finally:
             shutil.rmtree(_tmp, ignore_errors=True)
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -67,8 +68,15 @@ class ColumnChooser(ModalScreen[Chosen]):
         self.ticks = {k: k in shown for k in self.keys}
         self.mode = mode
 
-    def line(self, key: str) -> Text:
-        return Text(f"{'[x]' if self.ticks[key] else '[ ]'} {TITLES[key]:<12} {ABOUT[key]}")
+    def line(self, key: str) -> Table:
+        """The column's line: its box and title, then what it shows; on a narrow screen the
+        words wrap under themselves, never back under the box."""
+        grid = Table.grid(padding=(0, 1), expand=True)
+        grid.add_column(no_wrap=True, width=3)
+        grid.add_column(no_wrap=True, width=12)
+        grid.add_column(ratio=1)
+        grid.add_row(Text("[x]" if self.ticks[key] else "[ ]"), Text(TITLES[key]), Text(ABOUT[key]))
+        return grid
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="modal-box", id="columns-box"):

@@ -9,7 +9,7 @@ summaries (ProxyWatch, MonitorWatch) and the one answer to why a key is disabled
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import events
 from textual.app import ComposeResult
@@ -20,6 +20,7 @@ from textual.widgets import Input
 from screens import screen
 from screens.dashboard_actions import WRITING, Operator
 from screens.dashboard_chrome import clock_time, empty_message, live_and_held, problems, ran_out
+from screens.dashboard_events import EventsTimeline
 from screens.dashboard_spend import SpendWatch
 from screens.dashboard_view import VIEW_BINDINGS, ViewControls
 from screens.explain import Refusals
@@ -31,10 +32,13 @@ from store.watch.home import HomeState
 from tui.services.heap import settle_heap
 from tui.services.host import host
 from tui.text.paths import tilde
-from tui.widgets import Banner, CredentialTable, EmptyState, EventsLog, StatusBar
+from tui.widgets import Banner, CredentialTable, EmptyState, StatusBar
 from tui.widgets.flash import FlashLine
 from tui.widgets.footer import KeysFooter
 from tui.widgets.rows import SORT_ORDER
+
+if TYPE_CHECKING:
+    from tui.widgets.events_log import EventsLog
 
 
 class DashboardScreen(Screen):
@@ -104,7 +108,7 @@ class DashboardScreen(Screen):
         self.paused = False
         self._tick_enabled = tick
         self._ready = False                      # children composed and mounted
-        self._pending_events: list[Any] = []
+        self.timeline = EventsTimeline(self)     # the events log, made when first shown
         self.refusals = Refusals(self, self.disabled_reason)
         self.operator = self.make_operator()     # the tags, the row just added, every write
         # the status bar's proxy summary, and its keys over budget noted in the table (#29)
@@ -123,7 +127,6 @@ class DashboardScreen(Screen):
         yield Banner(id="banner")
         yield EmptyState(id="empty")
         yield CredentialTable(id="table")
-        yield EventsLog(clock_time, id="events")
         yield Input(placeholder="filter: label, id, source, pool or status (Enter: go, Esc: clear)",
                     id="filter")
         yield FlashLine(id="flash")     # a write's result, one line (tui.widgets.flash)
@@ -135,7 +138,8 @@ class DashboardScreen(Screen):
 
     @property
     def events_log(self) -> EventsLog:
-        return self.query_one(EventsLog)
+        """The events timeline, made when first asked for (screens.dashboard_events)."""
+        return self.timeline.log()
 
     def on_mount(self) -> None:
         self._ready = True
@@ -159,8 +163,6 @@ class DashboardScreen(Screen):
             self._apply(self.latest)
         else:
             self._refresh_chrome()
-        self.add_events(self._pending_events)
-        self._pending_events = []
 
     def on_unmount(self) -> None:
         self.memory.save_now()          # the folds (sort and columns are saved as they change)
@@ -383,13 +385,10 @@ class DashboardScreen(Screen):
         self.controls.toggle_wide()
 
     def action_events(self) -> None:
-        self.events_log.toggle_class("-shown")
+        self.timeline.toggle()
 
     def action_config(self) -> None:
         self.app.push_screen(screen("config")())
 
     def add_events(self, events: list[Any]) -> None:
-        if not self._ready:
-            self._pending_events.extend(events)
-        elif events:
-            self.events_log.add(events)
+        self.timeline.add(events)         # kept until the log is first shown

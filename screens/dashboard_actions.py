@@ -26,8 +26,7 @@ from screens import screen
 from screens.dashboard_changes import LIST_LIMIT, cooldown_rows, count, describe, listing, move_row, reset_rows
 from screens.explain import Refusals
 from store.model import is_manual_source
-from store.ops import actions, audit
-from store.ops.write import StoreChange
+from store.ops import actions
 from store.pools.view import CredentialView, PoolView
 from tui.services.host import HasApp, Host, host
 from tui.services.writer import WriteResult
@@ -168,6 +167,8 @@ class Operator:
     # ------------------------------------------------------------ writing
     def _write(self, what: str, change: Callable[[dict, float], Any], rows: Iterable[Key] = (),
                on_done: Callable[[WriteResult], bool | None] | None = None) -> None:
+        from store.ops.write import StoreChange  # loaded by the first write, not the first paint
+
         app = self.host
         write = StoreChange(change, lock_timeout=app.lock_timeout)
         app.writer.submit(what, write, rows=rows, on_done=on_done)
@@ -386,6 +387,8 @@ class Operator:
         self.board.writes_changed()
 
     def audit(self) -> None:
+        from store.ops import audit  # with the audit view, not the first paint
+
         home = self.host.home
         self.host.push_screen(screen("audit")(str(home.audit), audit.tail(home, 200)))
 

@@ -24,6 +24,7 @@ from store.paths import Home
 from tui.services.host import host
 from tui.services.spend_feed import SpendReader
 from tui.widgets import CredentialTable
+from tui.widgets.table_notes import BUDGET
 
 SPEND_POLL_SECONDS = 3.0     # a look at the ledger's files; a read only when they moved
 FIRST_DELAY = 0.5            # after the first paint: the first look imports sqlite3
@@ -103,7 +104,7 @@ class SpendWatch:
         view = next((v for h, v in self.homes() if h == home), same)
         notes = {(view(pool), rid): word for (pool, rid), word in notes.items()}
         if (table := self._table()) is not None:
-            table.set_notes(notes)
+            table.set_notes(notes, kind=BUDGET)       # the findings' notes stay (tui.widgets.table_notes)
             table.set_spend(over=list(notes))
 
     def _table(self) -> CredentialTable | None:

@@ -29,6 +29,7 @@ from tui.services.host import host
 from tui.text import headroom as headroom_words
 from tui.text.format import BAD_TIME, NULL, STATUS_STYLE, full_time, relative, status_word
 from tui.text.shown import shown
+from tui.widgets import table_spend
 from tui.widgets.footer import KeysFooter
 
 # Fields holding a time, and how to read them.
@@ -229,7 +230,8 @@ class DetailScreen(Screen):
         self.title_text = t.plain
         title.update(t)
         now = self.clock()
-        usage = [*self.usage.lines, *self.usage.burn(self.readings, now)]
+        included = table_spend.included(self.readings, now) if table_spend.subscription(cv.pool, cv.row) else None
+        usage = [*self.usage.spend(included), *self.usage.burn(self.readings, now)]
         self.lines = detail_lines(cv, now, self.readings, self.threshold, self.budget, usage)
         table = Table(box=None, expand=True, show_edge=False, pad_edge=False)
         table.add_column("field", style="bold", no_wrap=True, ratio=3)

@@ -65,15 +65,24 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def usage_lines(found: dict[str, Any] | None, why: str, version: str | None = None) -> list[Line]:
-    """The spend lines of one key from :func:`read_windows`'s answer."""
+def usage_lines(found: dict[str, Any] | None, why: str, version: str | None = None,
+                included: str | None = None) -> list[Line]:
+    """The spend lines of one key from :func:`read_windows`'s answer. *included*: the row is
+    a subscription's (``incl. 5h 42%`` or ``incl.``, as its spend cell reads): a window with
+    no answer recorded, or no ledger at all, says that rather than ``—``."""
     if found is None:
+        if included is not None:
+            return [("spend", included, STATUS_MEANING[INCLUDED] + (f"; {why}" if why else ""))]
         return [("spend", NULL, why)] if why else []
     version = version or prices_version()
     lines: list[Line] = []
     for name, g in found.items():
         if g is None or g.requests <= 0:
-            lines.append((f"spend {name}", NULL, "no answer recorded"))
+            if included is not None:
+                lines.append((f"spend {name}", included if name == "today" else "incl.",
+                               f"{STATUS_MEANING[INCLUDED]}; no answer recorded"))
+            else:
+                lines.append((f"spend {name}", NULL, "no answer recorded"))
             continue
         status = g.cost_status
         cost = money(g.cost_usd if status != UNKNOWN else None, status, version)
@@ -141,7 +150,6 @@ class DetailUsage:
         self.found: dict[str, Any] | None = None
         self.why = ""
         self.busy = False
-        self.lines: list[Line] = []
         self.history = BurnHistory()
 
     def start(self, home: Home) -> None:
@@ -169,8 +177,13 @@ class DetailUsage:
     def show(self, found: dict[str, Any] | None, why: str) -> None:
         self.busy = False
         self.found, self.why = found, why
-        self.lines = usage_lines(found, why)
         self.changed()
+
+    def spend(self, included: str | None) -> list[Line]:
+        """The spend lines as last read (*included*: the row is a subscription's, its cell's words)."""
+        if self.found is None and not self.why:
+            return []                   # not read yet
+        return usage_lines(self.found, self.why, included=included)
 
     def observe(self, headroom: Any) -> None:
         """Note the home's headroom readings (each state): the burn trend's points."""

@@ -37,6 +37,7 @@ from tui.text.paths import tilde
 from tui.widgets import Banner, EmptyState, StatusBar
 from tui.widgets.cells import PENDING_MARK, TAG_MARK
 from tui.widgets.rows import ProfileBanner
+from tui.widgets.table_notes import FINDINGS
 
 
 class ProfileBoard(Board, Protocol):
@@ -170,7 +171,7 @@ class ProfilesDashboard(DashboardScreen):
     def refresh_table(self) -> None:
         table = self.table
         table.set_marks(self.operator.marks())
-        table.set_notes(self.row_notes)
+        table.set_notes(self.row_notes, kind=FINDINGS)     # a proxy's budget notes stay
         table.reconcile(self.view_pools, self.clock(), filter_text=self.filter_text, sort=self.sort)
         if self.root_state is not None:     # each profile's headroom sidecar (#21)
             shown = (inv.name for inv in self.root_state.profiles)

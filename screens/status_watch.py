@@ -6,7 +6,9 @@ screen registry, :func:`screens.screen`) only when the operator asks for it. The
 readers (``tui.services.proxy_feed``: the proxy's stats and its outcome vocabulary;
 ``tui.services.monitor_feed``) are imported by the first look, which runs once the first
 frame is drawn (issue 28): until then the status bar says nothing of a proxy or a monitor,
-as it does when none runs, and never something false.
+as it does when none runs, and never something false. A look finds no status file (no
+proxy or monitor has run on the home) with a listing alone: the readers load with the first
+file.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from textual.screen import Screen
 from textual.timer import Timer
 
 from screens import screen
+from store.monitor import STATUS_FILE as MONITOR_STATUS_FILE
 from store.paths import Home
+from store.proxy import STATUS_PREFIX as PROXY_STATUS_PREFIX
 from tui.services.host import host
 
 PROXY_POLL_SECONDS = 1.0     # the proxy rewrites its status file every second
@@ -64,9 +68,12 @@ class ProxyWatch:
         Before the screen's first frame, the look is put off until that frame is drawn."""
         if self.first.wait(self.poll):
             return
+        home = host(self.screen).home
+        if not (self.summary or self.over) and not any(home.root.glob(f"{PROXY_STATUS_PREFIX}*.json")):
+            return              # no proxy ever wrote here: its reader is not even loaded
         from tui.services import proxy_feed
 
-        st = proxy_feed.live_status(host(self.screen).home)
+        st = proxy_feed.live_status(home)
         line = proxy_feed.summary(st)
         over = {k: OVER_NOTE for k in proxy_feed.over_budget(st)}
         if over != self.over and self.notes is not None:
@@ -117,9 +124,12 @@ class MonitorWatch:
         """The status-bar words of a monitor on the home (put off until the first frame)."""
         if self.first.wait(self.poll):
             return
+        home = self.where()[0]
+        if not self.summary and not (home.root / MONITOR_STATUS_FILE).exists():
+            return              # no monitor has written here: its reader is not even loaded
         from tui.services import monitor_feed
 
-        summary, short = monitor_feed.summary(monitor_feed.live_status(self.where()[0]))
+        summary, short = monitor_feed.summary(monitor_feed.live_status(home))
         if (summary, short) != (self.summary, self.short):
             self.summary, self.short = summary, short
             self.changed()

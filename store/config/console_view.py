@@ -25,7 +25,7 @@ import yaml
 
 from store import safeio, yamlguard
 from store.authfile import atomic_write_bytes
-from store.config import settings
+from store.config.own_file import SETTINGS_CAP, SETTINGS_FILE
 from store.config.yamlcas import ConfigChanged, retry_on_change, unchanged_since
 from store.config.yamlread import load_tree
 from store.errors import ConfigUnreadable, StoreUnreadable
@@ -84,13 +84,13 @@ def parse_view(section: Any, path: Any) -> ConsoleView:
 
 
 def _path(home: Home) -> Any:
-    return home.root / settings.SETTINGS_FILE
+    return home.root / SETTINGS_FILE
 
 
 def _read(home: Home) -> tuple[bytes, Any] | None:
     path = _path(home)
     try:
-        return safeio.read_checked(path, settings.SETTINGS_CAP, ConfigUnreadable)
+        return safeio.read_checked(path, SETTINGS_CAP, ConfigUnreadable)
     except StoreUnreadable as exc:
         raise ConfigUnreadable(path, exc.reason) from None
 

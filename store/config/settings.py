@@ -32,13 +32,12 @@ import yaml
 from store import outside, safeio, yamlguard
 from store.config import budgets, proxy_settings, usage_settings
 from store.config.budgets import PoolBudget
+from store.config.own_file import SETTINGS_CAP, SETTINGS_FILE
 from store.config.proxy_settings import ProxySettings
 from store.config.usage_settings import UsageSettings
 from store.errors import ConfigUnreadable, StoreUnreadable
 from store.paths import Home
 
-SETTINGS_FILE = "hermes-admin.yaml"
-SETTINGS_CAP = 256 * 1024
 # console: the console's own (store.config.console_view); budgets, usage, proxy: their modules
 _TOP = ("headroom", "history", "console", "budgets", "usage", "proxy")
 

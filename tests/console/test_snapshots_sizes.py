@@ -75,3 +75,16 @@ def test_column_chooser(snap_compare, home_at) -> None:
         await pilot.pause()
 
     assert snap_compare(make_app(home), terminal_size=(100, 30), run_before=choose)
+
+
+def test_column_chooser_80x24(snap_compare, home_at) -> None:
+    """At 80 columns a long line (source, spend) wraps under its own words, not under the box."""
+    home = home_at("sizes-columns-80")
+    write_layout_sample(home)
+
+    async def choose(pilot) -> None:
+        await pilot.pause()
+        await pilot.press("W", "down", "space")
+        await pilot.pause()
+
+    assert snap_compare(make_app(home), terminal_size=(80, 24), run_before=choose)

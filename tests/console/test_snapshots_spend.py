@@ -65,3 +65,52 @@ def test_detail_usage(snap_compare, size, home_at) -> None:
             await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=open_detail)
+
+
+def seed_included(home) -> None:
+    """The sample's Claude login (anthropic aa11bb) at 5h 42%, with no answer in the ledger
+    today; an openrouter key's answer is the ledger's only line (#29)."""
+    from store.agent.headroom import Headroom
+    from store.pools.view import row_fingerprint
+    from tests.tui_sample import write_sample
+
+    row = write_sample(home)["credential_pool"]["anthropic"][0]
+    room = Headroom(home, clock=lambda: NOW)
+    room.record("anthropic", "aa11bb", row_fingerprint("anthropic", row),
+                [Reading("5h", "anthropic-unified", NOW - 2, utilization=0.42, reset_at=NOW + 3600)])
+    assert room.flush(force=True)
+    seed_ledger(home, [spent("openrouter", "a1b2c3", 0.30, "actual")])
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+def test_dashboard_subscription_with_no_answer_today(snap_compare, size, home_at) -> None:
+    home = home_at(f"spend-incl-{size[0]}")
+    seed_included(home)
+    app = make_app(home)
+
+    async def show(pilot) -> None:
+        await spend_read(app, pilot)
+        if size[0] < 200:
+            table_of(app).set_columns(CHOSEN)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=show)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=IDS)
+def test_detail_subscription_with_no_answer_today(snap_compare, size, home_at) -> None:
+    home = home_at(f"spend-incl-detail-{size[0]}")
+    seed_included(home)
+    app = make_app(home)
+
+    async def open_detail(pilot) -> None:
+        await pilot.pause()
+        table_of(app).move_to_key("cred\x1fanthropic\x1faa11bb")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if size[1] < 30:
+            app.screen.query_one("#detail-body").scroll_to(y=8, animate=False)     # the usage lines
+            await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=open_detail)

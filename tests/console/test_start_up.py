@@ -57,8 +57,8 @@ asyncio.run(main())
 print(" ".join(sorted(m for m in sys.modules if m.startswith("screens."))))
 """
 FIRST_PAINT = {"screens.dashboard", "screens.dashboard_actions", "screens.dashboard_changes",
-               "screens.dashboard_chrome", "screens.dashboard_spend", "screens.dashboard_view", "screens.explain",
-               "screens.status_watch", "screens.view_memory"}
+               "screens.dashboard_chrome", "screens.dashboard_events", "screens.dashboard_spend",
+               "screens.dashboard_view", "screens.explain", "screens.status_watch", "screens.view_memory"}
 
 
 def _loaded(extra: str = "") -> set[str]:

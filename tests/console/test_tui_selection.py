@@ -315,3 +315,22 @@ async def test_on_a_root_a_whole_pool_reset_writes_that_profile_only(tmp_path) -
         assert not isinstance(app.screen, ConfirmScreen)
         assert any("tagged rows are in profile" in n for n in notes(app))
         assert {p: read_doc(home(root, p)) for p in before} == before
+
+
+def test_a_chooser_line_wraps_under_its_words() -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from screens.column_chooser import ABOUT, ColumnChooser
+    from tui.widgets.table_columns import TITLES
+
+    def lines(renderable) -> list[str]:
+        console = Console(width=60, record=True, color_system=None)
+        console.print(renderable)
+        return [line.rstrip() for line in console.export_text().splitlines() if line.strip()]
+
+    got = lines(ColumnChooser(["label"], "auto").line("spend"))
+    assert len(got) == 2 and got[0].startswith("[ ] spend") and got[1].startswith(" " * 17), got
+    # Control: the line as one Text (as before) wraps back under the box.
+    before = lines(Text(f"[ ] {TITLES['spend']:<12} {ABOUT['spend']}"))
+    assert len(before) == 2 and not before[1].startswith(" "), before

@@ -7,12 +7,17 @@ aiohttp, the monitor's Apprise and prometheus_client, the fleet's redis-py, the 
 ruamel), a view's that is not on screen, or loaded by the first use that needs it (the first
 lock, the first write, the first look at a proxy's status file after the first frame).
 
+After the first frame, the status bar's first looks for a proxy and a monitor read their
+status files; on a home where neither has ever run (no such file) they load no reader at all.
+Control: the same probe with a status file of each on the home sees both readers loaded.
+
 A verb's start-up (``hermes-admin list``) loads no event loop: ``asyncio`` is for the verbs
 that run one (the proxy, the monitor, the web console), not for every command.
 
 Negative controls: a copy of the tree with one cut undone (the status bar's watcher importing
-the proxy's reader at the top again, the crash module importing asyncio again) fails the
-check; the same probe after one eager import of a module that pulls a heavy one in sees it;
+the proxy's reader at the top again, the crash module importing asyncio again, the dashboard
+composing the events log at start again, the writer importing the write path at the top again)
+fails the check; the same probe after one eager import of a module that pulls a heavy one in sees it;
 and the probe's list is checked to name modules that exist.
 """
 
@@ -42,6 +47,12 @@ HEAVY = (
     "filelock", "watchfiles", "anyio", "multiprocessing",
     # screens the first paint does not show
     "screens.confirm", "screens.help", "screens.proxy_view", "screens.monitor_view", "screens.config_view",
+    # the events log, hidden until `e` (its RichLog pulls rich.pretty and attrs in)
+    "tui.widgets.events_log", "rich.pretty", "attr",
+    # the write path, loaded by the operator's first write (the audit, the history, getpass)
+    "store.ops.write", "store.ops.audit", "store.ops.history", "getpass",
+    # the whole settings schema (budgets, the proxy's, the ledger's): the console's view needs its file only
+    "store.config.settings", "store.config.budgets", "store.config.proxy_settings",
 )
 
 PROBE = """
@@ -68,6 +79,37 @@ from tui.cli import entry
 entry.build_parser(["list"]).parse_args(["list"])
 print(json.dumps(sorted(n for n in ("asyncio", "textual", "filelock", "store.fleet.keys") if n in sys.modules)))
 """
+
+
+PAINT_PROBE = """
+import asyncio, json, sys, tempfile
+from pathlib import Path
+from store.paths import Home
+from tui.app.console import HermesAdminApp
+
+root = Path(tempfile.mkdtemp())
+for name in {files!r}:
+    (root / name).write_text("{{}}")
+looked = []
+
+async def main():
+    app = HermesAdminApp(Home(root), watch=False, tick=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(50):          # bounded: until both first looks ran (after the first frame)
+            await pilot.pause()
+            board = app.dashboard
+            if board.proxy.first.waited and board.monitor.first.waited:
+                break
+        for _ in range(3):
+            await pilot.pause()
+        looked.append(board.proxy.first.waited and board.monitor.first.waited)
+
+asyncio.run(main())
+assert looked == [True], looked
+print(json.dumps(sorted(n for n in {names!r} if n in sys.modules)))
+"""
+READERS = ("tui.services.proxy_feed", "store.proxy.observing.stats", "tui.services.monitor_feed",
+           "store.monitor.status")
 
 
 def _run(code: str, root: Path = ROOT) -> list[str]:
@@ -101,6 +143,21 @@ def test_the_console_start_up_imports_nothing_heavy() -> None:
     assert loaded() == []
 
 
+def test_no_status_file_no_reader_after_the_first_frame() -> None:
+    assert _run(PAINT_PROBE.format(files=[], names=READERS)) == []
+
+
+def test_control_status_files_load_their_readers() -> None:
+    files = ["hermes-admin-proxy-8645.json", "hermes-admin-monitor.json"]
+    assert _run(PAINT_PROBE.format(files=files, names=READERS)) == sorted(READERS)
+
+
+def test_control_the_proxy_look_without_its_listing_loads_the_reader(tmp_path: Path) -> None:
+    root = _undo(tmp_path, "screens/status_watch.py", "return              # no proxy ever wrote here",
+                 "pass                # no proxy ever wrote here")
+    assert "store.proxy.observing.stats" in _run(PAINT_PROBE.format(files=[], names=READERS), root)
+
+
 def test_a_verbs_start_up_loads_no_event_loop() -> None:
     assert _run(VERB_PROBE) == []
 
@@ -117,12 +174,29 @@ def test_control_the_status_watch_importing_its_readers_again_is_seen(tmp_path: 
     assert {"store.proxy.observing.stats", "store.agent.outcomes"} <= set(loaded(root=root))
 
 
+@pytest.mark.skipif(not inotify.available(), reason="the watchfiles backend imports watchfiles at start")
+def test_control_the_dashboard_importing_the_events_log_again_is_seen(tmp_path: Path) -> None:
+    old = "from screens.dashboard_events import EventsTimeline\n"
+    root = _undo(tmp_path, "screens/dashboard.py", old, old + "from tui.widgets.events_log import EventsLog  # noqa\n")
+    assert {"tui.widgets.events_log", "rich.pretty", "attr"} <= set(loaded(root=root))
+
+
+@pytest.mark.skipif(not inotify.available(), reason="the watchfiles backend imports watchfiles at start")
+def test_control_the_writer_importing_the_write_path_again_is_seen(tmp_path: Path) -> None:
+    root = _undo(tmp_path, "tui/services/writer.py", "from store.lock import lock_is_free\n",
+                 "from store.lock import lock_is_free\nfrom store.ops.write import perform  # noqa\n")
+    assert {"store.ops.write", "store.ops.audit", "getpass"} <= set(loaded(root=root))
+
+
 @pytest.mark.parametrize("eager, seen", [
     ("import tui.services.proxy_feed", {"store.proxy.observing.stats", "store.agent.outcomes", "email.utils"}),
     ("import filelock", {"filelock"}),
     ("import watchfiles", {"watchfiles", "anyio", "multiprocessing"}),
     ("import store.fleet.keys", {"store.fleet.keys"}),
     ("import screens.confirm", {"screens.confirm"}),
+    ("import tui.widgets.events_log", {"tui.widgets.events_log", "rich.pretty", "attr"}),
+    ("import store.ops.write", {"store.ops.write", "store.ops.audit", "store.ops.history", "getpass"}),
+    ("import store.config.settings", {"store.config.settings", "store.config.budgets", "store.config.proxy_settings"}),
 ])
 def test_control_an_eager_import_is_seen(eager: str, seen: set[str]) -> None:
     assert seen <= set(loaded(eager))

@@ -89,10 +89,13 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
                         read_only=args.read_only, lock_timeout=args.lock_timeout)
     from tui.app.console import run
-    from tui.cli.fleet import console_config
 
-    return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout,
-               fleet=console_config(args))
+    fleet = None
+    if getattr(args, "fleet", None):     # the fleet verb's module (socket, signal...) only with --fleet
+        from tui.cli.fleet import console_config
+
+        fleet = console_config(args)
+    return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout, fleet=fleet)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

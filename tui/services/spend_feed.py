@@ -4,8 +4,8 @@
 looks at the ledger's files (a stat of the database and its ``-wal``: the proxy writes
 behind, into the WAL) and reads the ledger again only when they changed, the UTC day turned,
 or :data:`REREAD_SECONDS` passed; then it is one aggregate query (:func:`store.usage.report.spend_today`),
-never one per row or per render. ``sqlite3`` and the report module are imported on the first
-read, not at the console's start.
+never one per row or per render. ``sqlite3``, the report module and the settings schema are
+imported on the first read, not at the console's start.
 
 A missing ledger (no proxy has recorded anything yet) makes every cell ``—`` quietly; a
 locked, corrupt or unreadable one is a notice (its words, once until it changes) and every
@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from store.config import settings as settings_file
 from store.errors import HermesAdminError, StoreUnreadable
 from store.paths import Home
 from store.usage.record import ACTUAL, ESTIMATED, INCLUDED, LEDGER_FILE, UNKNOWN
@@ -91,6 +90,7 @@ class SpendReader:
         self._read_at = now
         import sqlite3  # on the first read, not at start-up
 
+        from store.config import settings as settings_file  # the whole settings schema: with the first read too
         from store.usage import report
         try:
             keep = settings_file.read(self.home).usage.keep_requests

@@ -23,18 +23,22 @@ import itertools
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from textual.message import Message
 
 from store.errors import BadInput, ConfigUnreadable, LockTimeout, StoreUnreadable
 from store.lock import lock_is_free
-from store.ops.write import Clock, StoreChange, perform
 from store.paths import Home
 from store.redaction.fingerprints import redact
 from tui.services.write_feedback import Feedback, done_feedback, failed_feedback
 from tui.text import shown
 from tui.text.sentences import READ_ONLY, READ_ONLY_WEB
+
+if TYPE_CHECKING:   # store.ops.write (the audit, the history, the settings) loads with the first write
+    from store.ops.write import Clock, StoreChange
+
+    Job = StoreChange[Any] | Callable[[], Any]
 
 OK = "ok"
 BAD_INPUT = "bad_input"
@@ -107,8 +111,6 @@ class WriteDone(Message):
         self.result = result
 
 
-Job = StoreChange[Any] | Callable[[], Any]
-
 
 def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None = None,
               via: str = "tui", clock: Clock = time.time, remote: str | None = None) -> WriteResult:
@@ -117,6 +119,8 @@ def run_write(request: WriteRequest, job: Job, home: Home, *, now: float | None 
     Called on a worker thread; touches no widget. *now* pins the clock (tests). *via* and
     *remote*: how the operator reaches this console (``web`` and the browser's address).
     """
+    from store.ops.write import perform
+
     secrets = list(request.secrets)
     if now is not None:
         clock = lambda: now  # noqa: E731

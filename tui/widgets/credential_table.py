@@ -32,6 +32,7 @@ from tui.widgets.table_cells import CellStore
 from tui.widgets.table_clock import CountdownClock
 from tui.widgets.table_cursor import TABLE_BINDINGS, RowMessage, TableCursor, Window
 from tui.widgets.table_layout import Column, ColumnLayout
+from tui.widgets.table_notes import FINDINGS, RowNotes
 from tui.widgets.table_paint import CURSOR, HEADER, POOL, RowPainter
 from tui.widgets.table_rows import RowStore
 
@@ -65,6 +66,7 @@ class CredentialTable(ScrollView, can_focus=True):
         self.countdowns = CountdownClock()
         self.painter = RowPainter(self.rows, self.cells, self.column_layout, self._style_of)
         self.cursor = TableCursor(self.rows)
+        self.notes = RowNotes()        # each source's notes before the reason
         self.reverse = False   # each pool's order turned round, from the next reconcile on
 
     def _style_of(self, component: str | None) -> Style:
@@ -194,20 +196,21 @@ class CredentialTable(ScrollView, can_focus=True):
     def _show_range(self) -> None:
         self.refresh_rows(self.rows.set_marks(None, self.countdowns.now, self.cursor.range_marks()))
 
-    def set_notes(self, notes: dict[tuple[str, str], str]) -> None:
-        """Show *notes* ((view pool key, id) -> "⚑ shared") before the reason; only moved rows change."""
-        self.refresh_rows(self.rows.set_notes(notes, self.countdowns.now))
+    def set_notes(self, notes: dict[tuple[str, str], str], kind: str = FINDINGS) -> None:
+        """Show *notes* ((view pool key, id) -> "⚑ shared") of one *kind* before the reason, the
+        other kinds' kept (tui.widgets.table_notes); only moved rows change."""
+        self.refresh_rows(self.rows.set_notes(self.notes.set(kind, notes), self.countdowns.now))
 
     def set_headroom(self, readings: Mapping[tuple[str, str], object]) -> None:
         """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
         column: only moved rows change (the same mapping again costs nothing)."""
         if readings is self.rows.headroom.readings:
             return
-        need = self.rows.headroom.need
+        need = (self.rows.headroom.need, self.rows.spend.need)    # a subscription's use joins spend
         self._headroom(self.rows.set_headroom(readings, self.countdowns.current()), need)
 
-    def _headroom(self, dirty: list[str], need: int | None = None) -> None:
-        if need != self.rows.headroom.need:
+    def _headroom(self, dirty: list[str], need: tuple[int, int] | None = None) -> None:
+        if need != (self.rows.headroom.need, self.rows.spend.need):
             self.relayout()     # the column comes with the first reading, and its width may move
         self.refresh_rows(dirty)
         now = self.countdowns.current()

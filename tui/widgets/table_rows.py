@@ -10,11 +10,10 @@ It knows nothing of Textual: the widget scrolls, paints and moves the cursor.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from store.pools.view import PoolView
 from tui.widgets import cells as C
-from tui.widgets.cells import ColumnSpec
 from tui.widgets.rows import Entry, ProfileBanner, entries, header_key, mark_key, patch_entries
 from tui.widgets.table_cells import Cells, CellStore, estimate
 from tui.widgets.table_headroom import HeadroomCells
@@ -22,7 +21,7 @@ from tui.widgets.table_layout import distinct_fingerprints
 from tui.widgets.table_spend import SpendCells
 
 # Every column either layout can show, uncut: widths are applied when painting.
-ALL = tuple({s.key: ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW, C.HEADROOM, C.SPEND)}.values())
+ALL = tuple({s.key: C.ColumnSpec(s.key, s.label, 10**6) for s in (*C.WIDE, *C.NARROW, C.HEADROOM, C.SPEND)}.values())
 ALL_KEYS = tuple(s.key for s in ALL)
 
 Shown = tuple[PoolView, tuple[str, str, bool], list[Entry]]   # view, (filter, sort, reversed), rows
@@ -310,7 +309,7 @@ class RowStore:
         if note:
             out.update(C.noted(out, note))
         out["headroom"] = self.headroom.cell(mk, e.cred.fingerprint, now)
-        out["spend"] = self.spend.cell(mk, self.headroom.of(mk), e.cred.fingerprint, now)
+        out["spend"] = self.spend.cell(mk, self.headroom.of(mk), e.cred, now)
         if e.cred.key in fps:
             out["fingerprint"] = (fps[e.cred.key], "")
         return out
@@ -352,7 +351,9 @@ class RowStore:
     def set_headroom(self, readings: Mapping[tuple[str, str], object], now: float) -> list[str]:
         """Show *readings* ((view pool key, id) -> the sidecar's RowReadings) in the headroom
         column; return the formatted rows whose readings moved."""
-        return self._side_cells(self.headroom.set(readings, now, self._secrets(readings)), now)
+        moved = self.headroom.set(readings, now, self._secrets(readings))
+        self.spend.subscribed((mk, cv, readings[mk]) for mk, cv in self._with_readings(readings))
+        return self._side_cells(moved, now)
 
     def headroom_due(self, now: float) -> list[str]:
         """Rows whose headroom text changed by itself (a reading gone stale); their keys."""
@@ -365,8 +366,12 @@ class RowStore:
 
     def _secrets(self, readings: Mapping[tuple[str, str], object]) -> dict[tuple[str, str], str | None]:
         """The secret each shown row with readings holds now ((view pool key, id) -> fingerprint)."""
-        return {mk: e.cred.fingerprint for e in self._entries.values()
-                if e.cred is not None and (mk := mark_key(e)) in readings} if readings else {}
+        return {mk: cv.fingerprint for mk, cv in self._with_readings(readings)}
+
+    def _with_readings(self, readings: Mapping[tuple[str, str], object]) -> list[tuple[tuple[str, str], Any]]:
+        """((view pool key, id), credential) of each shown row with readings."""
+        return [(mk, e.cred) for e in self._entries.values()
+                if e.cred is not None and (mk := mark_key(e)) in readings] if readings else []
 
     def _side_cells(self, moved: set[tuple[str, str]], now: float) -> list[str]:
         """The headroom and spend cells of the *moved* rows, made again; the formatted ones' keys."""
@@ -375,9 +380,8 @@ class RowStore:
             if e.cred is not None and (mk := mark_key(e)) in moved:
                 self.cells.drop_signature(key)
                 if self.cells.formatted(key):
-                    fp = e.cred.fingerprint
-                    self.cells.update_cell(key, "headroom", self.headroom.cell(mk, fp, now))
-                    self.cells.update_cell(key, "spend", self.spend.cell(mk, self.headroom.of(mk), fp, now))
+                    self.cells.update_cell(key, "headroom", self.headroom.cell(mk, e.cred.fingerprint, now))
+                    self.cells.update_cell(key, "spend", self.spend.cell(mk, self.headroom.of(mk), e.cred, now))
                     dirty.append(key)
         return dirty
 

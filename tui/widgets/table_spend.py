@@ -9,7 +9,8 @@ proxy holds over their budget. A cell reads:
   ``<$0.01`` for a cost under a cent (never ``$0.00``), ``≥$0.42`` when some answers were
   priced and some not (the known part is a floor);
 - ``incl.`` for a subscription (OAuth) row, with its window's use when the row has a
-  headroom reading (``incl. 5h 42%``);
+  headroom reading (``incl. 5h 42%``): from its ledger line, and as well when it has none
+  today (:func:`subscription` says which rows are: as the proxy prices their answers);
 - ``—`` when nothing is known (no ledger, no answer recorded today, no price);
 - ``over budget`` after the figure when the proxy holds the row over its budget: words,
   never colour alone.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Mapping
 
+from store.model import AUTH_OAUTH
 from store.usage.record import ESTIMATED, INCLUDED, UNKNOWN
 from tui.text import headroom as headroom_words
 from tui.text.format import NULL, ellipsize
@@ -28,6 +30,27 @@ Key = tuple[str, str]            # (view pool key, row id): as a row's marks and
 Spend = tuple[str, float | None, int]      # (cost status, known dollars, requests)
 OVER = "over budget"
 BIG = 1e9                        # dollars beyond this read as such, not as 13 digits
+# store.usage.cost's SUBSCRIPTION_POOLS (that module loads the price table: not at start-up);
+# tests/console/test_tui_spend_included.py holds the two to the same answers.
+SUBSCRIPTION_POOLS = frozenset({"openai-codex"})
+WIDEST_INCLUDED = "incl. 5h 100%"
+
+
+def subscription(pool: str, row: Mapping[str, Any]) -> bool:
+    """Whether *row* of *pool* (a root's ``<profile>/<pool>`` too) is a subscription login,
+    whose answers the ledger records as ``included``: as the proxy decides it (an OAuth row,
+    an Anthropic OAuth token) and as :class:`store.usage.cost.Pricer` prices it (any row of a
+    subscription pool)."""
+    pool = pool.rpartition("/")[2]
+    auth_type = row.get("auth_type")
+    if auth_type == AUTH_OAUTH or pool in SUBSCRIPTION_POOLS:
+        return True
+    token = row.get("access_token")
+    if pool != "anthropic" or not isinstance(token, str) or not token or token.startswith("sk-ant-api"):
+        return False                  # an Anthropic API key is never a login (uses_oauth agrees)
+    from store.dialects.anthropic import uses_oauth  # an Anthropic row's only: no first paint waits on it
+
+    return uses_oauth(pool, auth_type, token)
 
 
 def dollars(usd: float) -> str:
@@ -57,14 +80,24 @@ def window_use(readings: Iterable[Any], now: float) -> str:
     return f"{best[1]} {max(0, min(100, round(best[2] * 100)))}%"
 
 
-def spend_text(spend: Spend | None, readings: Iterable[Any] = (), now: float = 0.0, over: bool = False) -> str:
-    """A spend cell's text (see the module's docstring)."""
+def included(readings: Iterable[Any], now: float) -> str:
+    """``incl. 5h 42%``, or ``incl.`` when no fresh reading says the window's use."""
+    use = window_use(readings, now)
+    return f"incl. {use}" if use else "incl."
+
+
+def spend_text(spend: Spend | None, readings: Iterable[Any] = (), now: float = 0.0, over: bool = False,
+               subscribed: bool = False) -> str:
+    """A spend cell's text (see the module's docstring); *subscribed*: the row is a
+    subscription's (:func:`subscription`), which reads ``incl.`` with no ledger line too."""
     text = NULL
-    if spend is not None:
+    if spend is None:
+        if subscribed:
+            text = included(readings, now)
+    else:
         status, usd, _requests = spend
         if status == INCLUDED:
-            use = window_use(readings, now)
-            text = f"incl. {use}" if use else "incl."
+            text = included(readings, now)
         elif usd is not None:
             mark = {ESTIMATED: "~", UNKNOWN: "≥"}.get(status, "")
             text = mark + dollars(usd)
@@ -85,17 +118,33 @@ class SpendCells:
     def __init__(self) -> None:
         self.spend: Mapping[Key, Spend] = {}
         self.over: frozenset[Key] = frozenset()
+        self.in_use: frozenset[Key] = frozenset()   # subscription rows with headroom readings
         self.need = 0                 # the longest text a row may show (0: no row has a figure)
 
     def of(self, key: Key) -> tuple[Spend | None, bool]:
         """What the row's cell depends on, but its headroom readings (part of its signature)."""
         return self.spend.get(key), key in self.over
 
-    def cell(self, key: Key, headroom: Any, fp: str | None, now: float) -> tuple[str, str]:
-        """The (text, style) of the row *key* whose secret's fingerprint is *fp* (*headroom*:
-        its sidecar readings, shown only when they are that secret's)."""
+    def cell(self, key: Key, headroom: Any, cv: Any, now: float) -> tuple[str, str]:
+        """The (text, style) of the row *key* showing the credential *cv* (a
+        :class:`store.pools.view.CredentialView`; *headroom*: the row's sidecar readings,
+        shown only when they are its secret's)."""
         spend, over = self.of(key)
-        return spend_text(spend, headroom_words.bound(headroom, fp), now, over), ("bold" if over else "")
+        text = spend_text(spend, headroom_words.bound(headroom, cv.fingerprint), now, over,
+                          spend is None and subscription(cv.pool, cv.row))
+        return text, ("bold" if over else "")
+
+    def subscribed(self, rows: Iterable[tuple[Key, Any, Any]]) -> bool:
+        """Take the rows that have headroom readings ((key, credential view, its readings)): a
+        subscription's window use is a figure (the column joins for it) even with no answer
+        recorded today. Readings of another secret say nothing. Whether the column's width moved."""
+        keys = frozenset(k for k, cv, h in rows
+                         if headroom_words.bound(h, cv.fingerprint) and subscription(cv.pool, cv.row))
+        if keys == self.in_use:
+            return False
+        need, self.in_use = self.need, keys
+        self._measure()
+        return need != self.need
 
     def set(self, spend: Mapping[Key, Spend] | None, over: Iterable[Key] | None) -> set[Key]:
         """Take new figures and/or rows over budget (None: as before); the rows whose cell moved."""
@@ -107,11 +156,13 @@ class SpendCells:
         moved = {k for k in old[0].keys() | self.spend.keys() if old[0].get(k) != self.spend.get(k)}
         moved |= old[1] ^ self.over
         if moved:
-            # "incl. 5h 100% over budget" is the longest a row says; a dollar figure is shorter
-            self.need = max((len(spend_text(s, (), 0.0, k in self.over)) for k, s in self.spend.items()),
-                            default=0)
-            if any(s[0] == INCLUDED for s in self.spend.values()):
-                self.need = max(self.need, len("incl. 5h 100%"))
-            if self.over:
-                self.need = max(self.need, len(f"{NULL} {OVER}"))
+            self._measure()
         return moved
+
+    def _measure(self) -> None:
+        # "incl. 5h 100% over budget" is the longest a row says; a dollar figure is shorter
+        self.need = max((len(spend_text(s, (), 0.0, k in self.over)) for k, s in self.spend.items()), default=0)
+        if self.in_use or any(s[0] == INCLUDED for s in self.spend.values()):
+            self.need = max(self.need, len(WIDEST_INCLUDED))
+        if self.over:
+            self.need = max(self.need, len(f"{NULL} {OVER}"))
