@@ -9,30 +9,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# A key starts a token ("task-..." never matches "sk-..."): the boundary is checked by a
-# lookbehind *after* the key's literal start (``sk-(?<![A-Za-z0-9]sk-)``, the same test), so the
-# regex engine searches for the literal; a lookbehind first made it try every position.
-_B = "(?<![A-Za-z0-9]"
-
-
-def _shape(starts: str, rest: str) -> re.Pattern[str]:
-    """A key pattern: one of *starts* (``|``-separated literals), checked to begin a token, then *rest*."""
-    alts = starts.split("|")
-    head = alts[0] if len(alts) == 1 else f"(?:{starts})"
-    return re.compile(head + "".join(f"{_B}{start})" for start in alts) + rest)
-
-
-KEY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(_shape(starts, rest) for starts, rest in (
-    ("sk-", r"[A-Za-z0-9_\-]{16,}"),              # OpenAI, OpenRouter (sk-or-), Anthropic (sk-ant-)
-    ("xai-", r"[A-Za-z0-9_\-]{16,}"),             # xAI
-    ("gsk_", r"[A-Za-z0-9]{16,}"),                # Groq
-    ("AIza", r"[0-9A-Za-z_\-]{30,}"),             # Google API keys (AIza + 35)
-    ("gh[pousr]_", r"[A-Za-z0-9]{20,}"),          # GitHub tokens
-    ("github_pat_", r"[A-Za-z0-9_]{20,}"),
-    ("hf_", r"[A-Za-z0-9]{20,}"),                 # Hugging Face
-    ("nvapi-|pplx-|fw-", r"[A-Za-z0-9_\-]{16,}"),  # NVIDIA, Perplexity, Fireworks
-    ("r8_", r"[A-Za-z0-9]{20,}"),                 # Replicate
-    ("eyJ", r"[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*){0,2}"),  # JWT-ish (OAuth tokens)
+# A key starts a token ("task-..." never matches "sk-..."). The boundary is checked by a
+# lookbehind *after* the key's literal start (``sk-(?<![A-Za-z0-9]sk-)``: the same test as a
+# ``(?<![A-Za-z0-9])`` before it), so the regex engine searches for the literal; a lookbehind
+# first made it try every position of the text.
+KEY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
+    r"sk-(?<![A-Za-z0-9]sk-)[A-Za-z0-9_\-]{16,}",            # OpenAI, OpenRouter (sk-or-), Anthropic (sk-ant-)
+    r"xai-(?<![A-Za-z0-9]xai-)[A-Za-z0-9_\-]{16,}",          # xAI
+    r"gsk_(?<![A-Za-z0-9]gsk_)[A-Za-z0-9]{16,}",             # Groq
+    r"AIza(?<![A-Za-z0-9]AIza)[0-9A-Za-z_\-]{30,}",          # Google API keys (AIza + 35)
+    r"gh[pousr]_(?<![A-Za-z0-9]gh[pousr]_)[A-Za-z0-9]{20,}",  # GitHub tokens
+    r"github_pat_(?<![A-Za-z0-9]github_pat_)[A-Za-z0-9_]{20,}",
+    r"hf_(?<![A-Za-z0-9]hf_)[A-Za-z0-9]{20,}",               # Hugging Face
+    r"(?:nvapi-|pplx-|fw-)(?<![A-Za-z0-9]nvapi-)(?<![A-Za-z0-9]pplx-)(?<![A-Za-z0-9]fw-)"
+    r"[A-Za-z0-9_\-]{16,}",                                  # NVIDIA, Perplexity, Fireworks
+    r"r8_(?<![A-Za-z0-9]r8_)[A-Za-z0-9]{20,}",               # Replicate
+    r"eyJ(?<![A-Za-z0-9]eyJ)[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*){0,2}",  # JWT-ish (OAuth tokens)
 ))
 # A single long token mixing letters and digits: key-like for *refusing input*, but not
 # redacted from output (UUIDs, hashes and long ids would be garbled).
