@@ -81,7 +81,9 @@ GUARDS: dict[str, list[str]] = {
     "store/redaction/redact.py": ["tests/store/test_redact_exact.py", "tests/store/test_hostile_redact.py",
                                   "tests/store/test_url_userinfo.py",
                                   "tests/store/test_home_secrets.py", "tests/store/test_auth_value_redaction.py",
-                                  "tests/store/test_crash_text.py"],
+                                  "tests/store/test_crash_text.py", "tests/store/test_redact_search_equal.py"],
+    "store/redaction/shapes.py": ["tests/store/test_redact_exact.py", "tests/store/test_hostile_redact.py",
+                                  "tests/store/test_redact_search_equal.py", "tests/proxy/test_edge_wire.py"],
     # the store's write path
     "store/transaction.py": ["tests/store/test_write_exact.py", "tests/store/test_write_path.py",
                              "tests/store/test_rel_files.py", "tests/store/test_rel_invariants.py",

@@ -11,6 +11,15 @@ never zero: a budget rule must not report a key as under budget because it canno
 Windows are calendar periods in UTC, as budgets count them: ``day`` since 00:00 UTC,
 ``month`` since the first of the month. :class:`Spend` reads each (pool, window) once per
 evaluation, grouped by key, so a pool of thousands of keys is one query, not thousands.
+
+Per-request rows are kept 7 days (``usage.keep_requests``) and a month is longer: as
+``hermes-admin usage`` does (:func:`store.usage.report.spans`), a window's whole hours are
+read from the ledger's hourly roll-ups (which keep the cost status) and the per-request rows
+only for the hour in progress, in the same query. A roll-up holds a sum, so the bound on one
+answer becomes a bound on the sum: an hour's group counts when its cost is finite, not
+negative and at most ``MAX_COST`` times its answers (the writer only records costs it
+believes: :data:`store.dialects.readings.MAX_COST`). A ledger without roll-ups (no
+``hourly`` table: not made by hermes-admin's writer) is read from its rows alone.
 """
 
 from __future__ import annotations
@@ -26,15 +35,35 @@ from typing import Any
 
 from store.paths import Home
 from store.usage.record import ACTUAL, ESTIMATED, LEDGER_FILE
+from store.usage.report import spans
 from store.usage.tally import starts
 
 BUSY_TIMEOUT = 0.5
 MAX_COST = 1e9          # a single request's cost beyond this is not believed
 WINDOWS = ("day", "month")
 _KNOWN = (ACTUAL, ESTIMATED)
-_QUERY = (f"SELECT row_id, SUM(cost_usd) FROM requests WHERE pool = ? AND at >= ? AND at < ? "
-          f"AND cost_status IN ({', '.join('?' for _ in _KNOWN)}) AND cost_usd >= 0 AND cost_usd <= {MAX_COST:g} "
-          f"GROUP BY row_id")
+_STATUS = f"cost_status IN ({', '.join('?' for _ in _KNOWN)}) AND cost_usd >= 0"
+_ROWS = (f"SELECT row_id AS r, SUM(cost_usd) AS c FROM requests WHERE pool = ? AND at >= ? AND at < ? "
+         f"AND {_STATUS} AND cost_usd <= {MAX_COST:g} GROUP BY row_id")
+_HOURS = (f"SELECT nullif(row_id, '') AS r, SUM(cost_usd) AS c FROM hourly WHERE pool = ? AND hour >= ? "
+          f"AND hour < ? AND {_STATUS} AND cost_usd <= {MAX_COST:g} * requests GROUP BY row_id")
+_QUERY = f"SELECT row_id, SUM(cost_usd) FROM requests WHERE pool = ? AND at >= ? AND at < ? AND {_STATUS} " \
+         f"AND cost_usd <= {MAX_COST:g} GROUP BY row_id"       # the rows alone (a ledger without roll-ups)
+
+
+def window_query(pool: str, start: float, now: float) -> tuple[str, tuple[Any, ...]]:
+    """The one query (and its arguments) for the known spend of each key of *pool* from
+    *start* to *now*: whole hours from the roll-ups, the rest from the per-request rows
+    (:func:`store.usage.report.spans`; the rows are read where the roll-ups are not, so the
+    split does not depend on how long they are kept)."""
+    hours, rows = spans(start, start, now)
+    parts = [(_ROWS, (pool, lo, now + 1.0 if hi is None else hi, *_KNOWN)) for lo, hi in rows]
+    if hours is not None:
+        parts.append((_HOURS, (pool, *hours, *_KNOWN)))
+    if len(parts) == 1:
+        return parts[0]
+    sql = " UNION ALL ".join(q for q, _ in parts)
+    return f"SELECT r, SUM(c) FROM ({sql}) GROUP BY r", tuple(a for _, args in parts for a in args)
 
 
 def ledger_path(home: Home) -> Any:
@@ -71,7 +100,12 @@ def by_key(home: Home, pool: str, window: str, *, now: float | None = None,
     try:
         con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT)
         try:
-            rows = con.execute(_QUERY, (pool, start, now + 1.0, *_KNOWN)).fetchall()
+            try:
+                rows = con.execute(*window_query(pool, start, now)).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "no such table: hourly" not in str(exc):
+                    raise
+                rows = con.execute(_QUERY, (pool, start, now + 1.0, *_KNOWN)).fetchall()
         finally:
             con.close()
     except sqlite3.Error as exc:

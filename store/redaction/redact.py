@@ -43,29 +43,14 @@ from store.envfile import read_env
 from store.errors import StoreUnreadable
 from store.paths import Home
 from store.redaction.fingerprints import ELLIPSIS, fingerprint
+from store.redaction.shapes import KEY_PATTERNS as KEY_PATTERNS
+from store.redaction.shapes import looks_like_key as looks_like_key
 from store.redaction.urls import mask_userinfo
 from store.redaction.walk import env_borrowed, walk_secrets, walked_row
 
 # Known secrets shorter than this are not replaced by value: a 4-letter "secret" would
 # garble ordinary words everywhere. Key-shaped patterns below catch real keys anyway.
 MIN_SECRET_LEN = 8
-
-_B = r"(?<![A-Za-z0-9])"  # a key starts a token: "task-..." never matches "sk-..."
-KEY_PATTERNS: tuple[re.Pattern[str], ...] = tuple(re.compile(p) for p in (
-    _B + r"sk-[A-Za-z0-9_\-]{16,}",               # OpenAI, OpenRouter (sk-or-), Anthropic (sk-ant-)
-    _B + r"xai-[A-Za-z0-9_\-]{16,}",              # xAI
-    _B + r"gsk_[A-Za-z0-9]{16,}",                 # Groq
-    _B + r"AIza[0-9A-Za-z_\-]{30,}",              # Google API keys (AIza + 35)
-    _B + r"gh[pousr]_[A-Za-z0-9]{20,}",           # GitHub tokens
-    _B + r"github_pat_[A-Za-z0-9_]{20,}",
-    _B + r"hf_[A-Za-z0-9]{20,}",                  # Hugging Face
-    _B + r"(?:nvapi|pplx|fw)-[A-Za-z0-9_\-]{16,}",  # NVIDIA, Perplexity, Fireworks
-    _B + r"r8_[A-Za-z0-9]{20,}",                  # Replicate
-    _B + r"eyJ[A-Za-z0-9_\-]{8,}(?:\.[A-Za-z0-9_\-]*){0,2}",  # JWT-ish (OAuth tokens)
-))
-# A single long token mixing letters and digits: key-like for *refusing input*, but not
-# redacted from output (UUIDs, hashes and long ids would be garbled).
-_LONG_TOKEN = re.compile(r"^[A-Za-z0-9_\-.+/=]{32,}$")
 
 _runtime: set[str] = set()
 
@@ -101,23 +86,12 @@ def clear_registered() -> None:
     _runtime.clear()
 
 
-def looks_like_key(text: Any) -> bool:
-    """True when *text* holds something key-shaped (a provider prefix, a JWT, or one long
-    token mixing letters and digits). Used to refuse keys outside ``--api-key``."""
-    if not isinstance(text, str) or not text:
-        return False
-    if any(p.search(text) for p in KEY_PATTERNS):
-        return True
-    s = text.strip()
-    return bool(_LONG_TOKEN.match(s)) and any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
-
-
 def _fp(secret: str) -> str:
     return fingerprint(secret) or ELLIPSIS
 
 
-# One pass finds whether any key shape is present at all (most text holds none).
-_ANY_KEY = re.compile("|".join(f"(?:{p.pattern})" for p in KEY_PATTERNS))
+# A long text is looked up at every _STRIDE-th position only (Redactor._present).
+_STRIDE, _LONG_TEXT, _FEW_SHORT = 8, 2048, 16
 
 
 class Redactor:
@@ -153,17 +127,41 @@ class Redactor:
             for secret in order:
                 index.setdefault(secret[-MIN_SECRET_LEN:], []).append(secret)
             self._index = {k: tuple(v) for k, v in index.items()}
+            self._strided: dict[str, list[tuple[str, int]]] | None = None
+            self._short = tuple(s for s in order if len(s) < MIN_SECRET_LEN + _STRIDE - 1)
         return order
 
     def _present(self, text: str) -> list[str]:
         """The known secrets that occur in *text*, longest first."""
         self._known()
-        index, n, found = self._index, MIN_SECRET_LEN, set()
-        for end in range(n, len(text) + 1):
-            candidates = index.get(text[end - n:end])
-            if candidates:
-                found.update(c for c in candidates if text.endswith(c, 0, end))
+        n, found = MIN_SECRET_LEN, set()
+        if len(text) >= _LONG_TEXT and len(self._short) <= _FEW_SHORT:
+            # Every _STRIDE-th window only: one of any key's last _STRIDE windows of n characters
+            # falls on it, and each is indexed with how far it ends before the key's end. Keys too
+            # short for that (a few) are looked for whole.
+            found.update(s for s in self._short if s in text)
+            ends = range(n, len(text) + 1, _STRIDE)
+            windows = map(text.__getitem__, map(slice, range(0, len(text) - n + 1, _STRIDE), ends))
+            for end, hit in zip(ends, map(self._strided_index().get, windows), strict=True):
+                if hit:
+                    found.update(c for c, k in hit if text.startswith(c, end + k - len(c)))
+        else:
+            index = self._index
+            for end in range(n, len(text) + 1):
+                candidates = index.get(text[end - n:end])
+                if candidates:
+                    found.update(c for c in candidates if text.endswith(c, 0, end))
         return sorted(found, key=len, reverse=True)
+
+    def _strided_index(self) -> dict[str, list[tuple[str, int]]]:
+        if self._strided is None:       # made on the first long text: its cost is the keys' count times 8
+            self._strided = {}
+            for secret in self._order[0]:
+                if len(secret) >= MIN_SECRET_LEN + _STRIDE - 1:
+                    for k in range(_STRIDE):
+                        end = len(secret) - k
+                        self._strided.setdefault(secret[end - MIN_SECRET_LEN:end], []).append((secret, k))
+        return self._strided
 
     def add(self, *values: str | None) -> None:
         """Teach this redactor more secret values."""
@@ -181,7 +179,7 @@ class Redactor:
         text = mask_userinfo(text)   # first: a password goes whole, as ***, whatever its shape
         for s in self._present(text):
             text = text.replace(s, _fp(s))
-        if _ANY_KEY.search(text):
+        if any(p.search(text) for p in KEY_PATTERNS):     # most text holds none: one literal search each
             for pattern in KEY_PATTERNS:
                 text = pattern.sub(lambda m: _fp(m.group(0)), text)
         return mask_auth_values(text)

@@ -158,9 +158,12 @@ _hostile = st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), 
 def test_hostile_ledger_values_never_raise_and_never_make_a_spend_that_is_not_finite(
         tmp_path_factory: pytest.TempPathFactory, costs: list[tuple[object, str]]) -> None:
     home = Home(tmp_path_factory.mktemp("hostile"))
-    ledger(home, [(NOW - 1, "openrouter", "k1", c, s) for c, s in costs])
+    path = ledger(home, [(NOW - 1, "openrouter", "k1", c, s) for c, s in costs])
     got = spend_of(home, "openrouter", "k1", "day", now=NOW)
     assert got is not None and math.isfinite(got) and got >= 0
-    believable = [float(c) for c, s in costs if s in ("actual", "estimated") and isinstance(c, (int, float))
+    con = sqlite3.connect(path)     # the values as stored: the REAL column turns a text like '1' into 1.0
+    stored = con.execute("SELECT cost_usd, cost_status FROM requests").fetchall()
+    con.close()
+    believable = [float(c) for c, s in stored if s in ("actual", "estimated") and isinstance(c, (int, float))
                   and math.isfinite(c) and 0 <= c <= spend.MAX_COST]
     assert got == pytest.approx(sum(believable))
