@@ -96,14 +96,30 @@ def _marker(folder: Path) -> Path:
     return folder / "agent" / "credential_pool.py"
 
 
+def _compiled(folder: Path) -> Path:
+    return folder / ".hermes-admin-compiled"
+
+
+def _compile(folder: Path) -> None:
+    """Compile the unpacked wheel once, as pip does when it installs one: the partner runs
+    with PYTHONDONTWRITEBYTECODE=1 (it must not write into the cache), so without this each
+    partner process would compile every Hermes module it imports again."""
+    import compileall
+
+    compileall.compile_dir(str(folder), quiet=2, workers=1)
+    _compiled(folder).touch()
+
+
 def hermes_dir(cache: Path = CACHE) -> Path:
-    """Folder with the unpacked hermes-agent 0.19.0 wheel, fetching it if needed."""
+    """Folder with the unpacked (and compiled) hermes-agent 0.19.0 wheel, fetching it if needed."""
     target = cache / UNPACKED_NAME
-    if _marker(target).is_file():
+    if _marker(target).is_file() and _compiled(target).is_file():
         return target
     cache.mkdir(parents=True, exist_ok=True)
     with FileLock(str(cache / "hermes.lock"), timeout=600):
         if _marker(target).is_file():  # another process fetched it while we waited
+            if not _compiled(target).is_file():     # a cache unpacked before the compile step
+                _compile(target)
             return target
         wheel = cache / WHEEL_NAME
         if not wheel.is_file():
@@ -116,6 +132,7 @@ def hermes_dir(cache: Path = CACHE) -> Path:
                 zf.extractall(staging)
             if not _marker(staging).is_file():
                 raise HermesUnavailable(f"{wheel} has no agent/credential_pool.py")
+            _compile(staging)
             if target.exists():
                 shutil.rmtree(target)
             os.replace(staging, target)

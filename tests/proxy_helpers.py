@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from store.paths import Home
+from store.proxy import server as server_module
 from store.proxy.edge.inbound import Gate
 from store.proxy.routing.chain import Chain
 from store.proxy.server import ProxyServer
@@ -54,6 +55,13 @@ def seed(home: Home, fake: FakeProvider, *, or_keys: int = 3) -> None:
     home.config.write_text(CONFIG)
 
 
+# The in-process proxies of the tests do their once-a-second work (flush the counts, take
+# control requests, write the status file, cut overdue streams) every TICK seconds: a test
+# that waits for a flush waits a fifth as long. No test asserts the second itself; one that
+# needs the product's interval passes ``tick=None`` to :func:`serving`.
+TICK = 0.2
+
+
 class Running:
     """A started proxy: ``url`` (the /v1 base), ``server``, ``chain``, ``call(coro)``."""
 
@@ -81,16 +89,35 @@ class Running:
 @contextmanager
 def running_proxy(home: Home, *, host: str = "127.0.0.1", gate: Gate | None = None,
                   restore_interval: float = 300.0, watch: bool = True, refresh_hook: Any = None,
-                  **kw: Any) -> Iterator[Running]:
+                  tick: float | None = TICK, **kw: Any) -> Iterator[Running]:
     # The chain reads the home's .env itself, as the proxy command's does (None, not {}).
     chain = Chain(home, "openrouter", restore_interval=restore_interval, env=None, refresh_hook=refresh_hook)
-    with serving(ProxyServer(home, chain, gate or Gate(None), host=host, port=0, watch=watch, **kw)) as running:
+    with serving(ProxyServer(home, chain, gate or Gate(None), host=host, port=0, watch=watch, **kw),
+                 tick=tick) as running:
         yield running
 
 
 @contextmanager
-def serving(server: ProxyServer) -> Iterator[Running]:
-    """*server* started on an event loop of its own thread, stopped (bounded) at the end."""
+def serving(server: ProxyServer, *, tick: float | None = TICK) -> Iterator[Running]:
+    """*server* started on an event loop of its own thread, stopped (bounded) at the end;
+    its periodic work runs every *tick* seconds (None: the product's FLUSH_INTERVAL)."""
+    with _ticking(tick):
+        yield from _serving(server)
+
+
+@contextmanager
+def _ticking(tick: float | None) -> Iterator[None]:
+    """store.proxy.server's FLUSH_INTERVAL set to *tick* while the context lasts (nests)."""
+    saved = server_module.FLUSH_INTERVAL
+    if tick is not None:
+        server_module.FLUSH_INTERVAL = tick
+    try:
+        yield
+    finally:
+        server_module.FLUSH_INTERVAL = saved
+
+
+def _serving(server: ProxyServer) -> Iterator[Running]:
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, name="test-proxy", daemon=True)
     thread.start()
@@ -145,12 +172,13 @@ def edge_seed(home: Home, base: str, *, keys: int = 2, fallback: bool = True, **
 
 @contextmanager
 def running_chain_proxy(home: Home, *, lock_timeout: float = 30.0, watch: bool = False,
-                        primary: str = "openrouter", gate: Gate | None = None, **kw: Any) -> Iterator[Running]:
+                        primary: str = "openrouter", gate: Gate | None = None, tick: float | None = TICK,
+                        **kw: Any) -> Iterator[Running]:
     """:func:`running_proxy` with the chain's lock timeout chosen (a held lock in a test
     must not cost 30 s) and the watcher off unless asked for (*primary*: the pool served
     first)."""
     chain = Chain(home, primary, env=None, lock_timeout=lock_timeout)
-    with serving(ProxyServer(home, chain, gate or Gate(None), port=0, watch=watch, **kw)) as running:
+    with serving(ProxyServer(home, chain, gate or Gate(None), port=0, watch=watch, **kw), tick=tick) as running:
         yield running
 
 

@@ -24,6 +24,7 @@ from store.ops import audit
 from store.paths import Home
 from store.proxy import control
 from store.proxy.edge.inbound import gate_for
+from tests.cli.inprocess import run_main
 from tests.conftest import HERMES_ADMIN, cli_env, run_cli
 from tests.proxy_helpers import running_proxy, seed, start_proxy_proc, wait_until
 from tui.demo.fake_provider import FakeProvider
@@ -43,6 +44,11 @@ def _served_by(url: str) -> str:
     r = httpx.post(url + "/chat/completions", json=MSG, timeout=30)
     assert r.status_code == 200, r.text
     return r.headers["x-hermes-pool"]
+
+
+def _cli_here(home: Home, *args: str) -> tuple[int, str, str]:
+    """The CLI in this process: (exit code, stdout, stderr)."""
+    return run_main(["--home", str(home.root), *args], b"")
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -71,14 +77,15 @@ def test_pin_restore_unpin_from_the_cli_against_a_running_proxy(tmp_home: Home, 
         run_cli(tmp_home, "proxy", "pin", "nous")
         unpinned = run_cli(tmp_home, "proxy", "unpin")
         assert "unpinned from nous" in unpinned.stdout
-        # Clear errors, nothing changed by any of them.
-        bad = run_cli(tmp_home, "proxy", "pin", "openruter", ok=False)
-        assert bad.returncode == 2 and "openrouter -> nous" in bad.stderr
-        assert run_cli(tmp_home, "proxy", "pin", ok=False).returncode == 2
-        wrong_port = run_cli(tmp_home, "proxy", "restore", "--port", "1", ok=False)
-        assert wrong_port.returncode == 2 and "no proxy listens on port 1" in wrong_port.stderr
-        assert run_cli(tmp_home, "proxy", "restore", "--port", "http", ok=False).returncode == 2
-        assert run_cli(tmp_home, "proxy", "unpin", "nous", ok=False).returncode == 2
+        # Clear errors, nothing changed by any of them. In this process (the process boundary
+        # is the successes' above): each is refused before anything is asked of the proxy.
+        code, _, err = _cli_here(tmp_home, "proxy", "pin", "openruter")
+        assert code == 2 and "openrouter -> nous" in err
+        assert _cli_here(tmp_home, "proxy", "pin")[0] == 2
+        code, _, err = _cli_here(tmp_home, "proxy", "restore", "--port", "1")
+        assert code == 2 and "no proxy listens on port 1" in err
+        assert _cli_here(tmp_home, "proxy", "restore", "--port", "http")[0] == 2
+        assert _cli_here(tmp_home, "proxy", "unpin", "nous")[0] == 2
     finally:
         _stop(proc)
     gone = run_cli(tmp_home, "proxy", "restore", ok=False)

@@ -292,7 +292,7 @@ def test_counts_are_written_behind_in_batches(home, monkeypatch):
         return real(*a, **k)
 
     monkeypatch.setattr(counts_mod, "transaction", counting)
-    with running_proxy(home) as p:
+    with running_proxy(home, tick=None) as p:       # the product's one flush a second
         c = sdk(p.url)
         t0 = time.monotonic()
         for _ in range(100):
