@@ -105,8 +105,8 @@ def refuse_dangling(path: Path, error: type[StoreUnreadable] = StoreUnreadable) 
         target = os.readlink(path)
     except OSError:
         return
-    raise error(path, f"is a symlink to {target}, which does not exist; hermes-admin will not "
-                "read it as an empty store")
+    raise error(path, f"is a symlink to {target}, which does not exist (a volume not mounted?); "
+                "hermes-admin will not read it as a missing file")
 
 
 def read_checked(path: Path, cap: int, error: type[StoreUnreadable] = StoreUnreadable,
