@@ -47,7 +47,7 @@ def _priority(text: str) -> int:
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p = sub.add_parser("list", help="list pools and credentials with live cooldowns")
     p.add_argument("pool", nargs="?", metavar="POOL")
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schema in docs/cli.md)")
     add_common(p)
     p.set_defaults(func=cmd_list)
 
