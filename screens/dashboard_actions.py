@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Protocol
 from screens import screen
 from screens.dashboard_changes import LIST_LIMIT, cooldown_rows, count, describe, listing, move_row, reset_rows
 from screens.explain import Refusals
+from store.errors import StoreUnreadable
 from store.model import is_manual_source
 from store.ops import actions, audit
 from store.ops.write import StoreChange
@@ -387,7 +388,12 @@ class Operator:
 
     def audit(self) -> None:
         home = self.host.home
-        self.host.push_screen(screen("audit")(str(home.audit), audit.tail(home, 200)))
+        try:
+            entries = audit.tail(home, 200)
+        except StoreUnreadable as exc:   # a FIFO, directory or dangling link at the log: said
+            self.host.notify(str(exc), severity="error", timeout=10, markup=False)
+            return
+        self.host.push_screen(screen("audit")(str(home.audit), entries))
 
     # ------------------------------------------------------------ marks
     def marks(self) -> dict[Key, str]:
