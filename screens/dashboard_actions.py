@@ -25,9 +25,8 @@ from typing import Any, Callable, Iterable, Protocol
 from screens import screen
 from screens.dashboard_changes import LIST_LIMIT, cooldown_rows, count, describe, listing, move_row, reset_rows
 from screens.explain import Refusals
-from store.errors import StoreUnreadable
 from store.model import is_manual_source
-from store.ops import actions, audit
+from store.ops import actions
 from store.ops.write import StoreChange
 from store.pools.view import CredentialView, PoolView
 from tui.services.host import HasApp, Host, host
@@ -387,13 +386,7 @@ class Operator:
         self.board.writes_changed()
 
     def audit(self) -> None:
-        home = self.host.home
-        try:
-            entries = audit.tail(home, 200)
-        except StoreUnreadable as exc:   # a FIFO, directory or dangling link at the log: said
-            self.host.notify(str(exc), severity="error", timeout=10, markup=False)
-            return
-        self.host.push_screen(screen("audit")(str(home.audit), entries))
+        screen("audit").open_for(self.host)
 
     # ------------------------------------------------------------ marks
     def marks(self) -> dict[Key, str]:
