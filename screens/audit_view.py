@@ -21,6 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from screens.undo_flow import start_undo
+from store.errors import StoreUnreadable
 from store.ops import audit
 from tui.services.host import host
 from tui.services.write_feedback import value_words
@@ -122,6 +123,17 @@ class AuditScreen(ModalScreen[None]):
         Binding("L", "dismiss", "Close", show=False, id="audit.close_l"),
         Binding("u", "undo", "Undo", id="audit.undo"),
     ]
+
+    @classmethod
+    def open_for(cls, app: Any) -> None:
+        """Show *app*'s home's log; one that cannot be read (a FIFO, a directory, a link to
+        nothing) is a message naming it, never an error out of the key binding."""
+        try:
+            entries = audit.tail(app.home, 200)
+        except StoreUnreadable as exc:
+            app.notify(str(exc), severity="error", timeout=10, markup=False)
+            return
+        app.push_screen(cls(str(app.home.audit), entries))
 
     def __init__(self, path: str, entries: Sequence[dict[str, Any]]) -> None:
         super().__init__(id="audit", classes="modal")

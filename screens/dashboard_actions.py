@@ -387,10 +387,7 @@ class Operator:
         self.board.writes_changed()
 
     def audit(self) -> None:
-        from store.ops import audit  # with the audit view, not the first paint
-
-        home = self.host.home
-        self.host.push_screen(screen("audit")(str(home.audit), audit.tail(home, 200)))
+        screen("audit").open_for(self.host)
 
     # ------------------------------------------------------------ marks
     def marks(self) -> dict[Key, str]:

@@ -80,6 +80,7 @@ def read_store(home: Home) -> Snapshot:
     now = time.time()
     got = safeio.read_checked(path, safeio.AUTH_CAP)
     if got is None:
+        safeio.refuse_dangling(path)
         return Snapshot(path, None, None, None, now)
     raw, st = got
     return Snapshot(path, parse_store(raw, path, home.backup), raw, st.st_mtime_ns, now)

@@ -96,6 +96,19 @@ def open_checked(path: Path, flags: int, cap: int | None,
     return fd
 
 
+def refuse_dangling(path: Path, error: type[StoreUnreadable] = StoreUnreadable) -> None:
+    """Raise *error* when *path* is missing only because it is a symlink to nothing: a
+    store on a volume that is not mounted is reported, never read as no store."""
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return
+        target = os.readlink(path)
+    except OSError:
+        return
+    raise error(path, f"is a symlink to {target}, which does not exist (a volume not mounted?); "
+                "hermes-admin will not read it as a missing file")
+
+
 def read_checked(path: Path, cap: int, error: type[StoreUnreadable] = StoreUnreadable,
                  *, follow: bool = True) -> tuple[bytes, os.stat_result] | None:
     """The bytes and stat of *path*, None when missing; *error* for a special file, an

@@ -211,6 +211,7 @@ class StoreReader:
         now = time.time()
         got = safeio.read_checked(path, safeio.AUTH_CAP)
         if got is None:
+            safeio.refuse_dangling(path)
             self._last = None
             return authfile.Snapshot(path, None, None, None, now)
         raw, st = got

@@ -73,7 +73,10 @@ def read_bytes(path: Path) -> bytes | None:
     """The file's bytes, None when missing; ConfigUnreadable for anything else
     (a FIFO, device or directory, or a file over the config size cap)."""
     got = safeio.read_checked(path, safeio.CONFIG_CAP, ConfigUnreadable)
-    return None if got is None else got[0]
+    if got is None:
+        safeio.refuse_dangling(path, ConfigUnreadable)   # a linked config not there: said, not defaulted
+        return None
+    return got[0]
 
 
 def load_plain(raw: bytes, path: Path) -> tuple[Any, list[str]]:

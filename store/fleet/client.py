@@ -43,9 +43,11 @@ _RULES = resources.files(__package__).joinpath("rules.lua").read_text(encoding="
 
 def connect(url: str, *, timeout: float = SOCKET_TIMEOUT) -> redis.Redis:
     """A client for *url* (redis://, rediss:// for TLS, unix://); passwords and TLS
-    options in the URL pass through to redis-py. Raises ValueError on a bad URL."""
+    options in the URL pass through to redis-py. Raises ValueError on a bad URL. Bytes that
+    are not UTF-8 (anyone who reaches the server can write them) decode with U+FFFD, so
+    they meet the checks at the edge like any other bad value, never a decode error."""
     return redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                                decode_responses=True, health_check_interval=10)
+                                decode_responses=True, encoding_errors="replace", health_check_interval=10)
 
 
 def _quiet(_msg: str) -> None:

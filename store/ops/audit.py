@@ -69,6 +69,7 @@ def tail(home: Home, limit: int = 200) -> list[dict[str, Any]]:
     try:
         fd = safeio.open_checked(path, os.O_RDONLY, None)
     except FileNotFoundError:
+        safeio.refuse_dangling(path)     # a log linked to nothing is said, not an empty log
         return []
     try:
         with os.fdopen(fd, "rb") as fh:

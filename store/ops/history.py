@@ -24,6 +24,7 @@ record under the same id. Old copies are pruned by count and age.
 from __future__ import annotations
 
 import calendar
+import contextlib
 import contextvars
 import hashlib
 import json
@@ -124,8 +125,33 @@ def recording(home: Home, now: float, action_id: str | None = None) -> Iterator[
     try:
         with yamlcas.keeping(keep_config):   # a config edit's replace tells us first
             yield pending
+    except BaseException:
+        discard(pending)
+        raise
     finally:
         _current.reset(token)
+
+
+def discard(pending: Pending) -> None:
+    """Remove the copies a write kept of files it then did not replace (it failed: a full
+    disk, say). Left there, with no record beside them, they held keys and counted as
+    actions in :func:`prune`: a run of failed retries pruned every real record away."""
+    d = folder(pending.home)
+    for file_name, name in list(pending.kept.items()):
+        try:
+            unchanged = os.path.samefile(d / name, pending.home.root / file_name) or (
+                _bytes(d / name, follow=False) == _bytes(pending.home.root / file_name))
+        except (OSError, StoreUnreadable):
+            continue          # cannot tell: the copy stays, as any kept copy
+        if unchanged:
+            with contextlib.suppress(OSError):
+                os.unlink(d / name)
+            del pending.kept[file_name]
+
+
+def _bytes(path: Path, *, follow: bool = True) -> bytes | None:
+    got = safeio.read_checked(path, META_CAP * 8, follow=follow)
+    return None if got is None else got[0]
 
 
 def current(home: Home) -> Pending | None:

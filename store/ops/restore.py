@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from store import authfile
+from store import authfile, safeio
 from store.errors import StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT, locked
 from store.model import Doc, pools
@@ -61,12 +61,15 @@ def restore_backup(home: Home, raw: bytes, lock_timeout: float = DEFAULT_LOCK_TI
         pending = history.current(home)
         current: Doc | None = None
         result = Restored(Outcome("restore-backup", "*"))
-        if home.auth.exists():
+        # Read checked (non-blocking, regular files only, capped): a FIFO here must not hold
+        # auth.lock while it waits for a writer, nor /dev/zero fill memory.
+        got = safeio.read_checked(home.auth, safeio.AUTH_CAP)
+        if got is not None:
             try:
-                current = authfile.read_store(home).doc
+                current = authfile.parse_store(got[0], home.auth)
             except StoreUnreadable as exc:
                 result.unreadable_before = exc.reason
-            result.aside = authfile.keep_aside(home.root, "auth.json.replaced", home.auth.read_bytes())
+            result.aside = authfile.keep_aside(home.root, "auth.json.replaced", got[0])
             if pending is not None:
                 history.keep_before(pending, home.auth, AUTH_FILE)
         result.outcome.changes = changed_rows(current, backup_doc)

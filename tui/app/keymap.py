@@ -20,7 +20,11 @@ import yaml
 from textual.app import App
 from textual.binding import Binding
 
+from store import safeio, yamlguard
+from store.errors import ConfigUnreadable
+
 ENV_VAR = "HERMES_ADMIN_KEYMAP"
+KEYMAP_CAP = 64 * 1024
 
 
 def keymap_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -47,11 +51,16 @@ def load_keymap(path: Path, known_ids: Callable[[], set[str]]) -> tuple[dict[str
     is a problem naming the file and the entry, and that entry is ignored. *known_ids* is
     asked only when the file holds entries (it imports every screen: not at every start)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}, []
-    except OSError as exc:
-        return {}, [f"{path}: cannot read ({exc.strerror or exc})"]
+        # Checked and capped: a FIFO here hung the console before its first frame.
+        got = safeio.read_checked(path, KEYMAP_CAP, ConfigUnreadable)
+        if got is None:
+            return {}, []
+        text = got[0].decode("utf-8")
+        yamlguard.check(text, path)
+    except ConfigUnreadable as exc:
+        return {}, [str(exc)]
+    except UnicodeDecodeError as exc:
+        return {}, [f"{path}: not UTF-8 (byte {exc.start})"]
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:

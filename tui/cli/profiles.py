@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     """Add ``inventory``; add --all-profiles/--root to the already registered cooldown and reset."""
     p = sub.add_parser("inventory", help="every profile, pool and credential, with findings")
     p.add_argument("--root", metavar="DIR", help=_ROOT_HELP)
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schema in docs/profiles.md)")
     add_common(p)
     p.set_defaults(func=cmd_inventory)
     for verb in ("cooldown", "reset"):

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 from rich.cells import cell_len
 
-from store import authfile
+from store import authfile, safeio
 from store.agent import headroom
 from store.errors import BadInput, StoreUnreadable
 from store.model import pools as model_pools
@@ -47,7 +47,7 @@ def _priority(text: str) -> int:
 def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p = sub.add_parser("list", help="list pools and credentials with live cooldowns")
     p.add_argument("pool", nargs="?", metavar="POOL")
-    p.add_argument("--json", action="store_true", help="machine-readable output (schema in README)")
+    p.add_argument("--json", action="store_true", help="machine-readable output (schema in docs/cli.md)")
     add_common(p)
     p.set_defaults(func=cmd_list)
 
@@ -304,10 +304,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_restore_backup(args: argparse.Namespace) -> int:
     home = home_of(args)
     authfile.refuse_linked(home)
-    try:
-        raw = home.backup.read_bytes()
-    except OSError as exc:
-        raise StoreUnreadable(home.backup, f"no backup to restore ({exc.strerror})") from None
+    got = safeio.read_checked(home.backup, safeio.AUTH_CAP)   # a FIFO or device: exit 3 at once
+    if got is None:
+        raise StoreUnreadable(home.backup, "no backup to restore (no such file)")
+    raw = got[0]
     authfile.parse_store(raw, home.backup)  # a bad backup is refused like a bad store
     if not whole("replace auth.json with its backup", f"Replace {home.auth} with {home.backup}?", args.yes):
         print("cancelled; nothing written")

@@ -8,6 +8,8 @@ marked ``via: web`` and the browser's address (``--remote``) in the audit log an
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from typing import Sequence
 
@@ -43,12 +45,26 @@ def build_app(args: argparse.Namespace) -> HermesAdminApp:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    watch = hang_up_with_server()
     app = build_app(args)
     try:
         app.run()
     finally:
         session_end.disarm()
+        if watch is not None:
+            watch.stop()
     return int(app.return_code or 0)
+
+
+def hang_up_with_server() -> session_end.HangupWatch | None:
+    """The server's end of our stdin pipe closing (a SIGKILLed ``hermes-admin web``) is
+    this session's terminal hanging up: it raises SIGHUP here, which ends the console
+    through its session watch once mounted, and the process by default before then.
+    Without it a killed server's consoles lived on as orphans."""
+    fd = session_end.stdin_fd()
+    if fd is None:
+        return None
+    return session_end.HangupWatch(fd, lambda: os.kill(os.getpid(), signal.SIGHUP)).start()
 
 
 if __name__ == "__main__":
