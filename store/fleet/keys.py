@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import Mapping
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from store import safeio
 from store.errors import BadInput, StoreUnreadable
 from store.model import Row
 from store.redaction.redact import looks_like_key
 
 SECRET_ENV = "HERMES_ADMIN_FLEET_SECRET"
 MIN_SECRET_BYTES = 16
+SECRET_CAP = 64 * 1024       # a secret is a line; a larger file is a wrong path, refused
 FP_PREFIX = "fl:"
 HOST_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
 
@@ -32,7 +34,8 @@ def load_secret(secret_file: str | os.PathLike[str] | None,
     """The fleet secret from *secret_file* (must be mode 0600 or stricter), else the env.
 
     Raises BadInput (exit 2) when neither is given or the secret is too short, and
-    StoreUnreadable (exit 3) when the file is missing, unreadable or readable by others.
+    StoreUnreadable (exit 3) naming the file when it is missing, unreadable, readable by
+    others or over :data:`SECRET_CAP` bytes (it is read bounded, never whole).
     """
     env = os.environ if environ is None else environ
     if secret_file:
@@ -46,10 +49,10 @@ def load_secret(secret_file: str | os.PathLike[str] | None,
         if st.st_mode & 0o077:
             raise StoreUnreadable(path, f"the fleet secret file has mode {stat.S_IMODE(st.st_mode):04o}; "
                                         "it must be 0600", f"chmod 600 {path}")
-        try:
-            raw = path.read_bytes().strip()
-        except OSError as exc:
-            raise StoreUnreadable(path, f"cannot read the fleet secret file: {exc.strerror}") from None
+        got = safeio.read_checked(path, SECRET_CAP)      # bounded, never blocks on a swapped-in FIFO
+        if got is None:
+            raise StoreUnreadable(path, "cannot read the fleet secret file: it is gone")
+        raw = got[0].strip()
         where = "--secret-file"
     else:
         raw = env.get(SECRET_ENV, "").strip().encode("utf-8")

@@ -282,6 +282,32 @@ def kept_bytes(home: Home, meta: dict[str, Any], file_name: str) -> bytes | None
     return got
 
 
+def names(home: Home) -> list[str]:
+    """The file names in the history folder; [] when there is no folder yet.
+
+    StoreUnreadable naming the folder when something else stands at its path (a FIFO, a
+    file, a symlink, dangling or not) or it cannot be listed: a history that cannot be read
+    is reported, never shown as one with no action. Nothing is opened, so a FIFO never blocks.
+    """
+    d = folder(home)
+    try:
+        st = os.lstat(d)
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreUnreadable(d, f"cannot be read ({exc.strerror or exc})") from None
+    if stat.S_ISLNK(st.st_mode):
+        safeio.refuse_dangling(d)
+        raise StoreUnreadable(d, "is a symlink; hermes-admin reads no history through one")
+    if not stat.S_ISDIR(st.st_mode):
+        what = "a regular file" if stat.S_ISREG(st.st_mode) else safeio.kind(st.st_mode)
+        raise StoreUnreadable(d, f"is {what}, not the history folder; hermes-admin will not read it")
+    try:
+        return os.listdir(d)
+    except OSError as exc:
+        raise StoreUnreadable(d, f"cannot be listed ({exc.strerror or exc})") from None
+
+
 def prune(home: Home, now: float, keep: int = KEEP_COUNT, days: float = KEEP_DAYS) -> int:
     """Drop the oldest actions beyond *keep*, and any older than *days*; the number dropped."""
     d = folder(home)

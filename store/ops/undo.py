@@ -110,12 +110,10 @@ def resolve(home: Home, which: str | None, now: float | None = None) -> str:
 
 def list_ids(home: Home, now: float | None = None) -> list[str]:
     """Kept action ids, oldest first (in the order they were written: an id is its time).
-    An id from the future is left out: it would shadow every real action."""
+    An id from the future is left out: it would shadow every real action.
+    StoreUnreadable naming the folder when it cannot be listed (:func:`history.names`)."""
     now = time.time() if now is None else now
-    try:
-        names = [p.name for p in history.folder(home).iterdir()]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+    names = history.names(home)
     ids = (n[:-5] for n in names if n.endswith(".json") and history.valid_id(n[:-5]))
     return sorted(i for i in ids if not history.from_future(i, now))
 

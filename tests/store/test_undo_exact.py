@@ -64,8 +64,9 @@ def test_list_ids_oldest_first_without_future_or_foreign_names(tmp_home):
 
 def test_list_ids_without_a_folder_is_empty(tmp_home):
     assert undo.list_ids(tmp_home, T) == []
-    history.folder(tmp_home).write_text("")
-    assert undo.list_ids(tmp_home, T) == []
+    history.folder(tmp_home).write_text("")      # a file there is reported, not read as no history
+    with pytest.raises(StoreUnreadable, match="not the history folder"):
+        undo.list_ids(tmp_home, T)
 
 
 @pytest.mark.parametrize("which,want", [

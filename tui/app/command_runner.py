@@ -22,10 +22,11 @@ from screens.help import class_bindings
 from screens.profile_rows import split_view_key
 from screens.profiles_view import ProfilesDashboard
 from screens.undo_flow import start_undo
-from store.errors import HermesAdminError
+from store.errors import HermesAdminError, StoreUnreadable
 from store.ops import undo
 from tui.services.export import export_view
 from tui.text.paths import tilde
+from tui.text.shown import shown
 from tui.widgets.rows import SORT_ORDER, ProfileBanner
 
 
@@ -62,8 +63,16 @@ class CommandRunner:
         if roots:
             rs = dash.root_state
             profiles = [p.name for p in rs.profiles] if rs is not None else []
-        return Vocabulary(targets, SORT_ORDER, tuple(TABS), profiles,
-                          list(reversed(undo.list_ids(app.home))))
+        return Vocabulary(targets, SORT_ORDER, tuple(TABS), profiles, self._history_ids())
+
+    def _history_ids(self) -> list[str]:
+        """The kept action ids, newest first, for ``:undo``; a history folder that cannot be
+        read is said so (naming it), never offered as one with no action."""
+        try:
+            return list(reversed(undo.list_ids(self.app.home)))
+        except StoreUnreadable as exc:
+            self.app.notify(f"history not read: {shown(str(exc))}", severity="error", timeout=10)
+            return []
 
     def open(self) -> None:
         app = self.app

@@ -15,9 +15,11 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from store.errors import HermesAdminError
+from store import safeio
+from store.errors import HermesAdminError, StoreUnreadable
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+CLIENT_KEYS_CAP = 1024 * 1024     # one key a line; a larger file is a wrong path, refused
 
 
 def is_loopback(host: str) -> bool:
@@ -32,7 +34,8 @@ class InboundAuthError(HermesAdminError):
 
 
 def load_client_keys(path: Path) -> list[bytes]:
-    """The keys in *path*; raises :class:`InboundAuthError` when missing, loose or empty."""
+    """The keys in *path*; raises :class:`InboundAuthError` naming it when missing, loose,
+    empty or over :data:`CLIENT_KEYS_CAP` bytes (read bounded, never whole)."""
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -46,9 +49,15 @@ def load_client_keys(path: Path) -> list[bytes]:
         raise InboundAuthError(f"{path}: client-keys file is mode {stat.S_IMODE(st.st_mode):04o}; "
                                f"it must be 0600 (chmod 600 {path})")
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InboundAuthError(f"{path}: cannot read client-keys file ({type(exc).__name__})") from None
+        got = safeio.read_checked(path, CLIENT_KEYS_CAP)      # bounded: a huge file is refused
+    except StoreUnreadable as exc:
+        raise InboundAuthError(f"{path}: client-keys file {exc.reason}") from None
+    if got is None:
+        raise InboundAuthError(f"{path}: client-keys file missing")
+    try:
+        text = got[0].decode("utf-8")
+    except UnicodeDecodeError:
+        raise InboundAuthError(f"{path}: cannot read client-keys file (not UTF-8)") from None
     keys = [line.strip().encode() for line in text.splitlines()
             if line.strip() and not line.strip().startswith("#")]
     if not keys:
