@@ -46,7 +46,9 @@ WRITER = textwrap.dedent("""
     for i in range(1, n + 1):
         with transaction(home) as doc:
             doc["credential_pool"]["openrouter"][0]["request_count"] = i
-        if gap:
+        if gap < 0:  # lockstep: the next write waits for the reader's go on stdin
+            sys.stdin.readline()
+        elif gap:
             time.sleep(gap)
 """)
 
@@ -56,8 +58,10 @@ def seed(home: Home) -> None:
 
 
 def run_writer(home: Home, n: int, gap: float) -> subprocess.Popen:
+    """A writer process making *n* locked writes *gap* s apart (gap < 0: one per line on stdin)."""
     return subprocess.Popen([sys.executable, "-c", WRITER.format(root=str(ROOT)), str(home.root),
-                             str(n), str(gap)])
+                             str(n), str(gap)], stdin=subprocess.PIPE if gap < 0 else None,
+                            text=True)
 
 
 class Collector:
@@ -96,11 +100,20 @@ def test_fifty_atomic_replaces_from_another_process_are_all_seen(tmp_home: Home)
     seed(tmp_home)
     c = Collector(tmp_home)
     try:
-        assert c.wait(lambda: c.seen, 5), "no initial load"
-        # 100 ms apart: each is a distinct write to observe, even on a loaded 2-core machine.
-        proc = run_writer(tmp_home, 50, 0.1)
-        assert proc.wait(timeout=60) == 0
-        assert c.wait(lambda: any(v == 50 for _, v in c.seen), 10)
+        assert c.wait(lambda: c.seen, 30), "no initial load"
+        # Lockstep: each write waits until the watcher has reported the one before, so no
+        # two writes can fall in one burst (which rightly ends on the newest state) however
+        # late a busy machine schedules the watcher; each wait is bounded.
+        proc = run_writer(tmp_home, 50, -1)
+        try:
+            for i in range(1, 51):
+                assert c.wait(lambda i=i: any(v == i for _, v in c.seen), 30), f"write {i} unseen"
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+            assert proc.wait(timeout=60) == 0
+        finally:
+            proc.kill()
+            proc.wait(timeout=10)
     finally:
         c.close()
     values = [v for _, v in c.seen]
