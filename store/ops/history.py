@@ -310,18 +310,19 @@ def names(home: Home) -> list[str]:
 
 def prune(home: Home, now: float, keep: int = KEEP_COUNT, days: float = KEEP_DAYS) -> int:
     """Drop the oldest actions beyond *keep*, and any older than *days*; the number dropped."""
-    d = folder(home)
-    try:
-        names = os.listdir(d)
-    except (FileNotFoundError, NotADirectoryError):
+    try:   # the folder itself, never through a link: files elsewhere are not ours to drop
+        fd = os.open(folder(home), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:                 # none, not a folder, or a link (ELOOP): nothing to prune
         return 0
-    ids = sorted({i for n in names if (i := _id_of(n)) is not None})
-    cutoff = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now - days * 86400))
-    drop = set(ids[:max(0, len(ids) - keep)]) | {i for i in ids if i < cutoff}
-    for n in names:
-        if _id_of(n) in drop:
-            try:
-                os.unlink(d / n)
-            except OSError:
-                pass
-    return len(drop)
+    try:
+        names = os.listdir(fd)
+        ids = sorted({i for n in names if (i := _id_of(n)) is not None})
+        cutoff = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now - days * 86400))
+        drop = set(ids[:max(0, len(ids) - keep)]) | {i for i in ids if i < cutoff}
+        for n in names:
+            if _id_of(n) in drop:
+                with contextlib.suppress(OSError):
+                    os.unlink(n, dir_fd=fd)
+        return len(drop)
+    finally:
+        os.close(fd)
