@@ -175,7 +175,7 @@ def test_lock_timeout_exits_4_and_names_the_lock(capsys, two_keys):
         code, out, err = run(capsys, two_keys, "reset", "openrouter", "--yes", "--lock-timeout", "0.3")
         elapsed = time.monotonic() - t0
     assert code == EXIT_LOCK_TIMEOUT
-    assert str(two_keys.lock) in err and elapsed < 5
+    assert str(two_keys.lock) in err and elapsed >= 0.29   # gave up after its timeout, not before
     assert two_keys.auth.read_bytes() == before
 
 

@@ -107,7 +107,7 @@ def test_partial_failure_names_what_changed_and_what_did_not(root: Root) -> None
         t0 = time.monotonic()
         proc = run(root.path, "--lock-timeout", "0.3", "cooldown", "openrouter", "main",
                    "--for", "1h", "--all-profiles")
-        assert time.monotonic() - t0 < 30
+        assert time.monotonic() - t0 >= 0.3      # it waited out its lock timeout (run() bounds the rest)
     finally:
         os.close(fd)
     assert proc.returncode == 4, proc.stderr
