@@ -106,6 +106,15 @@ async def fitted(pilot: Any) -> None:
     raise AssertionError("the tables were never fitted to their width")
 
 
+async def ready(pilot: Any) -> None:
+    """The screen a snapshot may take (bounded): every worker done and what it posted handled,
+    every fitted table at its width, and one more pause so the last refresh is painted. On a
+    busy machine a worker's result or a refit can land after a plain pause."""
+    await settle(pilot.app, pilot)
+    await fitted(pilot)
+    await pilot.pause()
+
+
 def proxy_status(now: float = NOW, pid: int = 4242) -> dict[str, Any]:
     """A proxy on fallback, as its status file would say (``store.proxy.observing.stats.write_status``)."""
     buckets = BUCKETS
