@@ -109,9 +109,13 @@ async def fitted(pilot: Any) -> None:
 async def ready(pilot: Any) -> None:
     """The screen a snapshot may take (bounded): every worker done and what it posted handled,
     every fitted table at its width, and one more pause so the last refresh is painted. On a
-    busy machine a worker's result or a refit can land after a plain pause."""
+    busy machine a worker's result or a refit can land after a plain pause. A text field's
+    cursor stops blinking and stays shown: a slow capture must not land on its off half-second."""
     await settle(pilot.app, pilot)
     await fitted(pilot)
+    for screen in pilot.app.screen_stack:
+        for field in screen.query("Input, TextArea"):
+            field.cursor_blink = False
     await pilot.pause()
 
 
