@@ -106,6 +106,19 @@ async def fitted(pilot: Any) -> None:
     raise AssertionError("the tables were never fitted to their width")
 
 
+async def ready(pilot: Any) -> None:
+    """The screen a snapshot may take (bounded): every worker done and what it posted handled,
+    every fitted table at its width, and one more pause so the last refresh is painted. On a
+    busy machine a worker's result or a refit can land after a plain pause. A text field's
+    cursor stops blinking and stays shown: a slow capture must not land on its off half-second."""
+    await settle(pilot.app, pilot)
+    await fitted(pilot)
+    for screen in pilot.app.screen_stack:
+        for field in screen.query("Input, TextArea"):
+            field.cursor_blink = False
+    await pilot.pause()
+
+
 def proxy_status(now: float = NOW, pid: int = 4242) -> dict[str, Any]:
     """A proxy on fallback, as its status file would say (``store.proxy.observing.stats.write_status``)."""
     buckets = BUCKETS

@@ -14,7 +14,7 @@ import pytest
 from screens.proxy_view import ProxyScreen
 from tests.profiles_sample import make_root as make_profiles
 from tests.profiles_sample import root_app
-from tests.tui_sample import config_home, fitted, make_app, proxy_status, write_sample
+from tests.tui_sample import config_home, make_app, proxy_status, ready, write_sample
 
 pytestmark = pytest.mark.usefixtures("utc")
 SIZES = [(80, 24), (120, 40), (200, 50)]
@@ -37,7 +37,7 @@ def test_help(snap_compare, home_at, size) -> None:
         await pilot.pause()
         await pilot.press("question_mark")
         await pilot.pause()
-        await fitted(pilot)
+        await ready(pilot)
 
     assert snap_compare(make_app(home), terminal_size=size, run_before=open_help)
 
@@ -51,7 +51,7 @@ def test_config_fallback_chain(snap_compare, home_at, size) -> None:
         await pilot.pause()
         await pilot.press("v", "2")
         await pilot.pause()
-        await fitted(pilot)
+        await ready(pilot)
 
     assert snap_compare(make_app(home), terminal_size=size, run_before=open_config)
 
@@ -64,7 +64,7 @@ def test_profiles(snap_compare, home_at, size) -> None:
 
     async def settle(pilot) -> None:
         await pilot.pause()
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=settle)
 
@@ -79,7 +79,7 @@ def test_proxy_panel(snap_compare, home_at, size) -> None:
         await pilot.pause()
         app.push_screen(FixedProxyScreen(app.home))
         await pilot.pause()
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=open_panel)
 
@@ -97,7 +97,7 @@ def test_strategy_picker(snap_compare, home_at, size) -> None:
         await pilot.pause()
         await pilot.press("s")
         await pilot.pause()
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=pick)
 
@@ -116,6 +116,6 @@ def test_proxy_route_chooser(snap_compare, home_at, size) -> None:
         await pilot.pause()
         await pilot.press("p")
         await pilot.pause()
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=choose)

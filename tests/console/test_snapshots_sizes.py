@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.layout_sample import write_layout_sample
-from tests.tui_sample import make_app, table_of
+from tests.tui_sample import make_app, ready, table_of
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("utc")
 def test_dashboard(snap_compare, size, home_at) -> None:
     home = home_at(f"sizes-{size[0]}")
     write_layout_sample(home)
-    assert snap_compare(make_app(home), terminal_size=size)
+    assert snap_compare(make_app(home), terminal_size=size, run_before=ready)
 
 
 def test_dashboard_wide_at_200x50(snap_compare, home_at) -> None:
@@ -30,7 +30,7 @@ def test_dashboard_wide_at_200x50(snap_compare, home_at) -> None:
 
     async def wide(pilot) -> None:
         await pilot.press("w")
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(make_app(home), terminal_size=(200, 50), run_before=wide)
 
@@ -44,7 +44,7 @@ def test_whole_pool_reset_names_its_rows(snap_compare, home_at) -> None:
         await pilot.pause()
         table_of(app).move_to_key("pool\x1fopenrouter")
         await pilot.press("r")
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=reset_pool)
 
@@ -60,7 +60,7 @@ def test_range_mark(snap_compare, home_at) -> None:
         await pilot.press("m", "down", "down", "down")
         await pilot.pause()
         app.clear_notifications()   # the hint toast: its timing is not the screen's
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(app, terminal_size=(100, 24), run_before=mark)
 
@@ -72,7 +72,7 @@ def test_column_chooser(snap_compare, home_at) -> None:
     async def choose(pilot) -> None:
         await pilot.pause()
         await pilot.press("W", "down", "space")
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(make_app(home), terminal_size=(100, 30), run_before=choose)
 
@@ -85,6 +85,6 @@ def test_column_chooser_80x24(snap_compare, home_at) -> None:
     async def choose(pilot) -> None:
         await pilot.pause()
         await pilot.press("W", "down", "space")
-        await pilot.pause()
+        await ready(pilot)
 
     assert snap_compare(make_app(home), terminal_size=(80, 24), run_before=choose)
