@@ -22,3 +22,23 @@ def home_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ho
     base.mkdir(mode=0o700)
     monkeypatch.setenv("HOME", str(base))
     return lambda name, create=True: snapshot_home(base, name, create=create)
+
+
+@pytest.fixture
+def snap_compare(snap_compare):  # noqa: F811 - pytest-textual-snapshot's own, wrapped
+    """pytest-textual-snapshot's ``snap_compare``, with every capture taken only once the screen is
+    :func:`tests.tui_sample.ready` (after the test's own ``run_before``): a busy machine must not
+    capture a worker's result before it lands, a table before its refit, or a cursor mid-blink."""
+    import inspect
+
+    from tests.tui_sample import ready
+
+    def compare(app, *args, run_before=None, **kwargs):
+        async def before(pilot) -> None:
+            if run_before is not None:
+                done = run_before(pilot)
+                if inspect.isawaitable(done):
+                    await done
+            await ready(pilot)
+        return snap_compare(app, *args, run_before=before, **kwargs)
+    return compare
