@@ -15,11 +15,15 @@ pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linu
 
 
 def _run(home: Home, stop: threading.Event) -> threading.Thread:
+    """The watcher on a thread, returned once it is armed (its first report: ``everything``)."""
+    armed = threading.Event()
+
     def consume() -> None:
         for _ in w.watch_home(home, stop):
-            pass
+            armed.set()
     t = threading.Thread(target=consume, daemon=True)
     t.start()
+    assert armed.wait(60), "the watcher never armed"
     return t
 
 
@@ -32,7 +36,7 @@ def test_a_stop_flag_ends_a_sleeping_watcher_at_once(tmp_path, monkeypatch) -> N
     home.root.mkdir()
     stop = loop.StopFlag()
     t = _run(home, stop)
-    time.sleep(0.3)  # armed and asleep in poll(), whose timeout is now 10 minutes
+    time.sleep(0.3)  # armed (above); now asleep in poll(), whose timeout is 10 minutes
     stop.set()
     t.join(timeout=60)
     assert not t.is_alive(), "the stop flag did not wake the sleeping watcher"
@@ -46,7 +50,7 @@ def test_negative_control_a_plain_event_waits_for_the_timeout(tmp_path, monkeypa
     home.root.mkdir()
     stop = threading.Event()
     t = _run(home, stop)
-    time.sleep(0.3)
+    time.sleep(0.3)  # armed (above); now asleep in poll()
     stop.set()
     t.join(timeout=1.0)
     try:
