@@ -7,7 +7,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -312,6 +311,8 @@ _TAKE_LOCK = """
 import sys, time
 from store.paths import Home
 from store.transaction import transaction
+print("ready", flush=True)
+sys.stdin.readline()
 t0 = time.monotonic()
 with transaction(Home(__import__('pathlib').Path(sys.argv[1])), lock_timeout=float(sys.argv[2])) as doc:
     doc["other_writer"] = True
@@ -327,20 +328,25 @@ def test_a_slow_usage_endpoint_does_not_block_another_process(tmp_home, fake, li
         codex_row("aaa111", "tok-a", fake.url + "/backend-api")]}))
     fake.usage("tok-a", 10.0)
     fake.delay("/wham/usage", 2.5)
+    # The other process is started and its imports done first (it says "ready"), so on a busy
+    # machine its start-up cannot outlast the slow answer: it tries the lock while the probe waits.
+    proc = subprocess.Popen([sys.executable, "-c", _TAKE_LOCK, str(tmp_home.root), "1.0"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
     worker = threading.Thread(target=lift, args=(
         tmp_home, "openai-codex", probe.default_verdict_fn(cache=probe.VerdictCache(), timeout=5),
         NOW))
-    worker.start()
     try:
+        assert proc.stdout.readline().strip() == "ready"
+        worker.start()
         assert fake.wait_for_request("/wham/usage", timeout=5)
-        time.sleep(0.2)
-        proc = subprocess.run([sys.executable, "-c", _TAKE_LOCK, str(tmp_home.root), "1.0"],
-                              capture_output=True, text=True, timeout=20, cwd=ROOT)
+        out, err = proc.communicate("go\n", timeout=20)
     finally:
-        worker.join(timeout=10)
+        proc.kill()
+        if worker.ident is not None:     # started
+            worker.join(timeout=10)
     if expect_free:
-        assert proc.returncode == 0, proc.stderr
-        assert float(proc.stdout.strip()) < 1.0
+        assert proc.returncode == 0, err
         assert read_doc(tmp_home)["other_writer"] is True
     else:   # negative control: probing under the lock starves the other process
-        assert proc.returncode != 0 and "lock" in proc.stderr.lower()
+        assert proc.returncode != 0 and "lock" in err.lower()
