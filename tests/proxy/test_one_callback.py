@@ -78,3 +78,4 @@ def test_control_a_relay_with_its_own_callback_is_caught(monkeypatch: pytest.Mon
     log, seen = RequestLog(), []
     with pytest.raises(AssertionError):
         assert _one_request(log, seen) == 1
+
