@@ -126,6 +126,10 @@ def profile(tmp: Path, upstream: str, count: int, top: int, loop: str, keep: Pat
     st.sort_stats("cumulative").print_stats(top)
     after = sum(v[3] for (file, _line, name), v in st.stats.items()  # type: ignore[attr-defined]
                 if (file, name) in AFTER_THE_BYTES)
+    # A body's verdict (relay._judge) runs inside the request's one deferred callback: once.
+    after -= sum(cv[3] for (file, _line, name), v in st.stats.items()  # type: ignore[attr-defined]
+                 if (file, name) == ("relay.py", "_judge")
+                 for (cfile, _cl, cname), cv in v[4].items() if (cfile, cname) == ("requests.py", "_end_later"))
     print(f"after the client's bytes (the verdict, the usage hand-over, the log line): {after:.2f} s of "
           f"{st.total_tt:.2f} s of the loop's CPU = {after / st.total_tt:.0%}")  # type: ignore[attr-defined]
     print_stages(pstats.Stats(str(stats_file)), cpu_ms)

@@ -77,7 +77,8 @@ STAGES: tuple[tuple[str, list[tuple[str, str, str]], list[tuple[str, str]]], ...
       (P + "observing/spend.py", "answer", "cum"), ("store/dialects/streams.py", "feed", "cum"),
       ("store/dialects/streams.py", "end", "cum"), ("store/dialects/streams.py", "__init__", "cum")],
      [("store/agent/judge.py", "judge_success"), (P + "forward.py", "_judged"),
-      ("store/dialects/registry.py", "dialect_for"), (P + "routing/chain.py", "speaks")]),
+      ("store/dialects/registry.py", "dialect_for"), (P + "routing/chain.py", "speaks"),
+      (P + "edge/relay.py", "_judge")]),     # a body's verdict runs inside _end_later: counted once
 )
 PASSTHROUGH = "aiohttp's server, the loop, the rest (what the passthrough does too)"
 

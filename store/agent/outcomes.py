@@ -117,6 +117,9 @@ class Result:
         return cls(502, transport=kind, message=message, structured=False)
 
 
+SUCCEEDED = Result(200)     # a success, shared (frozen): what the hot path passes on, built once
+
+
 MESSAGE_CAP = 4096     # what a provider's error message may take up in a row
 
 

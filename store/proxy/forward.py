@@ -140,10 +140,14 @@ class Forwarder:
         headers = kept(request.headers, DROP_REQUEST)
         query = raw_query(request)
         client_beta, user_agent = request.headers.get("anthropic-beta"), request.headers.get("User-Agent")
-        tries, limit = 0, MAX_TRIES + 2 * chain.row_count()
+        tries, limit = 0, 0       # the bound on tries, worked out once past MAX_TRIES (never on a first try)
         last: Failure | None = None
         walk, looked = attempt, False
-        while tries < limit:
+        while True:
+            if tries >= MAX_TRIES:
+                limit = limit or MAX_TRIES + 2 * chain.row_count()
+                if tries >= limit:
+                    break
             if attempt is None:       # before any "no key" answer, look again (benches may have ended)
                 if looked or walk is None:
                     break
@@ -166,7 +170,7 @@ class Forwarder:
             if not base:       # a configuration gap, not the key's fault: bench nothing
                 return self._error(502, f"{sel.pool}: row {sel.row_id} has no base_url and the pool no "
                                         f"default; set base_url on the row", "no_upstream", rid)
-            dialect = dialect_for(sel.pool, base, chain.speaks(attempt.index, ANTHROPIC))
+            dialect = attempt.dialect = dialect_for(sel.pool, base, chain.speaks(attempt.index, ANTHROPIC))
             sending = dialect.attach(headers, Credential(sel.token, sel.pool, base, path, protocol,
                                                          chain.auth_type(sel) if dialect.by_auth_type else None,
                                                          client_beta, user_agent))
@@ -284,8 +288,8 @@ class Forwarder:
         sel = attempt.selection
         want = attempt.want
         verdict = judge_success(self.chain.clock(), attempt.readings, body=body,
-                                dialect=dialect_for(sel.pool, base, self.chain.speaks(attempt.index, ANTHROPIC))
-                                if body else None,
+                                dialect=(attempt.dialect or dialect_for(sel.pool, base, self.chain.speaks(
+                                    attempt.index, ANTHROPIC))) if body else None,
                                 model=sel.model, endpoint=want.endpoint if want is not None else None,
                                 notice=log.warning)
         self._judged(attempt, verdict)

@@ -347,7 +347,7 @@ class ProxyServer:
         if protocol is None:
             return self.door.refuse(n, 404, f"this path is not served here; allowed: {', '.join(ALLOWED_PATHS)}",
                                     "not_found", allowed_paths=list(ALLOWED_PATHS))
-        self.requests.begin(self._rid(n), path)
+        self.requests.begin(rid := self._rid(n), path)
         if not self.door.allowed(request, protocol):
             return self.door.refuse(n, 401, "a valid client key is required (Authorization: Bearer <client key>"
                                     + (", or x-api-key: <client key>)" if protocol == ANTHROPIC else ")"),
@@ -367,7 +367,7 @@ class ProxyServer:
                 return body
             if self.chain.restore_due():
                 self._kick_restore()
-            return await self.forwarder.forward(request, path, body, self._rid(n), protocol)
+            return await self.forwarder.forward(request, path, body, rid, protocol)
         finally:
             self.in_flight -= 1
 

@@ -5,6 +5,8 @@ over generated input, and each has a negative control: a wrong shortcut is caugh
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +14,7 @@ from hypothesis import strategies as st
 from store.config.proxy_settings import Affinity
 from store.dialects import readings
 from store.pools import policy
-from store.proxy.routing import headroom_gate, pins
+from store.proxy.routing import headroom_gate, pins, protocols
 from store.proxy.routing.pins import STRATEGIES, Pins
 
 NAMES = st.lists(st.text(alphabet=st.sampled_from("abcdefghilmrt-XRL_"), max_size=24)
@@ -131,3 +133,65 @@ def test_a_split_that_drops_a_nested_path_is_caught(monkeypatch: pytest.MonkeyPa
     wrong = tuple((ours, tuple((p, None) for p, _parts in paths)) for ours, paths in readings._SPLIT)
     monkeypatch.setattr(readings, "_SPLIT", wrong)
     assert readings.usage_block(block).cache_read_tokens != plain_usage(block).get("cache_read_tokens")
+
+
+def plain_model_of(body: bytes) -> str | None:
+    """The form model_of replaced: ``json.loads`` on the bytes (its own encoding sniff)."""
+    if not body or body[:1] not in (b"{", b" ", b"\n", b"\r", b"\t"):
+        return None
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) and model else None
+
+
+JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=12),
+                       lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=6), kids, max_size=3),
+                       max_leaves=8)
+DOC = st.dictionaries(st.sampled_from(["model", "messages", "stream", "x"]) | st.text(max_size=6),
+                      JSONISH | st.text(), max_size=5)
+ENCODING = st.sampled_from(["utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-8-sig", "utf-16"])
+
+
+@st.composite
+def request_bodies(draw: st.DrawFn) -> bytes:
+    """JSON bodies as clients send them (any key order, spaces, other encodings), and bytes that are not."""
+    kind = draw(st.integers(0, 3))
+    if kind == 3:
+        return draw(st.binary(max_size=40))
+    text = json.dumps(draw(DOC), ensure_ascii=draw(st.booleans()))
+    text = draw(st.sampled_from(["", " ", "\n\t", "\r\n "])) + text + draw(st.sampled_from(["", " ", "\n", "x"]))
+    if kind == 2:
+        return text.encode(draw(ENCODING), "surrogatepass")
+    raw = text.encode("utf-8", "surrogatepass")
+    if kind == 1 and raw:                    # a byte cut or changed: broken UTF-8 or broken JSON
+        i = draw(st.integers(0, len(raw) - 1))
+        raw = raw[:i] + draw(st.sampled_from([b"", b"\xff", b"\x00", b"\xc3", b'"']))
+    return raw
+
+
+@given(request_bodies())
+@settings(max_examples=400, deadline=None)
+def test_the_model_read_without_the_encoding_sniff_is_what_json_loads_reads(body: bytes) -> None:
+    assert protocols.model_of(body) == plain_model_of(body)
+
+
+def test_a_model_read_that_takes_every_body_as_utf8_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Negative control: without the second-byte test, a UTF-16 body (which ``json.loads``
+    reads) is decoded as UTF-8 and names no model."""
+    body = '{"model": "m"}'.encode("utf-16-le")
+    assert protocols.model_of(body) == plain_model_of(body) == "m"
+    decode = protocols._DECODE
+    monkeypatch.setattr(protocols, "model_of", lambda b: _utf8_only(decode, b))
+    assert protocols.model_of(body) != plain_model_of(body)
+
+
+def _utf8_only(decode, body: bytes) -> str | None:
+    try:
+        data = decode(body.decode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):
+        return None
+    model = data.get("model") if isinstance(data, dict) else None
+    return model if isinstance(model, str) and model else None

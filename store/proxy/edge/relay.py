@@ -181,8 +181,10 @@ class Relay:
 
 def after_write(fn: Callable[..., object], *args: object) -> None:
     """*fn(*args)* on the loop's next turn: after the answer the handler returns in this one
-    is written (aiohttp writes it in the same turn)."""
-    asyncio.get_running_loop().call_soon(fn, *args)
+    is written (aiohttp writes it in the same turn). A traced request runs it in its one
+    deferred callback, before its log line (:func:`store.proxy.observing.requests.after_answer`)."""
+    if not trace.after_answer(fn, *args):
+        asyncio.get_running_loop().call_soon(fn, *args)
 
 
 def _gone(request: web.BaseRequest) -> bool:

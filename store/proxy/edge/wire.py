@@ -111,7 +111,7 @@ def redacted_headers(headers: CIMultiDict[str], token: str, redact: Callable[[],
     *redact()* built and applied; with *every* (an error answer, rare) each value passes
     *redact()*, which knows every secret of the home."""
     if not every:
-        joined = "\n".join(v for v in headers.values() if len(v) >= MIN_KEY_LEN)
+        joined = "\n".join([v for v in headers.values() if len(v) >= MIN_KEY_LEN])   # a list: one call
         if not ((token and token in joined) or key_shaped(joined)):
             return
     fn = redact()

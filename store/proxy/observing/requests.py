@@ -16,13 +16,15 @@ nothing to redact. The ``answers`` counter counts every verdict by class and kin
 Costs on the request path: a few clock reads, two dict increments, two histogram
 observations and one tuple appended to a bounded deque, after the answer is written
 (:meth:`RequestLog.finish` stamps the end and leaves the line and the counts to the loop's
-next turn, ahead of any request that arrives later). The dicts for the status file are
+next turn, ahead of any request that arrives later, in one callback that runs first what the
+relay left for after the answer, :func:`after_answer`: a success's verdict). The dicts for the status file are
 built once a second (:meth:`RequestLog.snapshot`), off the request path.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import Callable
@@ -41,6 +43,7 @@ from store.proxy.observing.metrics import (
 )
 from store.proxy.routing.steering import CONTROL_RESTORE, OPERATOR_RESTORE
 
+log = logging.getLogger("hermes_admin.proxy")
 LOG_SIZE = 50
 NO_ROUTE = "none"        # the route label of an answer no route served (a refusal, everything cooling)
 # Outcomes of a request the proxy relayed (others are the kind of the proxy's own error answer).
@@ -59,7 +62,7 @@ class Trace:
     """One request as the log sees it (mutated by the hooks below, on the loop)."""
 
     __slots__ = ("at", "rid", "path", "t0", "kind", "tries", "upstream", "up_since", "ready", "pool", "row",
-                 "route", "fallback", "verdicts", "waited", "pinned")
+                 "route", "fallback", "verdicts", "waited", "pinned", "after")
 
     def __init__(self, at: float, rid: str, path: str) -> None:
         self.at, self.rid, self.path = at, rid, path
@@ -76,6 +79,7 @@ class Trace:
         self.verdicts: list[tuple[str, str]] = []     # (class, kind) of each answer judged, in order
         self.waited = 0.0        # paced or held on purpose (#30): not the proxy's own cost
         self.pinned = False
+        self.after: tuple[Callable[..., object], tuple[Any, ...]] | None = None   # see after_answer
 
 
 CURRENT: ContextVar[Trace | None] = ContextVar("hermes_admin_proxy_trace", default=None)
@@ -124,6 +128,18 @@ def waited(seconds: float) -> None:
         t.waited += seconds
 
 
+def after_answer(fn: Callable[..., object], *args: Any) -> bool:
+    """Run *fn(*args)* in the request's one deferred callback (:meth:`RequestLog.finish`),
+    after its answer is written and before its line and counts, with its trace current:
+    one loop callback a request, not one for its verdict and one for its line. False: no
+    request is traced here, or it has its deferred work already (the caller schedules it)."""
+    t = CURRENT.get()
+    if t is None or t.after is not None:
+        return False
+    t.after = (fn, args)
+    return True
+
+
 def answered_as(kind: str) -> None:
     """The proxy answers itself, with an error of *kind* (``all_credentials_cooling``...)."""
     t = CURRENT.get()
@@ -158,16 +174,27 @@ class RequestLog:
         loop runs here)."""
         CURRENT.set(None)
         done = trace.ready or _clock()
+        self.pending += 1
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self.end(trace, status, done)
+            self._end_later(trace, status, done)
             return
-        self.pending += 1
         loop.call_soon(self._end_later, trace, status, done)
 
     def _end_later(self, trace: Trace, status: int, done: float) -> None:
+        """The request's one deferred callback: what :func:`after_answer` left it (its
+        verdict), with its trace current, then its line and counts (:meth:`end`)."""
         try:
+            if trace.after is not None:
+                fn, args = trace.after
+                trace.after = None
+                CURRENT.set(trace)
+                try:
+                    fn(*args)
+                except Exception as exc:     # its line and counts still go in
+                    log.error("request %s: deferred work failed (%s)", trace.rid, type(exc).__name__,
+                              exc_info=True)
             self.end(trace, status, done)
         finally:
             self.pending -= 1     # after the line is in: a reader on another thread polls for 0

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from store.agent import probe
-from store.agent.outcomes import Decision, Result, Selection, Verdict, scoped
+from store.agent.outcomes import SUCCEEDED, Decision, Result, Selection, Verdict, scoped
 from store.agent.runtime import RESTORE_INTERVAL, AgentRuntime
 from store.authfile import read_store
 from store.config.agent_view import Route
@@ -352,7 +352,7 @@ class Chain:
     def success(self, attempt: Attempt) -> None:
         self.pins.served(attempt.selection.pool, attempt.selection.row_id, attempt.want, self.clock())  # its pin
         if attempt.index == 0:
-            self.runtime._check_vouched(attempt.selection, Result.success())
+            self.runtime._check_vouched(attempt.selection, SUCCEEDED)
 
     # -- write-behind counts (blocking) --
 

@@ -131,12 +131,17 @@ class Want:
         return self._model
 
 
+_DECODE = json.JSONDecoder().decode
+
+
 def model_of(body: bytes) -> str | None:
-    """The ``model`` a JSON request body names, or None."""
+    """The ``model`` a JSON request body names, or None. What ``json.loads(body)`` reads: a
+    body opening with ``{`` or a space and no NUL second byte is UTF-8 to it (its encoding
+    sniff), so such a body is decoded as ``json.loads`` would and parsed without the sniff."""
     if not body or body[:1] not in (b"{", b" ", b"\n", b"\r", b"\t"):
         return None
     try:
-        data = json.loads(body)
+        data = _DECODE(body.decode("utf-8", "surrogatepass")) if body[1:2] != b"\x00" else json.loads(body)
     except (ValueError, RecursionError):
         return None
     model = data.get("model") if isinstance(data, dict) else None
