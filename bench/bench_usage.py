@@ -1,17 +1,22 @@
 """Benchmark: what the usage ledger costs (#29), in one run.
 
-    .venv/bin/python bench/bench_usage.py [--seconds 2] [--rounds 7] [--requests 1000000] [--keys 1000]
+    .venv/bin/python bench/bench_usage.py [--rounds 9] [--bursts 24] [--per 40] [--only-c1] [--compare TREE]
+                                          [--requests 1000000] [--keys 1000] [--no-proxy] [--no-ledger]
 
 1. The proxy with the ledger on against the same proxy with it off (``usage: {ledger:
    false}``), each as a ratio to the bare aiohttp passthrough (``bench/bare_proxy.py``) on
-   the same loopback fake provider (which reports usage in every answer). The three targets
-   are measured in ``--rounds`` interleaved rounds (each first, second and last in turn; a
-   shared machine's load changes between two measurements); each round gives each proxy's
-   ratio to that round's passthrough, printed as the median of the rounds with their
-   min-max: p50 latency at concurrency 1 and 16, and each process's CPU time per request
-   (read from /proc: the ledger's writer thread counted; the machine's other load moves it
-   far less than a latency). Goal: ledger on within 1.05x of ledger off, as ratios to the
-   passthrough.
+   the same loopback fake provider (which reports usage in every answer). One load process
+   (``bench/usage_alternate.py``) holds kept-alive connections to the three targets and sends
+   short bursts to each in turn (``--per`` requests at concurrency 1; at 16, a quarter of that
+   on each connection), ``--bursts`` bursts a round, ``--rounds`` rounds: neighbouring bursts
+   are milliseconds apart, so a shared machine's load, which changes over seconds, weighs on
+   the three nearly alike. Per round: each target's p50 latency and CPU time per request (from
+   ``/proc/<pid>/task/<tid>/schedstat``: the event loop's thread apart from the others, which
+   in the proxy are the usage feed's and the ledger's writer), and each proxy's ratio to that
+   round's passthrough (``--compare TREE``: a fourth target, another checkout's proxy with its
+   ledger on, the tree before a change). Printed: every round's figure, and their median with the
+   interquartile range and the range. Goal: ledger on within 1.05x of ledger off, as ratios
+   to the passthrough.
 2. ``hermes-admin usage --since 30d --json`` over a ledger of ``--requests`` requests on
    ``--keys`` keys, in a home whose auth.json holds those keys (their labels in the JSON,
    their secrets in the output's redactor): in-process (the verb's own code, its JSON
@@ -50,8 +55,10 @@ from store.usage.ledger import ledger_path, open_ledger, write_batch  # noqa: E4
 from store.usage.record import Spent  # noqa: E402
 
 
-def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool) -> tuple[subprocess.Popen, str]:
-    """hermes-admin's proxy on a home of the bench keys, its ledger on or off."""
+def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool,
+                tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """hermes-admin's proxy on a home of the bench keys, its ledger on or off; *tree*: another
+    checkout's source first on PYTHONPATH (the tree before a change, measured in the same run)."""
     home = tmp / name
     home.mkdir(mode=0o700)
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
@@ -63,7 +70,8 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool) -> tuple[subp
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
     (home / "hermes-admin.yaml").write_text(f"usage:\n  ledger: {'true' if ledger else 'false'}\n")
     exe = Path(sys.executable).parent / "hermes-admin"
-    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"],
+    env = dict(os.environ, PYTHONPATH=str(tree)) if tree is not None else None
+    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if "http://" not in line:
@@ -113,23 +121,35 @@ def report(label: str, runs: dict[str, list[dict]]) -> None:
         n = sum(r["n"] for r in rs)
         loop = sum(r["loop"] * r["n"] for r in rs) / n
         threads = sum(r["threads"] * r["n"] for r in rs) / n
-        print(f"     {name:10} p50 median {statistics.median(r['p50'] for r in rs):.3f} ms "
+        print(f"     {name:14} p50 median {statistics.median(r['p50'] for r in rs):.3f} ms "
               f"(rounds: {' '.join(format(r['p50'], '.3f') for r in rs)}); CPU over the run "
               f"{loop + threads:.0f} us/request = loop {loop:.0f} + other threads {threads:.0f}; "
               f"errors {sum(x['errors'] for x in runs[name])}")
+    ons = [n for n in rows if n not in ("bare", "ledger-off")]       # ledger-on, and another tree's (--compare)
     for fig, what in (("p50", "p50 latency"), ("cpu", "CPU/request"), ("loop", "loop CPU/request")):
-        on_r = [o[fig] / b[fig] for o, b in zip(rows["ledger-on"], rows["bare"], strict=True)]
         off_r = [o[fig] / b[fig] for o, b in zip(rows["ledger-off"], rows["bare"], strict=True)]
-        both = [a / b for a, b in zip(on_r, off_r, strict=True)]
-        print(f"     {what}: on/bare {spread(on_r)}; off/bare {spread(off_r)}")
-        print(f"       on/off {spread(both)} (goal <= 1.05x); per round {' '.join(f'{x:.3f}' for x in both)}")
+        print(f"     {what}: off/bare {spread(off_r)}")
+        for name in ons:
+            on_r = [o[fig] / b[fig] for o, b in zip(rows[name], rows["bare"], strict=True)]
+            both = [a / b for a, b in zip(on_r, off_r, strict=True)]
+            print(f"       {name}/bare {spread(on_r)}; {name}/off {spread(both)} (goal <= 1.05x); "
+                  f"per round {' '.join(f'{x:.3f}' for x in both)}")
+    for name in [*ons, "ledger-off"]:
+        n = sum(r["n"] for r in rows[name])
+        per: dict[str, float] = {}
+        for r in runs[name]:
+            for tid, cpu in r["threads"].items():
+                per[tid] = per.get(tid, 0.0) + cpu
+        print(f"     {name}'s threads other than the loop over the run, the older first: "
+              + (", ".join(f"{tid} {cpu / n * 1e6:.1f} us/request" for tid, cpu in
+                           sorted(per.items(), key=lambda kv: int(kv[0])) if cpu > 0) or "none"))
     extra = [o["threads"] - f["threads"] for o, f in zip(rows["ledger-on"], rows["ledger-off"], strict=True)]
     q1, q2, q3 = quartiles(extra)
     print(f"     the ledger's own threads (on's other threads minus off's, per round): {q2:.1f} us/request "
-          f"(IQR {q1:.1f}-{q3:.1f})")
+          f"(IQR {q1:.1f}-{q3:.1f}, range {min(extra):.1f}-{max(extra):.1f})")
 
 
-def proxy_part(rounds: int, bursts: int, per: int, only_c1: bool) -> None:
+def proxy_part(rounds: int, bursts: int, per: int, only_c1: bool, compare: Path | None) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-usage-"))
     procs: list[subprocess.Popen] = []
     try:
@@ -141,6 +161,10 @@ def proxy_part(rounds: int, bursts: int, per: int, only_c1: bool) -> None:
         off, off_url = start_proxy(tmp, upstream, "off", False)
         procs += [on, off]
         targets = {"bare": (bare_url, bare.pid), "ledger-on": (on_url, on.pid), "ledger-off": (off_url, off.pid)}
+        if compare is not None:
+            other, other_url = start_proxy(tmp, upstream, "on-compared", True, compare)
+            procs.append(other)
+            targets[f"on@{compare.name}"] = (other_url, other.pid)
         print(f"1. proxy: ledger on and off and the bare passthrough, in short bursts taking turns "
               f"({bursts} bursts a round); medians of the per-round figures with their "
               f"interquartile range and range")
@@ -311,6 +335,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--bursts", type=int, default=24, help="bursts a round, each target's in turn")
     ap.add_argument("--per", type=int, default=40, help="requests a burst at c1 (a connection at c16: a quarter)")
+    ap.add_argument("--compare", type=Path, metavar="TREE",
+                    help="also the proxy of another checkout (its source tree), ledger on, in the same run")
     ap.add_argument("--only-c1", action="store_true", help="the proxy's figures at concurrency 1 only")
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=1000)
@@ -319,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not args.no_proxy:
-        proxy_part(args.rounds, args.bursts, args.per, args.only_c1)
+        proxy_part(args.rounds, args.bursts, args.per, args.only_c1, args.compare)
     if not args.no_ledger:
         ledger_part(args.requests, args.keys, args.rounds)
     return 0

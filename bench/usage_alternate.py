@@ -8,8 +8,9 @@ CONCURRENCY kept-alive connections to each target in turn (the order turns by on
 burst, so each target is first, second and last as often). Neighbouring bursts of two targets
 are milliseconds apart: the machine's load, which changes over seconds, is nearly the same
 for both. Around each round the CPU time of each target's process is read from
-``/proc/<pid>/task/*/stat``: its main thread (the event loop) apart from its other threads
-(for hermes-admin's proxy: the usage feed's and, with the ledger on, the ledger's writer).
+``/proc/<pid>/task/*/schedstat``: its main thread (the event loop) apart from its other threads
+(for hermes-admin's proxy: the usage feed's and, with the ledger on, the ledger's writer, each
+reported apart by its thread id, the older first).
 Work a thread does after a round's last burst lands in the next round; over the run nothing
 is lost.
 
@@ -21,30 +22,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 BODY = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}).encode()
-TICK = os.sysconf("SC_CLK_TCK")
 
 
-def thread_cpu(pid: int) -> tuple[float, float]:
-    """CPU seconds (user + system) of *pid*'s main thread and of all its other threads."""
-    main = other = 0.0
+def thread_cpu(pid: int) -> dict[int, float]:
+    """CPU seconds of each thread of *pid* so far: ``/proc/<pid>/task/<tid>/schedstat`` (its
+    time on a CPU in nanoseconds; ``stat``'s clock ticks of 10 ms are too coarse for a round)."""
+    out: dict[int, float] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            out[int(task.name)] = int((task / "schedstat").read_text().split()[0]) / 1e9
         except FileNotFoundError:        # a thread that ended meanwhile
             continue
-        cpu = (int(fields[11]) + int(fields[12])) / TICK
-        if int(task.name) == pid:
-            main += cpu
-        else:
-            other += cpu
-    return main, other
+    return out
 
 
 class Target:
@@ -103,6 +98,7 @@ async def main(argv: list[str]) -> dict:
     for t in targets.values():
         await t.connect(concurrency)
         await t.burst(per, [])                                    # warm, unmeasured
+    await asyncio.sleep(1.5)        # the warm answers priced (the price table loaded) and written, unmeasured
     names = list(targets)
     out: dict[str, list[dict]] = {n: [] for n in names}
     for _ in range(rounds):
@@ -114,8 +110,10 @@ async def main(argv: list[str]) -> dict:
                 errors[n] += await targets[n].burst(per, lat[n])
         after = {n: thread_cpu(pids[n]) for n in names}
         for n in names:
-            out[n].append({"latencies": lat[n], "errors": errors[n], "loop_cpu": after[n][0] - before[n][0],
-                           "threads_cpu": after[n][1] - before[n][1]})
+            used = {tid: cpu - before[n].get(tid, 0.0) for tid, cpu in after[n].items()}
+            out[n].append({"latencies": lat[n], "errors": errors[n], "loop_cpu": used.get(pids[n], 0.0),
+                           "threads_cpu": sum(v for t, v in used.items() if t != pids[n]),
+                           "threads": {str(t): v for t, v in sorted(used.items()) if t != pids[n]}})
     for t in targets.values():
         for _, writer in t.conns:
             writer.close()

@@ -63,10 +63,12 @@ class UsageFeed:
             self.dropped += 1
         self._queue.append((self.clock() if at is None else at, pool, row_id, fingerprint, usage, model, endpoint,
                             route, oauth, partial))
-        self._idle.clear()
+        if self._idle.is_set():        # an Event's set and clear each take its lock: only when they change it
+            self._idle.clear()
         if self._thread is None:
             self._start()
-        self._wake.set()
+        if not self._wake.is_set():    # one wake for the answers queued before the thread runs, not one each
+            self._wake.set()
 
     def spent(self, item: tuple) -> Spent:
         """The :class:`Spent` of one queued answer: its usage, priced."""
