@@ -95,7 +95,7 @@ def spread(values: list[float]) -> str:
 
 
 def alternate(targets: dict[str, tuple[str, int]], concurrency: int, rounds: int, bursts: int,
-              per: int) -> dict[str, list[dict]]:
+              per: int) -> dict:
     """One run of bench/usage_alternate.py (a process of its own: it does not share our GIL)."""
     args = [sys.executable, str(Path(__file__).resolve().parent / "usage_alternate.py"), bp.KEYS[0],
             str(concurrency), str(rounds), str(bursts), str(per),
@@ -106,10 +106,11 @@ def alternate(targets: dict[str, tuple[str, int]], concurrency: int, rounds: int
     return json.loads(done.stdout)
 
 
-def report(label: str, runs: dict[str, list[dict]]) -> None:
+def report(label: str, got: dict) -> None:
     """Every figure of one concurrency: per round, each target's p50 latency and CPU per
     request (the loop's and its other threads'), and each proxy's ratios to the bare
     passthrough of the same round."""
+    runs: dict[str, list[dict]] = got["rounds"]
     rows = {n: [{"p50": statistics.median(r["latencies"]) * 1000, "n": len(r["latencies"]),
                  "loop": r["loop_cpu"] / len(r["latencies"]) * 1e6,
                  "threads": r["threads_cpu"] / len(r["latencies"]) * 1e6,
@@ -140,9 +141,11 @@ def report(label: str, runs: dict[str, list[dict]]) -> None:
         for r in runs[name]:
             for tid, cpu in r["threads"].items():
                 per[tid] = per.get(tid, 0.0) + cpu
-        print(f"     {name}'s threads other than the loop over the run, the older first: "
-              + (", ".join(f"{tid} {cpu / n * 1e6:.1f} us/request" for tid, cpu in
-                           sorted(per.items(), key=lambda kv: int(kv[0])) if cpu > 0) or "none"))
+        since = got["started"][name]
+        print(f"     {name}'s threads other than the loop over the run, in the order they started: "
+              + (", ".join(f"{cpu / n * 1e6:.1f} us/request" for tid, cpu in
+                           sorted(per.items(), key=lambda kv: (since.get(kv[0], 0), int(kv[0]))) if cpu > 0)
+                 or "none"))
     extra = [o["threads"] - f["threads"] for o, f in zip(rows["ledger-on"], rows["ledger-off"], strict=True)]
     q1, q2, q3 = quartiles(extra)
     print(f"     the ledger's own threads (on's other threads minus off's, per round): {q2:.1f} us/request "

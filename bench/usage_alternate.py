@@ -10,12 +10,13 @@ are milliseconds apart: the machine's load, which changes over seconds, is nearl
 for both. Around each round the CPU time of each target's process is read from
 ``/proc/<pid>/task/*/schedstat``: its main thread (the event loop) apart from its other threads
 (for hermes-admin's proxy: the usage feed's and, with the ledger on, the ledger's writer, each
-reported apart by its thread id, the older first).
+reported apart).
 Work a thread does after a round's last burst lands in the next round; over the run nothing
 is lost.
 
-Prints one JSON object: per target, per round, the latencies (seconds), the errors and the
-CPU seconds of the loop and of the other threads.
+Prints one JSON object: ``rounds``, per target, per round, the latencies (seconds), the errors
+and the CPU seconds of the loop and of each other thread; ``started``, per target, when each
+thread started (to name them in order: the feed's starts before the ledger's writer).
 """
 
 from __future__ import annotations
@@ -38,6 +39,17 @@ def thread_cpu(pid: int) -> dict[int, float]:
         try:
             out[int(task.name)] = int((task / "schedstat").read_text().split()[0]) / 1e9
         except FileNotFoundError:        # a thread that ended meanwhile
+            continue
+    return out
+
+
+def started(pid: int) -> dict[int, int]:
+    """When each thread of *pid* started (clock ticks after boot; thread ids wrap around)."""
+    out: dict[int, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out[int(task.name)] = int((task / "stat").read_text().rsplit(")", 1)[1].split()[19])
+        except FileNotFoundError:
             continue
     return out
 
@@ -117,7 +129,7 @@ async def main(argv: list[str]) -> dict:
     for t in targets.values():
         for _, writer in t.conns:
             writer.close()
-    return out
+    return {"rounds": out, "started": {n: {str(t): v for t, v in started(pids[n]).items()} for n in names}}
 
 
 if __name__ == "__main__":
