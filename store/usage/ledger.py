@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import logging
 import os
@@ -55,6 +56,8 @@ _CHUNK = 512              # rows in one INSERT at most (and fewer where SQLite t
 # The roll-up of the rows just inserted (rowid above the batch's first), summed by SQLite in one
 # statement: per hour, key, model, endpoint and cost status, the fingerprint of the latest row
 # (a bare column beside the one max() is taken from that row), added to the hour's sums so far.
+# The hour is the row's time truncated, then divided: floor(at / 3600) for any time after 1970,
+# as the readers count hours (``at // 3600``).
 _ROLL = """INSERT INTO hourly SELECT hour, pool, row_id, fingerprint, model, endpoint, cost_status, requests,
     input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, partial
 FROM (SELECT CAST(at AS INTEGER) / 3600 AS hour, pool, coalesce(row_id, '') AS row_id,
@@ -148,6 +151,7 @@ def chunk_of(conn: sqlite3.Connection) -> int:
     return chunk
 
 
+@functools.lru_cache(maxsize=16)
 def _insert(n: int) -> str:
     one = "(" + ", ".join("?" * _WIDTH) + ")"
     return f"INSERT INTO requests ({_COLUMNS}) VALUES " + ", ".join([one] * n)
