@@ -1,6 +1,6 @@
 """Benchmark: what the usage ledger costs (#29), in one run.
 
-    .venv/bin/python bench/bench_usage.py [--rounds 9] [--bursts 24] [--per 40] [--only-c1] [--compare TREE]
+    .venv/bin/python bench/bench_usage.py [--rounds 9] [--bursts 24] [--per 40] [--only-c1] [--compare TREE] [--ablate]
                                           [--requests 1000000] [--keys 1000] [--no-proxy] [--no-ledger]
 
 1. The proxy with the ledger on against the same proxy with it off (``usage: {ledger:
@@ -14,7 +14,8 @@
    ``/proc/<pid>/task/<tid>/schedstat``: the event loop's thread apart from the others, which
    in the proxy are the usage feed's and the ledger's writer), and each proxy's ratio to that
    round's passthrough (``--compare TREE``: a fourth target, another checkout's proxy with its
-   ledger on, the tree before a change). Printed: every round's figure, and their median with the
+   ledger on, the tree before a change; ``--ablate``: one more, the ledger on with its
+   writes taken out). Printed: every round's figure, and their median with the
    interquartile range and the range. Goal: ledger on within 1.05x of ledger off, as ratios
    to the passthrough.
 2. ``hermes-admin usage --since 30d --json`` over a ledger of ``--requests`` requests on
@@ -56,9 +57,10 @@ from store.usage.record import Spent  # noqa: E402
 
 
 def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool,
-                tree: Path | None = None) -> tuple[subprocess.Popen, str]:
+                tree: Path | None = None, ablated: bool = False) -> tuple[subprocess.Popen, str]:
     """hermes-admin's proxy on a home of the bench keys, its ledger on or off; *tree*: another
-    checkout's source first on PYTHONPATH (the tree before a change, measured in the same run)."""
+    checkout's source first on PYTHONPATH (the tree before a change, measured in the same run);
+    *ablated*: the ledger's writes taken out (``bench/usage_ablated.py``)."""
     home = tmp / name
     home.mkdir(mode=0o700)
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
@@ -71,7 +73,8 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool,
     (home / "hermes-admin.yaml").write_text(f"usage:\n  ledger: {'true' if ledger else 'false'}\n")
     exe = Path(sys.executable).parent / "hermes-admin"
     env = dict(os.environ, PYTHONPATH=str(tree)) if tree is not None else None
-    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"], env=env,
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "usage_ablated.py")] if ablated else [str(exe)]
+    proc = subprocess.Popen([*cmd, "proxy", "--home", str(home), "--port", "0"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if "http://" not in line:
@@ -152,7 +155,7 @@ def report(label: str, got: dict) -> None:
           f"(IQR {q1:.1f}-{q3:.1f}, range {min(extra):.1f}-{max(extra):.1f})")
 
 
-def proxy_part(rounds: int, bursts: int, per: int, only_c1: bool, compare: Path | None) -> None:
+def proxy_part(rounds: int, bursts: int, per: int, only_c1: bool, compare: Path | None, ablate: bool) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-usage-"))
     procs: list[subprocess.Popen] = []
     try:
@@ -168,6 +171,10 @@ def proxy_part(rounds: int, bursts: int, per: int, only_c1: bool, compare: Path 
             other, other_url = start_proxy(tmp, upstream, "on-compared", True, compare)
             procs.append(other)
             targets[f"on@{compare.name}"] = (other_url, other.pid)
+        if ablate:
+            other, other_url = start_proxy(tmp, upstream, "on-no-writes", True, ablated=True)
+            procs.append(other)
+            targets["on-no-writes"] = (other_url, other.pid)
         print(f"1. proxy: ledger on and off and the bare passthrough, in short bursts taking turns "
               f"({bursts} bursts a round); medians of the per-round figures with their "
               f"interquartile range and range")
@@ -340,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--per", type=int, default=40, help="requests a burst at c1 (a connection at c16: a quarter)")
     ap.add_argument("--compare", type=Path, metavar="TREE",
                     help="also the proxy of another checkout (its source tree), ledger on, in the same run")
+    ap.add_argument("--ablate", action="store_true",
+                    help="also the proxy with its ledger on but its writes taken out, in the same run")
     ap.add_argument("--only-c1", action="store_true", help="the proxy's figures at concurrency 1 only")
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=1000)
@@ -348,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not args.no_proxy:
-        proxy_part(args.rounds, args.bursts, args.per, args.only_c1, args.compare)
+        proxy_part(args.rounds, args.bursts, args.per, args.only_c1, args.compare, args.ablate)
     if not args.no_ledger:
         ledger_part(args.requests, args.keys, args.rounds)
     return 0

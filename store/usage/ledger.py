@@ -51,22 +51,11 @@ PRUNE_EVERY = 3600.0
 
 _COLUMNS = ("at, pool, row_id, fingerprint, model, endpoint, route, input_tokens, output_tokens, "
             "cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, cost_status, partial")
-_WIDTH = 15               # the columns of a row (the parameters of one row's VALUES)
+_WIDTH = 15               # the columns of a row, and of a roll-up (the parameters of one row's VALUES)
 _CHUNK = 512              # rows in one INSERT at most (and fewer where SQLite takes fewer parameters)
-# The roll-up of the rows just inserted (rowid above the batch's first), summed by SQLite in one
-# statement: per hour, key, model, endpoint and cost status, the fingerprint of the latest row
-# (a bare column beside the one max() is taken from that row), added to the hour's sums so far.
-# The hour is the row's time truncated, then divided: floor(at / 3600) for any time after 1970,
-# as the readers count hours (``at // 3600``).
-_ROLL = """INSERT INTO hourly SELECT hour, pool, row_id, fingerprint, model, endpoint, cost_status, requests,
-    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, partial
-FROM (SELECT CAST(at AS INTEGER) / 3600 AS hour, pool, coalesce(row_id, '') AS row_id,
-    coalesce(fingerprint, '') AS fingerprint, coalesce(model, '') AS model, coalesce(endpoint, '') AS endpoint,
-    cost_status, max(rowid), count(*) AS requests, sum(coalesce(input_tokens, 0)) AS input_tokens,
-    sum(coalesce(output_tokens, 0)) AS output_tokens, sum(coalesce(cache_read_tokens, 0)) AS cache_read_tokens,
-    sum(coalesce(cache_write_tokens, 0)) AS cache_write_tokens,
-    sum(coalesce(reasoning_tokens, 0)) AS reasoning_tokens, sum(cost_usd) AS cost_usd, sum(partial) AS partial
-    FROM requests WHERE rowid > ? GROUP BY 1, 2, 3, 5, 6, 7) WHERE true
+_ROWS = f"INSERT INTO requests ({_COLUMNS}) VALUES "
+# A batch's roll-up rows added to the hour's sums so far (the fingerprint the latest).
+_ROLL = ("INSERT INTO hourly VALUES ", """
 ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
     requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,
     output_tokens = output_tokens + excluded.output_tokens,
@@ -74,7 +63,7 @@ ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
     cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
     reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
     cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + excluded.cost_usd END,
-    partial = partial + excluded.partial, fingerprint = excluded.fingerprint"""
+    partial = partial + excluded.partial, fingerprint = excluded.fingerprint""")
 
 
 class LedgerUnreadable(StoreUnreadable):
@@ -151,32 +140,61 @@ def chunk_of(conn: sqlite3.Connection) -> int:
     return chunk
 
 
-@functools.lru_cache(maxsize=16)
-def _insert(n: int) -> str:
+def rolled(rows: Iterable[tuple]) -> list[tuple]:
+    """*rows* (each from :func:`row_of`) summed per hour (``at // 3600``, as the readers count
+    hours), key, model, endpoint and cost status: the roll-up's rows, each with the
+    fingerprint of its latest row."""
+    sums: dict[tuple, list] = {}
+    for at, pool, row_id, fp, model, endpoint, _route, inp, out, c_read, c_write, reason, cost, status, part in rows:
+        key = (int(at // 3600), pool, row_id or "", model or "", endpoint or "", status)
+        acc = sums.get(key)
+        if acc is None:
+            acc = sums[key] = [fp or "", 0, 0, 0, 0, 0, 0, None, 0]
+        else:
+            acc[0] = fp or ""
+        acc[1] += 1
+        acc[2] += inp or 0
+        acc[3] += out or 0
+        acc[4] += c_read or 0
+        acc[5] += c_write or 0
+        acc[6] += reason or 0
+        if cost is not None:
+            acc[7] = (acc[7] or 0.0) + cost
+        acc[8] += part
+    return [(k[0], k[1], k[2], a[0], k[3], k[4], k[5], *a[1:]) for k, a in sums.items()]
+
+
+@functools.lru_cache(maxsize=32)
+def _statement(head: str, n: int, tail: str = "") -> str:
     one = "(" + ", ".join("?" * _WIDTH) + ")"
-    return f"INSERT INTO requests ({_COLUMNS}) VALUES " + ", ".join([one] * n)
+    return head + ", ".join([one] * n) + tail
+
+
+def _insert_all(conn: sqlite3.Connection, chunk: int, head: str, rows: list[tuple], tail: str = "") -> None:
+    i = 0
+    while i < len(rows):
+        n = chunk
+        while n > len(rows) - i:
+            n //= 2
+        conn.execute(_statement(head, n, tail), list(itertools.chain.from_iterable(rows[i:i + n])))
+        i += n
 
 
 def write_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
-    """One transaction: *rows* (each from :func:`row_of`) and their roll-up.
+    """One transaction: *rows* (each from :func:`row_of`) and their roll-up (:func:`rolled`).
 
-    A few statements a batch, not one per row: the rows in INSERTs of a power of two of rows
-    each (at most :func:`chunk_of`; ten or so statements, each prepared once and cached by
-    the connection), then the roll-up in one ``INSERT ... SELECT ... GROUP BY`` over the rows
-    just written. SQLite does the work with the GIL released, and the writer hands the GIL
-    to the proxy's event loop and takes it back a few times a batch instead of twice a row."""
+    A few statements a batch, not one per row: the rows, then the roll-up's rows, each in
+    INSERTs of a power of two of rows (at most :func:`chunk_of`; about ten statements a batch
+    of a few hundred, each prepared once and cached by the connection). SQLite does its work
+    with the GIL released, and the writer takes the GIL back a few times a batch instead of
+    twice a row. The roll-up is summed here in Python (about 0.6 us a row) rather than by an
+    ``INSERT ... SELECT ... GROUP BY`` over the rows just written, which cost SQLite about
+    1.5 us a row more (docs/benchmarks.md, "Usage ledger")."""
     chunk = chunk_of(conn)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        last = conn.execute("SELECT max(rowid) FROM requests").fetchone()[0] or 0
-        i = 0
-        while i < len(rows):
-            n = chunk
-            while n > len(rows) - i:
-                n //= 2
-            conn.execute(_insert(n), list(itertools.chain.from_iterable(rows[i:i + n])))
-            i += n
-        conn.execute(_ROLL, (last,))
+        _insert_all(conn, chunk, _ROWS, rows)
+        _insert_all(conn, chunk, _ROLL[0], rolled(rows), _ROLL[1])
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -1,7 +1,7 @@
-"""The ledger's write path (#29): rows inserted a few statements a batch, the hourly roll-up
-summed by SQLite in the same transaction. For generated batches, the roll-ups equal a
-``GROUP BY`` over the rows (the hour worked out in Python, apart from the writer's SQL),
-across batches that share hours and keys; controls: a roll-up that counts a row twice, and
+"""The ledger's write path (#29): rows and their hourly roll-up inserted a few statements a
+batch, in one transaction. For generated batches, the roll-ups equal a ``GROUP BY`` over the
+rows in SQL (the writer sums them in Python), across batches that share hours and keys;
+controls: a roll-up that counts a row twice, keeps a stale fingerprint or shifts an hour, and
 INSERTs wider than SQLite's parameter limit, are caught."""
 
 from __future__ import annotations
@@ -38,20 +38,14 @@ spents = st.builds(
 
 
 def expected(conn: sqlite3.Connection) -> dict[tuple, tuple]:
-    """The roll-ups as they must be: every kept row grouped in Python (its hour by ``//``), the
-    fingerprint that of the group's latest row."""
-    groups: dict[tuple, list] = {}
-    for (at, pool, row_id, fp, model, endpoint, status, partial, cost,
-         *counts) in conn.execute(f"SELECT at, pool, row_id, fingerprint, model, endpoint, cost_status, "
-                                  f"partial, cost_usd, {', '.join(COUNTS)} FROM requests ORDER BY rowid"):
-        key = (int(at // 3600), pool, row_id or "", model or "", endpoint or "", status)
-        g = groups.setdefault(key, ["", 0, [0] * len(COUNTS), None, 0])
-        g[0] = fp or ""
-        g[1] += 1
-        g[2] = [a + (b or 0) for a, b in zip(g[2], counts, strict=True)]
-        g[3] = g[3] if cost is None else (g[3] or 0.0) + cost
-        g[4] += partial
-    return {k: (g[0], g[1], *g[2], g[3], g[4]) for k, g in groups.items()}
+    """The roll-ups as they must be: one ``GROUP BY`` over every kept row, in SQL (apart from
+    the writer's Python), the fingerprint that of the group's latest row (the bare column
+    beside the one ``max(rowid)``)."""
+    got = conn.execute(f"""SELECT CAST(at AS INTEGER) / 3600, pool, coalesce(row_id, ''), coalesce(model, ''),
+        coalesce(endpoint, ''), cost_status, coalesce(fingerprint, ''), max(rowid), count(*),
+        {', '.join(f'sum(coalesce({c}, 0))' for c in COUNTS)}, sum(cost_usd), sum(partial)
+        FROM requests GROUP BY 1, 2, 3, 4, 5, 6""")
+    return {tuple(r[:6]): (r[6], *r[8:]) for r in got}
 
 
 def hourly(conn: sqlite3.Connection) -> dict[tuple, tuple]:
@@ -84,17 +78,33 @@ def test_the_rollups_equal_a_group_by_over_the_rows(tmp_path, monkeypatch, chunk
 
 
 def test_control_a_rollup_that_counts_a_row_twice_is_caught(tmp_path, monkeypatch) -> None:
-    """Negative control: the roll-up made to take the batch's rows from one row too early
-    (the previous batch's last counted again), the same comparison sees the difference."""
+    """Negative control: the batch's roll-up made to count its first row twice, the same
+    comparison sees the difference."""
     batches = [[Spent(NOW, "openrouter", "or0001", "sk-or-…a1B2", input_tokens=3, cost_usd=0.5,
                       cost_status="actual")] * 2] * 2
     conn = written(tmp_path, batches)
     assert hourly(conn) == expected(conn)
     conn.close()
-    monkeypatch.setattr(ledger_mod, "_ROLL", ledger_mod._ROLL.replace("rowid > ?", "rowid >= ?"))
+    rolled = ledger_mod.rolled
+    monkeypatch.setattr(ledger_mod, "rolled", lambda rows: rolled([*rows, rows[0]]))
     conn = written(tmp_path, batches)
     assert hourly(conn) != expected(conn)
-    assert hourly(conn)[(int(NOW // 3600), "openrouter", "or0001", "", "", "actual")][1] == 5     # 4 rows, 5 counted
+    assert hourly(conn)[(int(NOW // 3600), "openrouter", "or0001", "", "", "actual")][1] == 6     # 4 rows, 6 counted
+
+
+def test_control_the_hour_and_the_latest_fingerprint_are_checked(tmp_path, monkeypatch) -> None:
+    """Negative controls of the comparison itself: a roll-up that keeps a group's first
+    fingerprint, or puts a row in the next hour, is seen."""
+    batches = [[Spent(NOW + 10, "openrouter", "or0001", "sk-or-…a1B2", cost_status="unknown"),
+                Spent(NOW + 20, "openrouter", "or0001", "sk-or-…c3D4", cost_status="unknown")]]
+    rolled = ledger_mod.rolled
+    first = lambda rows: [(*r[:3], "sk-or-…a1B2", *r[4:]) for r in rolled(rows)]       # noqa: E731
+    later = lambda rows: [(r[0] + 1, *r[1:]) for r in rolled(rows)]                      # noqa: E731
+    for wrong in (first, later):
+        monkeypatch.setattr(ledger_mod, "rolled", wrong)
+        conn = written(tmp_path, batches)
+        assert hourly(conn) != expected(conn)
+        conn.close()
 
 
 def test_a_batch_fits_sqlites_limit_on_parameters(tmp_path, monkeypatch) -> None:
