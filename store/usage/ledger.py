@@ -54,8 +54,8 @@ _COLUMNS = ("at, pool, row_id, fingerprint, model, endpoint, route, input_tokens
 _WIDTH = 15               # the columns of a row, and of a roll-up (the parameters of one row's VALUES)
 _CHUNK = 512              # rows in one INSERT at most (and fewer where SQLite takes fewer parameters)
 _ROWS = f"INSERT INTO requests ({_COLUMNS}) VALUES "
-# A batch's roll-up rows added to the hour's sums so far (the fingerprint the latest).
-_ROLL = ("INSERT INTO hourly VALUES ", """
+# One roll-up row added to its hour's sums so far (the fingerprint the latest).
+_ROLL = """INSERT INTO hourly VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
     requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,
     output_tokens = output_tokens + excluded.output_tokens,
@@ -63,7 +63,7 @@ ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
     cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
     reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
     cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + excluded.cost_usd END,
-    partial = partial + excluded.partial, fingerprint = excluded.fingerprint""")
+    partial = partial + excluded.partial, fingerprint = excluded.fingerprint"""
 
 
 class LedgerUnreadable(StoreUnreadable):
@@ -164,37 +164,34 @@ def rolled(rows: Iterable[tuple]) -> list[tuple]:
     return [(k[0], k[1], k[2], a[0], k[3], k[4], k[5], *a[1:]) for k, a in sums.items()]
 
 
-@functools.lru_cache(maxsize=32)
-def _statement(head: str, n: int, tail: str = "") -> str:
+@functools.lru_cache(maxsize=16)
+def _insert(n: int) -> str:
     one = "(" + ", ".join("?" * _WIDTH) + ")"
-    return head + ", ".join([one] * n) + tail
-
-
-def _insert_all(conn: sqlite3.Connection, chunk: int, head: str, rows: list[tuple], tail: str = "") -> None:
-    i = 0
-    while i < len(rows):
-        n = chunk
-        while n > len(rows) - i:
-            n //= 2
-        conn.execute(_statement(head, n, tail), list(itertools.chain.from_iterable(rows[i:i + n])))
-        i += n
+    return _ROWS + ", ".join([one] * n)
 
 
 def write_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
     """One transaction: *rows* (each from :func:`row_of`) and their roll-up (:func:`rolled`).
 
-    A few statements a batch, not one per row: the rows, then the roll-up's rows, each in
-    INSERTs of a power of two of rows (at most :func:`chunk_of`; about ten statements a batch
-    of a few hundred, each prepared once and cached by the connection). SQLite does its work
-    with the GIL released, and the writer takes the GIL back a few times a batch instead of
-    twice a row. The roll-up is summed here in Python (about 0.6 us a row) rather than by an
-    ``INSERT ... SELECT ... GROUP BY`` over the rows just written, which cost SQLite about
-    1.5 us a row more (docs/benchmarks.md, "Usage ledger")."""
+    A few statements a batch, not one per row: the rows in INSERTs of a power of two of rows
+    (at most :func:`chunk_of`; about six for a batch of a few hundred, each prepared once and
+    cached by the connection), then one upsert per roll-up row (a batch of the proxy's holds a
+    few: its hour's keys, models and endpoints). SQLite does its work with the GIL released,
+    and the writer takes the GIL back a few times a batch instead of twice a row. The roll-up
+    is summed here in Python (about 0.6 us a row) rather than by an ``INSERT ... SELECT ...
+    GROUP BY`` over the rows just written, which cost SQLite about 1.5 us a row more
+    (docs/benchmarks.md, "Usage ledger")."""
     chunk = chunk_of(conn)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        _insert_all(conn, chunk, _ROWS, rows)
-        _insert_all(conn, chunk, _ROLL[0], rolled(rows), _ROLL[1])
+        i = 0
+        while i < len(rows):
+            n = chunk
+            while n > len(rows) - i:
+                n //= 2
+            conn.execute(_insert(n), list(itertools.chain.from_iterable(rows[i:i + n])))
+            i += n
+        conn.executemany(_ROLL, rolled(rows))
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
