@@ -51,7 +51,7 @@ PRUNE_EVERY = 3600.0
 
 _COLUMNS = ("at, pool, row_id, fingerprint, model, endpoint, route, input_tokens, output_tokens, "
             "cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, cost_status, partial")
-_WIDTH = 15               # the columns of a row, and of a roll-up (the parameters of one row's VALUES)
+_WIDTH = 15               # the columns of a row (the parameters of one row's VALUES)
 _CHUNK = 512              # rows in one INSERT at most (and fewer where SQLite takes fewer parameters)
 _ROWS = f"INSERT INTO requests ({_COLUMNS}) VALUES "
 # One roll-up row added to its hour's sums so far (the fingerprint the latest).
