@@ -1,17 +1,23 @@
 """Benchmark: what the usage ledger costs (#29), in one run.
 
-    .venv/bin/python bench/bench_usage.py [--seconds 2] [--rounds 7] [--requests 1000000] [--keys 1000]
+    .venv/bin/python bench/bench_usage.py [--rounds 9] [--bursts 24] [--per 40] [--only-c1] [--compare TREE] [--ablate]
+                                          [--requests 1000000] [--keys 1000] [--no-proxy] [--no-ledger]
 
 1. The proxy with the ledger on against the same proxy with it off (``usage: {ledger:
    false}``), each as a ratio to the bare aiohttp passthrough (``bench/bare_proxy.py``) on
-   the same loopback fake provider (which reports usage in every answer). The three targets
-   are measured in ``--rounds`` interleaved rounds (each first, second and last in turn; a
-   shared machine's load changes between two measurements); each round gives each proxy's
-   ratio to that round's passthrough, printed as the median of the rounds with their
-   min-max: p50 latency at concurrency 1 and 16, and each process's CPU time per request
-   (read from /proc: the ledger's writer thread counted; the machine's other load moves it
-   far less than a latency). Goal: ledger on within 1.05x of ledger off, as ratios to the
-   passthrough.
+   the same loopback fake provider (which reports usage in every answer). One load process
+   (``bench/usage_alternate.py``) holds kept-alive connections to the three targets and sends
+   short bursts to each in turn (``--per`` requests at concurrency 1; at 16, a quarter of that
+   on each connection), ``--bursts`` bursts a round, ``--rounds`` rounds: neighbouring bursts
+   are milliseconds apart, so a shared machine's load, which changes over seconds, weighs on
+   the three nearly alike. Per round: each target's p50 latency and CPU time per request (from
+   ``/proc/<pid>/task/<tid>/schedstat``: the event loop's thread apart from the others, which
+   in the proxy are the usage feed's and the ledger's writer), and each proxy's ratio to that
+   round's passthrough (``--compare TREE``: a fourth target, another checkout's proxy with its
+   ledger on, the tree before a change; ``--ablate``: one more, the ledger on with its
+   writes taken out). Printed: every round's figure, and their median with the
+   interquartile range and the range. Goal: ledger on within 1.05x of ledger off, as ratios
+   to the passthrough.
 2. ``hermes-admin usage --since 30d --json`` over a ledger of ``--requests`` requests on
    ``--keys`` keys, in a home whose auth.json holds those keys (their labels in the JSON,
    their secrets in the output's redactor): in-process (the verb's own code, its JSON
@@ -50,8 +56,11 @@ from store.usage.ledger import ledger_path, open_ledger, write_batch  # noqa: E4
 from store.usage.record import Spent  # noqa: E402
 
 
-def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool) -> tuple[subprocess.Popen, str]:
-    """hermes-admin's proxy on a home of the bench keys, its ledger on or off."""
+def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool,
+                tree: Path | None = None, ablated: bool = False) -> tuple[subprocess.Popen, str]:
+    """hermes-admin's proxy on a home of the bench keys, its ledger on or off; *tree*: another
+    checkout's source first on PYTHONPATH (the tree before a change, measured in the same run);
+    *ablated*: the ledger's writes taken out (``bench/usage_ablated.py``)."""
     home = tmp / name
     home.mkdir(mode=0o700)
     rows = [{"id": f"b{i}", "label": f"bench-{i}", "auth_type": "api_key", "priority": i, "source": "manual",
@@ -63,7 +72,9 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool) -> tuple[subp
     (home / "config.yaml").write_text("model:\n  provider: openrouter\n  default: fake-model\n")
     (home / "hermes-admin.yaml").write_text(f"usage:\n  ledger: {'true' if ledger else 'false'}\n")
     exe = Path(sys.executable).parent / "hermes-admin"
-    proc = subprocess.Popen([str(exe), "proxy", "--home", str(home), "--port", "0"],
+    env = dict(os.environ, PYTHONPATH=str(tree)) if tree is not None else None
+    cmd = [sys.executable, str(Path(__file__).resolve().parent / "usage_ablated.py")] if ablated else [str(exe)]
+    proc = subprocess.Popen([*cmd, "proxy", "--home", str(home), "--port", "0"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline() if proc.stdout else ""
     if "http://" not in line:
@@ -71,29 +82,80 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool) -> tuple[subp
     return proc, line.split()[3]
 
 
-def cpu_seconds(pid: int) -> float:
-    """The CPU time (user + system) process *pid* has used so far, every thread counted."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def latency(url: str, pid: int, seconds: float) -> dict[str, float]:
-    """p50 latencies at concurrency 1 and 16, and the target's CPU microseconds per request
-    over both (its own process's CPU time: the machine's other load barely moves it)."""
-    cpu = cpu_seconds(pid)
-    c1 = bp.run_load(url, bp.KEYS[0], 1, count=int(400 * seconds / 3) or 100)
-    c16 = bp.run_load(url, bp.KEYS[0], 16, seconds=seconds)
-    served = len(c1["latencies"]) + len(c16["latencies"])
-    return {"c1_p50": bp.pct(c1["latencies"], 50), "c16_p50": bp.pct(c16["latencies"], 50),
-            "cpu_us": (cpu_seconds(pid) - cpu) / max(1, served) * 1e6, "errors": c1["errors"] + c16["errors"]}
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    """The first quartile, the median and the third quartile of *values*."""
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q2, q3
 
 
 def spread(values: list[float]) -> str:
-    """The median of *values* with their range: ``1.012x (0.981-1.044)``."""
-    return f"{statistics.median(values):.3f}x ({min(values):.3f}-{max(values):.3f})"
+    """The median of *values*, their interquartile range and their range:
+    ``1.012x (IQR 0.998-1.020, range 0.981-1.044)``."""
+    q1, q2, q3 = quartiles(values)
+    return f"{q2:.3f}x (IQR {q1:.3f}-{q3:.3f}, range {min(values):.3f}-{max(values):.3f})"
 
 
-def proxy_part(seconds: float, rounds: int) -> None:
+def alternate(targets: dict[str, tuple[str, int]], concurrency: int, rounds: int, bursts: int,
+              per: int) -> dict:
+    """One run of bench/usage_alternate.py (a process of its own: it does not share our GIL)."""
+    args = [sys.executable, str(Path(__file__).resolve().parent / "usage_alternate.py"), bp.KEYS[0],
+            str(concurrency), str(rounds), str(bursts), str(per),
+            *(f"{name}={url}@{pid}" for name, (url, pid) in targets.items())]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
+    if done.returncode:
+        raise SystemExit(f"the load generator failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def report(label: str, got: dict) -> None:
+    """Every figure of one concurrency: per round, each target's p50 latency and CPU per
+    request (the loop's and its other threads'), and each proxy's ratios to the bare
+    passthrough of the same round."""
+    runs: dict[str, list[dict]] = got["rounds"]
+    rows = {n: [{"p50": statistics.median(r["latencies"]) * 1000, "n": len(r["latencies"]),
+                 "loop": r["loop_cpu"] / len(r["latencies"]) * 1e6,
+                 "threads": r["threads_cpu"] / len(r["latencies"]) * 1e6,
+                 "cpu": (r["loop_cpu"] + r["threads_cpu"]) / len(r["latencies"]) * 1e6} for r in rs]
+            for n, rs in runs.items()}
+    rounds = len(rows["bare"])
+    print(f"   {label}, {rounds} rounds of {rows['bare'][0]['n']} requests a target (load {os.getloadavg()[0]:.2f}):")
+    for name, rs in rows.items():
+        n = sum(r["n"] for r in rs)
+        loop = sum(r["loop"] * r["n"] for r in rs) / n
+        threads = sum(r["threads"] * r["n"] for r in rs) / n
+        print(f"     {name:14} p50 median {statistics.median(r['p50'] for r in rs):.3f} ms "
+              f"(rounds: {' '.join(format(r['p50'], '.3f') for r in rs)}); CPU over the run "
+              f"{loop + threads:.0f} us/request = loop {loop:.0f} + other threads {threads:.0f}; "
+              f"errors {sum(x['errors'] for x in runs[name])}")
+    ons = [n for n in rows if n not in ("bare", "ledger-off")]       # ledger-on, and another tree's (--compare)
+    for fig, what in (("p50", "p50 latency"), ("cpu", "CPU/request"), ("loop", "loop CPU/request")):
+        off_r = [o[fig] / b[fig] for o, b in zip(rows["ledger-off"], rows["bare"], strict=True)]
+        print(f"     {what}: off/bare {spread(off_r)}")
+        for name in ons:
+            on_r = [o[fig] / b[fig] for o, b in zip(rows[name], rows["bare"], strict=True)]
+            both = [a / b for a, b in zip(on_r, off_r, strict=True)]
+            print(f"       {name}/bare {spread(on_r)}; {name}/off {spread(both)} (goal <= 1.05x); "
+                  f"per round {' '.join(f'{x:.3f}' for x in both)}")
+    for name in [*ons, "ledger-off"]:
+        n = sum(r["n"] for r in rows[name])
+        per: dict[str, float] = {}
+        for r in runs[name]:
+            for tid, cpu in r["threads"].items():
+                per[tid] = per.get(tid, 0.0) + cpu
+        since = got["started"][name]
+        print(f"     {name}'s threads other than the loop over the run, in the order they started: "
+              + (", ".join(f"{cpu / n * 1e6:.1f} us/request" for tid, cpu in
+                           sorted(per.items(), key=lambda kv: (since.get(kv[0], 0), int(kv[0]))) if cpu > 0)
+                 or "none"))
+    extra = [o["threads"] - f["threads"] for o, f in zip(rows["ledger-on"], rows["ledger-off"], strict=True)]
+    q1, q2, q3 = quartiles(extra)
+    print(f"     the ledger's own threads (on's other threads minus off's, per round): {q2:.1f} us/request "
+          f"(IQR {q1:.1f}-{q3:.1f}, range {min(extra):.1f}-{max(extra):.1f})")
+
+
+def proxy_part(rounds: int, bursts: int, per: int, only_c1: bool, compare: Path | None, ablate: bool) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-usage-"))
     procs: list[subprocess.Popen] = []
     try:
@@ -104,28 +166,22 @@ def proxy_part(seconds: float, rounds: int) -> None:
         on, on_url = start_proxy(tmp, upstream, "on", True)
         off, off_url = start_proxy(tmp, upstream, "off", False)
         procs += [on, off]
-        targets = {"bare": bare_url, "ledger-on": on_url, "ledger-off": off_url}
-        pids = {"bare": bare.pid, "ledger-on": on.pid, "ledger-off": off.pid}
-        for url in targets.values():
-            bp.run_load(url, bp.KEYS[0], 16, seconds=1.0)       # warm up
-        runs: dict[str, list[dict]] = {k: [] for k in targets}
-        names = list(targets)
-        for r in range(rounds):
-            order = names[r % 3:] + names[:r % 3]               # each target first, second and last in turn
-            for name in order if r % 2 == 0 else reversed(order):
-                runs[name].append(latency(targets[name], pids[name], seconds))
-        got = {k: {f: statistics.median(x[f] for x in v) for f in v[0]} for k, v in runs.items()}
-        print(f"1. proxy latency, {rounds} interleaved rounds (load {os.getloadavg()[0]:.2f}); medians:")
-        for name, g in got.items():
-            print(f"   {name:11} c1 p50 {g['c1_p50']:.3f} ms   c16 p50 {g['c16_p50']:.3f} ms   "
-                  f"CPU {g['cpu_us']:.0f} us/request   errors {sum(x['errors'] for x in runs[name]):.0f}")
-        print("   per round, each as a ratio to the bare passthrough of the same round: median (min-max)")
-        for fig in ("c1_p50", "c16_p50", "cpu_us"):
-            on_r = [o[fig] / b[fig] for o, b in zip(runs["ledger-on"], runs["bare"], strict=True)]
-            off_r = [o[fig] / b[fig] for o, b in zip(runs["ledger-off"], runs["bare"], strict=True)]
-            both = [a / b for a, b in zip(on_r, off_r, strict=True)]
-            print(f"   {fig}: ledger on {spread(on_r)} bare, off {spread(off_r)} bare; "
-                  f"on/off {spread(both)} (goal <= 1.05x)")
+        targets = {"bare": (bare_url, bare.pid), "ledger-on": (on_url, on.pid), "ledger-off": (off_url, off.pid)}
+        if compare is not None:
+            other, other_url = start_proxy(tmp, upstream, "on-compared", True, compare)
+            procs.append(other)
+            targets[f"on@{compare.name}"] = (other_url, other.pid)
+        if ablate:
+            other, other_url = start_proxy(tmp, upstream, "on-no-writes", True, ablated=True)
+            procs.append(other)
+            targets["on-no-writes"] = (other_url, other.pid)
+        print(f"1. proxy: ledger on and off and the bare passthrough, in short bursts taking turns "
+              f"({bursts} bursts a round); medians of the per-round figures with their "
+              f"interquartile range and range")
+        for c in (1,) if only_c1 else (1, 16):
+            each = per if c == 1 else max(1, per // 4)           # about as many requests a burst as at c1 x4
+            runs = alternate(targets, c, rounds, bursts, each)
+            report(f"concurrency {c}, {each} requests a connection a burst", runs)
         on.terminate()
         on.wait(15)
         with sqlite3.connect(ledger_path(tmp / "on")) as c:
@@ -286,8 +342,14 @@ def ledger_part(n: int, keys: int, rounds: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seconds", type=float, default=2.0)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--bursts", type=int, default=24, help="bursts a round, each target's in turn")
+    ap.add_argument("--per", type=int, default=40, help="requests a burst at c1 (a connection at c16: a quarter)")
+    ap.add_argument("--compare", type=Path, metavar="TREE",
+                    help="also the proxy of another checkout (its source tree), ledger on, in the same run")
+    ap.add_argument("--ablate", action="store_true",
+                    help="also the proxy with its ledger on but its writes taken out, in the same run")
+    ap.add_argument("--only-c1", action="store_true", help="the proxy's figures at concurrency 1 only")
     ap.add_argument("--requests", type=int, default=1_000_000)
     ap.add_argument("--keys", type=int, default=1000)
     ap.add_argument("--no-proxy", action="store_true", help="only the ledger's figures")
@@ -295,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if not args.no_proxy:
-        proxy_part(args.seconds, args.rounds)
+        proxy_part(args.rounds, args.bursts, args.per, args.only_c1, args.compare, args.ablate)
     if not args.no_ledger:
         ledger_part(args.requests, args.keys, args.rounds)
     return 0

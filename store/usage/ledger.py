@@ -17,6 +17,8 @@
 from __future__ import annotations
 
 import collections
+import functools
+import itertools
 import logging
 import os
 import sqlite3
@@ -47,19 +49,21 @@ QUEUE_CAP = 200_000       # answers waiting at most (a ledger locked for long): 
 REOPEN_EVERY = 30.0       # seconds between tries to open a ledger that failed
 PRUNE_EVERY = 3600.0
 
-_INSERT = ("INSERT INTO requests (at, pool, row_id, fingerprint, model, endpoint, route, input_tokens, "
-           "output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, cost_status, "
-           "partial) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-_ROLL = ("INSERT INTO hourly VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-         "ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET "
-         "requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens, "
-         "output_tokens = output_tokens + excluded.output_tokens, "
-         "cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens, "
-         "cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens, "
-         "reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens, "
-         "cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN cost_usd "
-         "ELSE coalesce(cost_usd, 0) + excluded.cost_usd END, "
-         "partial = partial + excluded.partial, fingerprint = excluded.fingerprint")
+_COLUMNS = ("at, pool, row_id, fingerprint, model, endpoint, route, input_tokens, output_tokens, "
+            "cache_read_tokens, cache_write_tokens, reasoning_tokens, cost_usd, cost_status, partial")
+_WIDTH = 15               # the columns of a row (the parameters of one row's VALUES)
+_CHUNK = 512              # rows in one INSERT at most (and fewer where SQLite takes fewer parameters)
+_ROWS = f"INSERT INTO requests ({_COLUMNS}) VALUES "
+# One roll-up row added to its hour's sums so far (the fingerprint the latest).
+_ROLL = """INSERT INTO hourly VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
+    requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,
+    output_tokens = output_tokens + excluded.output_tokens,
+    cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
+    cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
+    reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
+    cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + excluded.cost_usd END,
+    partial = partial + excluded.partial, fingerprint = excluded.fingerprint"""
 
 
 class LedgerUnreadable(StoreUnreadable):
@@ -119,43 +123,85 @@ def open_ledger(path: Path, *, write: bool) -> sqlite3.Connection:
     return conn
 
 
-def rows_of(batch: Iterable[Spent]) -> list[tuple]:
-    return [(s.at, s.pool, s.row_id, s.fingerprint, s.model, s.endpoint, s.route, s.input_tokens, s.output_tokens,
-             s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens, s.cost_usd, s.cost_status,
-             int(s.partial)) for s in batch]
+def row_of(s: Spent) -> tuple:
+    """One answer as the ledger's row: the parameters of its VALUES, in :data:`_COLUMNS` order."""
+    return (s.at, s.pool, s.row_id, s.fingerprint, s.model, s.endpoint, s.route, s.input_tokens, s.output_tokens,
+            s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens, s.cost_usd, s.cost_status,
+            int(s.partial))
 
 
-def rolled(batch: Iterable[Spent]) -> list[tuple]:
-    """The batch summed per hour, key, model, endpoint and cost status (the roll-up's rows)."""
+def chunk_of(conn: sqlite3.Connection) -> int:
+    """The most rows one INSERT of *conn* takes: :data:`_CHUNK`, or the power of two that
+    fits SQLite's limit on a statement's parameters (999 before SQLite 3.32)."""
+    most = conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // _WIDTH
+    chunk = _CHUNK
+    while chunk > most:
+        chunk //= 2
+    return chunk
+
+
+def rolled(rows: Iterable[tuple]) -> list[tuple]:
+    """*rows* (each from :func:`row_of`) summed per hour (``at // 3600``, as the readers count
+    hours), key, model, endpoint and cost status: the roll-up's rows, each with the
+    fingerprint of its latest row."""
     sums: dict[tuple, list] = {}
-    for s in batch:
-        key = (int(s.at // 3600), s.pool, s.row_id or "", s.model or "", s.endpoint or "", s.cost_status)
+    for at, pool, row_id, fp, model, endpoint, _route, inp, out, c_read, c_write, reason, cost, status, part in rows:
+        key = (int(at // 3600), pool, row_id or "", model or "", endpoint or "", status)
         acc = sums.get(key)
         if acc is None:
-            acc = sums[key] = [s.fingerprint or "", 0, 0, 0, 0, 0, 0, None, 0]
+            acc = sums[key] = [fp or "", 0, 0, 0, 0, 0, 0, None, 0]
+        else:
+            acc[0] = fp or ""
         acc[1] += 1
-        acc[2] += s.input_tokens or 0
-        acc[3] += s.output_tokens or 0
-        acc[4] += s.cache_read_tokens or 0
-        acc[5] += s.cache_write_tokens or 0
-        acc[6] += s.reasoning_tokens or 0
-        if s.cost_usd is not None:
-            acc[7] = (acc[7] or 0.0) + s.cost_usd
-        acc[8] += int(s.partial)
+        acc[2] += inp or 0
+        acc[3] += out or 0
+        acc[4] += c_read or 0
+        acc[5] += c_write or 0
+        acc[6] += reason or 0
+        if cost is not None:
+            acc[7] = (acc[7] or 0.0) + cost
+        acc[8] += part
     return [(k[0], k[1], k[2], a[0], k[3], k[4], k[5], *a[1:]) for k, a in sums.items()]
 
 
-def write_batch(conn: sqlite3.Connection, batch: list[Spent]) -> None:
-    """One transaction: the rows and their roll-up."""
+@functools.lru_cache(maxsize=16)
+def _insert(n: int) -> str:
+    one = "(" + ", ".join("?" * _WIDTH) + ")"
+    return _ROWS + ", ".join([one] * n)
+
+
+def write_rows(conn: sqlite3.Connection, rows: list[tuple]) -> None:
+    """One transaction: *rows* (each from :func:`row_of`) and their roll-up (:func:`rolled`).
+
+    A few statements a batch, not one per row: the rows in INSERTs of a power of two of rows
+    (at most :func:`chunk_of`; about six for a batch of a few hundred, each prepared once and
+    cached by the connection), then one upsert per roll-up row (a batch of the proxy's holds a
+    few: its hour's keys, models and endpoints). SQLite does its work with the GIL released,
+    and the writer takes the GIL back a few times a batch instead of twice a row. The roll-up
+    is summed here in Python (about 0.6 us a row) rather than by an ``INSERT ... SELECT ...
+    GROUP BY`` over the rows just written, which cost SQLite about 1.5 us a row more
+    (docs/benchmarks.md, "Usage ledger")."""
+    chunk = chunk_of(conn)
     conn.execute("BEGIN IMMEDIATE")
     try:
-        conn.executemany(_INSERT, rows_of(batch))
-        conn.executemany(_ROLL, rolled(batch))
+        i = 0
+        while i < len(rows):
+            n = chunk
+            while n > len(rows) - i:
+                n //= 2
+            conn.execute(_insert(n), list(itertools.chain.from_iterable(rows[i:i + n])))
+            i += n
+        conn.executemany(_ROLL, rolled(rows))
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
         raise
+
+
+def write_batch(conn: sqlite3.Connection, batch: Iterable[Spent]) -> None:
+    """One transaction: the answers of *batch* and their roll-up (:func:`write_rows`)."""
+    write_rows(conn, [row_of(s) for s in batch])
 
 
 def prune(conn: sqlite3.Connection, now: float, keep_requests: float, keep_hourly: float) -> None:
@@ -177,7 +223,7 @@ class Ledger:
         self.written = 0
         self.dropped = 0
         self.problem: str | None = None
-        self._queue: collections.deque[Spent] = collections.deque()
+        self._queue: collections.deque[tuple] = collections.deque()     # rows (row_of), oldest first
         self._wake, self._stop = threading.Event(), threading.Event()
         self._conn: sqlite3.Connection | None = None
         self._ino: tuple[int, int] | None = None
@@ -192,7 +238,7 @@ class Ledger:
         if len(self._queue) >= QUEUE_CAP:
             self._queue.popleft()
             self.dropped += 1
-        self._queue.append(spent)
+        self._queue.append(row_of(spent))
         if self._thread is None:
             with self._start:
                 if self._thread is None:
@@ -237,7 +283,7 @@ class Ledger:
         while self._queue:
             batch = [self._queue.popleft() for _ in range(min(BATCH, len(self._queue)))]
             try:
-                write_batch(conn, batch)
+                write_rows(conn, batch)
             except sqlite3.OperationalError as exc:
                 if "locked" in str(exc) or "busy" in str(exc):
                     self._queue.extendleft(reversed(batch))    # they wait for the next round

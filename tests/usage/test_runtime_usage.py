@@ -146,15 +146,15 @@ def test_control_a_writer_that_took_auth_lock_would_not_get_through(tmp_home, up
     sees no row written while the lock is held elsewhere."""
     seed(tmp_home, up.url)
     up.script(None, http(200, body=ANSWER))
-    write_batch = ledger_mod.write_batch
+    write_rows = ledger_mod.write_rows
 
     def under_the_lock(conn, batch):
         try:
             with FileLock(str(tmp_home.lock), timeout=0.2):
-                write_batch(conn, batch)
+                write_rows(conn, batch)
         except Timeout:         # as a locked ledger: the rows wait for the next round
             raise sqlite3.OperationalError("database is locked") from None
-    monkeypatch.setattr(ledger_mod, "write_batch", under_the_lock)
+    monkeypatch.setattr(ledger_mod, "write_rows", under_the_lock)
     assert not _written_while_auth_lock_is_held(tmp_home, up.url, 2)
 
 
