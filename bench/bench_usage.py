@@ -52,7 +52,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_proxy as bp  # noqa: E402  (the proxy benchmark's targets and load generator)
 
-from store.usage.ledger import ledger_path, open_ledger, write_batch  # noqa: E402
+from store.usage.ledger import ROLL_SUMS, ledger_path, open_ledger, write_batch  # noqa: E402
 from store.usage.record import Spent  # noqa: E402
 
 
@@ -206,12 +206,7 @@ _ROLL_ALL = """INSERT INTO hourly SELECT CAST(at / 3600 AS INTEGER), pool, coale
     sum(coalesce(input_tokens, 0)), sum(coalesce(output_tokens, 0)), sum(coalesce(cache_read_tokens, 0)),
     sum(coalesce(cache_write_tokens, 0)), sum(coalesce(reasoning_tokens, 0)), sum(cost_usd), sum(partial)
 FROM requests WHERE rowid > ? GROUP BY 1, 2, 3, 5, 6, 7
-ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
-    requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,
-    output_tokens = output_tokens + excluded.output_tokens,
-    cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
-    cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
-    reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
+""" + ROLL_SUMS + """
     cost_usd = coalesce(cost_usd, 0) + coalesce(excluded.cost_usd, 0)"""
 
 

@@ -54,14 +54,17 @@ _COLUMNS = ("at, pool, row_id, fingerprint, model, endpoint, route, input_tokens
 _WIDTH = 15               # the columns of a row (the parameters of one row's VALUES)
 _CHUNK = 512              # rows in one INSERT at most (and fewer where SQLite takes fewer parameters)
 _ROWS = f"INSERT INTO requests ({_COLUMNS}) VALUES "
-# One roll-up row added to its hour's sums so far (the fingerprint the latest).
-_ROLL = """INSERT INTO hourly VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
+#: How a roll-up row meets the one already kept for its hour and group: the counts added
+#: (the cost's rule, and what else changes, follow in each statement that uses it).
+ROLL_SUMS = """ON CONFLICT (hour, pool, row_id, model, endpoint, cost_status) DO UPDATE SET
     requests = requests + excluded.requests, input_tokens = input_tokens + excluded.input_tokens,
     output_tokens = output_tokens + excluded.output_tokens,
     cache_read_tokens = cache_read_tokens + excluded.cache_read_tokens,
     cache_write_tokens = cache_write_tokens + excluded.cache_write_tokens,
-    reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,
+    reasoning_tokens = reasoning_tokens + excluded.reasoning_tokens,"""
+# One roll-up row added to its hour's sums so far (the fingerprint the latest).
+_ROLL = """INSERT INTO hourly VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+""" + ROLL_SUMS + """
     cost_usd = CASE WHEN excluded.cost_usd IS NULL THEN cost_usd ELSE coalesce(cost_usd, 0) + excluded.cost_usd END,
     partial = partial + excluded.partial, fingerprint = excluded.fingerprint"""
 
