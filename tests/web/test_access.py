@@ -38,6 +38,7 @@ class Run:
 
     async def __aenter__(self) -> Run:
         await self.client.start_server()
+        self.c.announce()               # as WebConsole.start does once the port is bound
         return self
 
     async def __aexit__(self, *exc: object) -> None:

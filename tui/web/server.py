@@ -140,10 +140,15 @@ class WebConsole(Server):
         return app
 
     async def on_startup(self, app: web.Application) -> None:
+        self._reaper = asyncio.create_task(self._reap())
+
+    def announce(self) -> None:
+        """Print where the console is served and the first link: only once the port is bound
+        (after the site starts, not in ``on_startup``, which runs before the bind), so whoever
+        follows the link at once finds the server listening."""
         mode = "writes allowed" if self.opts.allow_writes else "read-only (--allow-writes to change keys)"
         self._say(f"serving the console at {self.public_url}, {mode}")
         self._say(f"open this link (it works once): {self._print_link()}")
-        self._reaper = asyncio.create_task(self._reap())
 
     async def on_shutdown(self, app: web.Application) -> None:
         if self._reaper is not None:
@@ -245,6 +250,7 @@ class WebConsole(Server):
         await runner.setup()
         site = web.TCPSite(runner, self.opts.host, self.opts.port)
         await site.start()
+        self.announce()
         return runner
 
 
