@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -209,12 +210,19 @@ class PageScreen:
 
     def wait_for(self, page: Any, text: str, timeout: float = 20.0) -> str:
         """Wait (bounded, polling through the page's event loop) until the screen shows *text*."""
-        deadline = time.monotonic() + timeout
-        while text not in self.text():
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the page never showed {text!r}; it shows:\n{self.text()}")
-            page.wait_for_timeout(50)     # lets playwright deliver frames; a bounded poll step
+        self.until(page, lambda: text in self.text(), timeout, f"the page to show {text!r}")
         return self.text()
+
+    def until(self, page: Any, pred: Callable[[], Any], timeout: float, what: str) -> None:
+        """Wait (bounded) until *pred* holds, polling through the page's event loop: playwright's
+        sync API delivers the socket's frames only while one of its calls runs, so a plain
+        sleep between looks would never see the screen change."""
+        deadline = time.monotonic() + timeout
+        while not pred():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out after {timeout:g} s waiting for {what}; "
+                                     f"the page shows:\n{self.text()}")
+            page.wait_for_timeout(50)     # lets playwright deliver frames; a bounded poll step
 
     def line_with(self, text: str) -> str:
         return next((ln for ln in self.screen.display if text in ln), "")
