@@ -288,8 +288,7 @@ class Forwarder:
         sel = attempt.selection
         want = attempt.want
         verdict = judge_success(self.chain.clock(), attempt.readings, body=body,
-                                dialect=(attempt.dialect or dialect_for(sel.pool, base, self.chain.speaks(
-                                    attempt.index, ANTHROPIC))) if body else None,
+                                dialect=attempt.dialect if body else None,   # the dialect its request was sent with
                                 model=sel.model, endpoint=want.endpoint if want is not None else None,
                                 notice=log.warning)
         self._judged(attempt, verdict)

@@ -5,12 +5,15 @@ that refused it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from store.agent.outcomes import Selection
 from store.config.agent_view import Route
 from store.proxy.routing.protocols import Want
 from store.proxy.routing.request_client import RequestClient
+
+if TYPE_CHECKING:
+    from store.dialects.dialect import Dialect
 
 
 @dataclass
@@ -31,7 +34,7 @@ class Attempt:
     pinned: bool = False         # its row is its conversation's pin (routing.pins), not a rotation: a short
     #                              rate limit on it is paced (routing.pace)
     paced: float = 0.0           # seconds this request has waited on rate limits (routing.pace)
-    dialect: Any = None          # the dialect of the last try sent (its answer is read by it)
+    dialect: Dialect | None = None   # the dialect of the last try sent (its answer is read by it)
 
     def failed_on(self) -> set[tuple[str, str]]:
         """Mark the current row as one this request must not go back to; the set so far."""
