@@ -128,8 +128,8 @@ _SPLIT: tuple[tuple[str, tuple[tuple[str, tuple[str, ...] | None], ...]], ...] =
 def _at(block: Mapping[str, Any], parts: tuple[str, ...]) -> Any:
     node: Any = block
     for part in parts:
-        if type(node) is not dict and not isinstance(node, Mapping):     # a JSON object: no ABC check
-            return None
+        if type(node) is not dict and (node is None or not isinstance(node, Mapping)):   # no ABC check
+            return None                                                  # for a JSON object or a gap
         node = node.get(part)
     return node
 
@@ -169,7 +169,7 @@ def usage_block(block: Any, notice: outside.Notice | None = None) -> Usage | Non
 def usage_of(data: Any, fields: Mapping[str, str] | None = None, notice: outside.Notice | None = None) -> Usage | None:
     """The :class:`Usage` in a JSON answer's ``usage`` object (:func:`usage_block`); *fields*
     is kept for callers that named a dialect's fields (every shape is read)."""
-    block = data.get("usage") if isinstance(data, Mapping) else None
+    block = data.get("usage") if type(data) is dict or isinstance(data, Mapping) else None   # dict: no ABC check
     return usage_block(block, notice)
 
 

@@ -363,7 +363,7 @@ class ProxyServer:
         self.in_flight += 1
         try:
             body = await self.door.body(request, n)
-            if isinstance(body, web.StreamResponse):
+            if not isinstance(body, bytes):      # the answer that refused it (no ABC check on bytes)
                 return body
             if self.chain.restore_due():
                 self._kick_restore()
