@@ -150,5 +150,7 @@ class Everywhere:
         text, severity = result_text(verb, result)
         app = self.host
         app.notify(text, severity=severity, timeout=12, markup=False)
+        # No race with the watcher: watch_enabled is fixed when the app is made, and with it
+        # off no watcher thread ever starts (on_mount), so the loop is the loader's one owner.
         if not app.watch_enabled:
             app.reload()

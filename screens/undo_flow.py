@@ -129,6 +129,8 @@ def write_all(app: Host, hps: list[undo_all.HomePlan], on_done: Callable[[bool],
             text += "; " + "; ".join(notes)
         bad = any(hp.error is not None for hp in hps)
         app.notify(text, severity="error" if bad else "information", timeout=12, markup=False)
+        # No race with the watcher: watch_enabled is fixed when the app is made, and with it
+        # off no watcher thread ever starts (on_mount), so the loop is the loader's one owner.
         if not app.watch_enabled:
             app.reload()
         if on_done is not None:

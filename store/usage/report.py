@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from store.dialects.readings import MAX_COST
+from store.outside import MAX_COUNT
 from store.usage.ledger import LedgerUnreadable, open_ledger
 from store.usage.record import ACTUAL, COST_STATUSES, ESTIMATED, INCLUDED, UNKNOWN
 
@@ -73,17 +75,39 @@ class Group:
                 "cost_status": self.cost_status, "cost_known_usd": self.known_usd, "partial": self.partial}
 
 
+def _believed(column: str, hi: str, whole: bool) -> str:
+    """SQL true when the stored *column* is a number from 0 to *hi* (whole, with *whole*):
+    false for a negative, infinite, text or blob value (SQLite stores NaN as NULL)."""
+    return (f"(typeof({column}) IN ('integer', 'real') AND {column} BETWEEN 0 AND {hi}"
+            + (f" AND {column} = CAST({column} AS INTEGER))" if whole else ")"))
+
+
+def _count_of(column: str) -> str:
+    return f"CASE WHEN {_believed(column, str(MAX_COUNT), True)} THEN {column} END"
+
+
 def _query(table: str, by: str, pool: str | None, scan: bool = False, upto: bool = False) -> str:
     """One GROUP BY over *table*; *scan*: the window holds most rows, so the ``at`` index
     is not used (a scan reads the table once; the index would fetch each row apart);
-    *upto*: the rows end before a second bound (``at < ?``)."""
+    *upto*: the rows end before a second bound (``at < ?``).
+
+    A ledger is another program's file: each stored count and cost is checked row by row,
+    before any sum, by the feed's rule (:func:`store.dialects.readings.usage_block`): a
+    negative, non-finite or absurd value is dropped (a count not counted; a cost no longer
+    known, so that answer's cost status is ``unknown``). Every grouping (key, model, day)
+    sums the same checked values, so they agree. A roll-up holds sums: its bounds are the
+    answer's times its ``requests``."""
     group, fp = (_GROUP if table == "requests" else _GROUP_HOURLY)[by]
-    count = "count(*)" if table == "requests" else "sum(requests)"
+    answers = "1" if table == "requests" else _count_of("requests")
+    count = "count(*)" if table == "requests" else f"total({answers})"
+    cost_ok = _believed("cost_usd", f"{MAX_COST!r} * {answers}", False)
+    status = f"CASE WHEN cost_usd IS NULL OR {cost_ok} THEN cost_status ELSE '{UNKNOWN}' END"
     where = (("+at >= ?" if scan else "at >= ?") + (" AND at < ?" if upto else "")
              if table == "requests" else "hour >= ? AND hour < ?")
-    sums = ", ".join(f"coalesce(sum({t}), 0)" for t in TOKENS)
-    return (f"SELECT pool, {group}, {fp}, cost_status, {count}, {sums}, sum(cost_usd), sum(partial) "
-            f"FROM {table} WHERE {where}{' AND pool = ?' if pool else ''} GROUP BY pool, {group}, cost_status")
+    sums = ", ".join(f"total({_count_of(t)})" for t in TOKENS)
+    return (f"SELECT pool, {group}, {fp}, {status}, {count}, {sums}, "
+            f"sum(CASE WHEN {cost_ok} THEN cost_usd * 1.0 END), total({_count_of('partial')}) "   # reals: no overflow
+            f"FROM {table} WHERE {where}{' AND pool = ?' if pool else ''} GROUP BY pool, {group}, {status}")
 
 
 def spans(since: float, boundary: float, rolled_before: float | None) -> tuple[

@@ -219,13 +219,15 @@ def test_a_narrow_cell_keeps_the_figure_whole():
 
 def test_an_infinite_count_is_read_as_nothing(tmp_path, monkeypatch):
     """An infinite count (a REAL where an INTEGER belongs) reads as 0, the row still counted;
-    negative control: with the ledger reader's check patched to a bare int(), it fails to read."""
+    negative control: with the ledger reader's checks patched off (the query's check of each
+    stored value, and the sum's, a bare int()), it fails to read."""
     home = Home(tmp_path)
     write_sample(home)
     raw_rows(home, [(TODAY, "openrouter", "a1b2c3", "fp", "m", "/chat", None, math.inf, 5, 0, 0, 0, 0.42,
                      "actual", 0)])
     got = report.spend_today(ledger_path(home.root), TODAY, 7 * 86400.0)[("openrouter", "a1b2c3")]
     assert got.requests == 1 and got.tokens["input_tokens"] == 0 and got.known_usd == 0.42
+    monkeypatch.setattr(report, "_believed", lambda column, hi, whole: "1")
     monkeypatch.setattr(report, "_count", int)
     try:
         report.spend_today(ledger_path(home.root), TODAY, 7 * 86400.0)

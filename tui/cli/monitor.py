@@ -36,6 +36,7 @@ from store.proxy import CLIENT_KEYS_FILE
 from store.proxy.edge.inbound import gate_for
 from tui.cli import boundary
 from tui.text.format import clock_time
+from tui.text.ready import CannotAnnounce, say_ready
 from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -162,8 +163,13 @@ async def _run(monitor: Any, drain: float, what: str, log: Callable[[str], None]
         loop.add_signal_handler(sig, stop.set)
     await monitor.start()
     auth = "" if monitor.gate.open else " (client keys required)"
-    print(f"hermes-admin monitor: following {what}; metrics {monitor.metrics_url or 'off'}{auth}; "
-          f"{len(monitor.targets)} notify target(s); rules from {monitor.rules.source}", flush=True)
+    try:
+        say_ready(f"hermes-admin monitor: following {what}; metrics {monitor.metrics_url or 'off'}{auth}; "
+                  f"{len(monitor.targets)} notify target(s); rules from {monitor.rules.source}",
+                  "the monitor's ready line")
+    except CannotAnnounce:
+        await monitor.stop(drain)
+        raise
     await stop.wait()
     log("stopping")
     await monitor.stop(drain)

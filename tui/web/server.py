@@ -32,6 +32,7 @@ from aiohttp.abc import AbstractAccessLogger
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
+from tui.text.ready import say_ready
 from tui.web.access import TOKEN_PARAM, Gate, Served, Session, Sessions, Tokens
 from tui.web.page import console_page
 
@@ -145,10 +146,12 @@ class WebConsole(Server):
     def announce(self) -> None:
         """Print where the console is served and the first link: only once the port is bound
         (after the site starts, not in ``on_startup``, which runs before the bind), so whoever
-        follows the link at once finds the server listening."""
+        follows the link at once finds the server listening. A link stdout does not take:
+        ``CannotAnnounce`` (:func:`start` stops serving first)."""
         mode = "writes allowed" if self.opts.allow_writes else "read-only (--allow-writes to change keys)"
-        self._say(f"serving the console at {self.public_url}, {mode}")
-        self._say(f"open this link (it works once): {self._print_link()}")
+        say_ready(f"hermes-admin web: serving the console at {self.public_url}, {mode}\n"
+                  f"hermes-admin web: open this link (it works once): {self._print_link()}",
+                  "the console's link", self.out)
 
     async def on_shutdown(self, app: web.Application) -> None:
         if self._reaper is not None:
@@ -250,7 +253,11 @@ class WebConsole(Server):
         await runner.setup()
         site = web.TCPSite(runner, self.opts.host, self.opts.port)
         await site.start()
-        self.announce()
+        try:
+            self.announce()
+        except Exception:
+            await runner.cleanup()       # nobody can have the link: stop serving
+            raise
         return runner
 
 
