@@ -15,8 +15,8 @@ same rounds. A measurement, never a way to run: without its parts the proxy brea
 - ``door``: the inbound key and the model name's bound;
 - ``headroom``: the in-flight tickets and the answer's rate-limit readings;
 - ``marks``: the route's ``X-Hermes-*`` headers on an answer;
-- ``timeouts``: the upstream session's 600 s read timeout (a timer re-armed on every read),
-  replaced by aiohttp's default (one timer per request).
+- ``timeouts``: the upstream's 600 s read bound (each body noted while read, checked once a
+  second: ``store/proxy/edge/upstream.py``), replaced by aiohttp's default (one timer per request).
 """
 
 from __future__ import annotations

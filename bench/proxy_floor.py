@@ -38,6 +38,7 @@ from store.agent.judge import judge, judge_success  # noqa: E402
 from store.dialects.dialect import Credential  # noqa: E402
 from store.dialects.registry import dialect_for  # noqa: E402
 from store.paths import Home  # noqa: E402
+from store.proxy.edge.upstream import open_session  # noqa: E402
 from store.proxy.edge.wire import DROP_REQUEST, DROP_RESPONSE, UpstreamUrls, kept, raw_query, result_of  # noqa: E402
 from store.proxy.routing.chain import Chain  # noqa: E402
 from store.proxy.routing.protocols import ANTHROPIC, PROTOCOL_OF, Want  # noqa: E402
@@ -51,11 +52,8 @@ async def main(home: Home, port_file: Path, session_of: str = "ours") -> None:
     chain.eligibility.seed(home)
     if session_of == "bare":       # as bench/bare_proxy.py's
         session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=256), cookie_jar=aiohttp.DummyCookieJar())
-    else:                          # as the proxy's (store/proxy/server.py: start)
-        session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=60),
-                                        timeout=UPSTREAM_TIMEOUT, auto_decompress=False,
-                                        cookie_jar=aiohttp.DummyCookieJar(),
-                                        skip_auto_headers=("Accept-Encoding", "User-Agent"))
+    else:                          # the proxy's (its read bound's once-a-second check left out)
+        session = open_session(UPSTREAM_TIMEOUT)
     urls = UpstreamUrls()
 
     async def handle(request: web.BaseRequest) -> web.StreamResponse:

@@ -51,6 +51,7 @@ from store.dialects.registry import dialect_for
 from store.proxy.edge.answers import Answers
 from store.proxy.edge.redacting import ProxySecrets
 from store.proxy.edge.relay import Relay
+from store.proxy.edge.upstream import Reads, open_session
 from store.proxy.edge.wire import (
     DROP_REQUEST,
     ERROR_CAP,
@@ -101,6 +102,7 @@ class Forwarder:
         self.secrets = secrets
         self.session: aiohttp.ClientSession | None = None
         self.answer_timeout: float | None = None   # seconds to the answer's headers (None: unbounded)
+        self.reads = Reads()      # the bodies being read, and their bound (edge/upstream.py)
         self._waiting: dict[asyncio.Task, float] = {}   # requests waiting for an answer's headers, by deadline
         self._overdue: set[asyncio.Task] = set()
         self._benching: set[asyncio.Task] = set()   # headroom benches on their way to the store
@@ -113,6 +115,13 @@ class Forwarder:
         self.relay = Relay(chain.breakers, chain.clock, stats, secrets, self.answers.mark, self._served, self.spend)
         self.hold = Hold(chain.clock, lambda want: chain.look_again(None, want), self._soonest,
                          lambda: chain.headroom.settings.proxy)
+
+    def open(self, timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
+        """The upstream session, bounded by *timeout* (its read bound kept by :attr:`reads`)."""
+        self.reads.limit = timeout.sock_read
+        self.answer_timeout = (timeout.sock_connect or 0) + (timeout.sock_read or 0) or None
+        self.session = open_session(timeout)
+        return self.session
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
                       protocol: str = OPENAI) -> web.StreamResponse:
@@ -205,14 +214,15 @@ class Forwarder:
         return None
 
     def cut_overdue(self) -> None:
-        """Cancel each wait for an answer's headers past its deadline (called every second):
-        after a bogus 1xx aiohttp waits for the real answer with no read timeout, and a timer
-        per request (asyncio.timeout) costs about 8 us a request."""
+        """Cancel each wait for an answer's headers past its deadline, and end each body read
+        silent for the read bound (called every second): a timer per request (asyncio.timeout)
+        costs about 8 us a request, one re-armed per read more."""
         now = time.monotonic()
         for task, deadline in list(self._waiting.items()):
             if now >= deadline and task not in self._overdue:
                 self._overdue.add(task)
                 task.cancel()
+        self.reads.cut(now)
 
     def _soonest(self, want: Want) -> float | None:
         """When the soonest key of a route that speaks *want*'s protocol reopens."""
@@ -252,6 +262,8 @@ class Forwarder:
                               f"as received ({type(exc).__name__}: {str(exc)[:200]})"), None
             finally:
                 self._waiting.pop(task, None)
+            if self.reads.limit is not None:
+                self.reads.live[up] = (time.monotonic(), 0)
             try:
                 if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
                     return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
@@ -274,6 +286,7 @@ class Forwarder:
                 text = plain(answer.raw, up.headers.get("Content-Encoding", "")) or b""
                 return result_of(up.status, up.headers, text), answer
             finally:
+                self.reads.live.pop(up, None)
                 up.release()
         finally:
             trace.upstream_end()

@@ -134,15 +134,7 @@ class ProxyServer:
         self.secrets.redact_logs(True)
         await asyncio.to_thread(self.chain.load)
         await asyncio.to_thread(self.chain.eligibility.seed, self.home)    # the budgets' tally (#29)
-        connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300)
-        # No cookie jar: one session serves every client, and one client's upstream cookies
-        # must not ride along on another's requests. Answers are relayed as they came
-        # (auto_decompress off): a gzip body stays gzip, with its Content-Encoding.
-        self._session = aiohttp.ClientSession(connector=connector, timeout=UPSTREAM_TIMEOUT,
-                                              auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
-                                              skip_auto_headers=("Accept-Encoding", "User-Agent"))
-        self.forwarder.session = self._session
-        self.forwarder.answer_timeout = (UPSTREAM_TIMEOUT.sock_connect or 0) + (UPSTREAM_TIMEOUT.sock_read or 0) or None
+        self._session = self.forwarder.open(UPSTREAM_TIMEOUT)
         self._runner = web.ServerRunner(self.app(), handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True, backlog=1024)

@@ -76,10 +76,11 @@ def stall(seconds: float) -> Behaviour:
     return Behaviour("stall", seconds=seconds)
 
 
-def cut(status: int = 200, body: Any = None, sent: int = 10) -> Behaviour:
-    """A full Content-Length announced, only *sent* bytes of the body, then close."""
+def cut(status: int = 200, body: Any = None, sent: int = 10, hang: bool = False) -> Behaviour:
+    """A full Content-Length announced, only *sent* bytes of the body, then close (*hang*:
+    nothing more until the peer closes the connection, counted in ``hung_up``)."""
     b = http(status, body=body)
-    return Behaviour("cut", b.status, b.headers, b.body, cut=sent)
+    return Behaviour("cut", b.status, b.headers, b.body, cut=sent, then="hang" if hang else "end")
 
 
 def stream(chunks: list[bytes], every: float = 0.0, status: int = 200, then: str = "end") -> Behaviour:
@@ -212,6 +213,12 @@ class ScriptedUpstream:
             next((v for k, v in headers if k.lower() == "x-api-key"), None)
         return Seen(method, target, headers, body, key)
 
+    async def _hang(self, reader: asyncio.StreamReader) -> None:
+        """Nothing more until the peer closes the connection (bounded), counted in ``hung_up``."""
+        await asyncio.wait_for(reader.read(), 120)     # b"": the peer closed
+        with self._lock:
+            self.hung_up += 1
+
     async def _answer(self, b: Behaviour, writer: asyncio.StreamWriter, reader: asyncio.StreamReader) -> bool:
         """Send *b*; True when the connection may serve another request."""
         if b.kind == "raw":
@@ -241,9 +248,7 @@ class ScriptedUpstream:
                 return False
             if b.then == "hang":
                 await writer.drain()
-                await asyncio.wait_for(reader.read(), 120)     # b"": the peer closed
-                with self._lock:
-                    self.hung_up += 1
+                await self._hang(reader)
                 return False
             writer.write(b"0\r\n\r\n")
             await writer.drain()
@@ -252,6 +257,8 @@ class ScriptedUpstream:
         if b.kind == "cut":
             writer.write(b.body[:b.cut])
             await writer.drain()
+            if b.then == "hang":
+                await self._hang(reader)
             return False
         writer.write(b.body)
         await writer.drain()

@@ -1,0 +1,51 @@
+"""The proxy's one upstream session and its time bounds.
+
+aiohttp keeps a ``sock_read`` bound with a timer it cancels and re-arms on every read: a new
+timer per chunk of a stream, per request a few. The bound is the same here, kept another way:
+:class:`Reads` notes each answer whose body is being read, and once a second
+(:meth:`Reads.cut`, from the proxy's tick) ends each whose byte count stood still for the
+bound, as aiohttp's timer does (its reader raises ``ServerTimeoutError``, the connection is
+not reused). A body silent for the bound ends within a second after it.
+"""
+
+from __future__ import annotations
+
+import aiohttp
+
+
+def open_session(timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
+    """The upstream session: *timeout*'s bounds less its read bound (kept by :class:`Reads`).
+    No cookie jar: one session serves every client, and one client's upstream cookies must
+    not ride along on another's requests. Answers are relayed as they came (no decoding: a
+    gzip body stays gzip, with its Content-Encoding)."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300),
+        timeout=aiohttp.ClientTimeout(total=timeout.total, connect=timeout.connect, sock_connect=timeout.sock_connect),
+        auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+        skip_auto_headers=("Accept-Encoding", "User-Agent"))
+
+
+class Reads:
+    """The answers whose bodies are being read, each with when its byte count last moved;
+    *limit*: seconds a body may go without a byte (None: unbounded). Event loop only."""
+
+    def __init__(self, limit: float | None = None) -> None:
+        self.limit = limit
+        self.live: dict[aiohttp.ClientResponse, tuple[float, int]] = {}   # answer -> (since, bytes then)
+
+    def cut(self, now: float) -> int:
+        """End each read whose byte count has not moved for :attr:`limit` seconds (at *now*,
+        :func:`time.monotonic`); how many were ended."""
+        limit, ended = self.limit, 0
+        for up, (since, seen) in list(self.live.items()):
+            got = up.content.total_bytes
+            if got != seen:
+                self.live[up] = (now, got)
+            elif limit is not None and now - since >= limit:
+                del self.live[up]
+                exc = aiohttp.ServerTimeoutError(f"no byte of the answer in {limit:g} s")
+                if up.connection is not None and up.connection.protocol is not None:
+                    up.connection.protocol.set_exception(exc)     # not put back in the pool
+                up.content.set_exception(exc)                     # the reader raises it
+                ended += 1
+        return ended
