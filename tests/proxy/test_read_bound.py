@@ -6,8 +6,6 @@ the silent body is never let go."""
 
 from __future__ import annotations
 
-import json
-
 import aiohttp
 import httpx
 import openai
@@ -15,7 +13,7 @@ import pytest
 
 from store.proxy import server
 from store.proxy.edge.upstream import Reads
-from tests.proxy.upstream import ScriptedUpstream, cut, stream
+from tests.proxy.upstream import ScriptedUpstream, chat_delta, cut, stream
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy, wait_until
 
 pytestmark = pytest.mark.slow
@@ -35,10 +33,6 @@ def bound(monkeypatch):
     monkeypatch.setattr(server, "UPSTREAM_TIMEOUT", aiohttp.ClientTimeout(total=None, sock_connect=2, sock_read=1))
 
 
-def _delta(text: str) -> bytes:
-    return b"data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [
-        {"index": 0, "delta": {"content": text}, "finish_reason": None}]}).encode() + b"\n\n"
-
 
 def _released(p, up) -> bool:
     return up.hung_up == 1 and p.server.stats.in_flight_total() == 0 and not p.chain.headroom._flying
@@ -46,7 +40,7 @@ def _released(p, up) -> bool:
 
 def test_a_stream_silent_midway_ends_with_the_proxys_error_and_lets_the_upstream_go(tmp_home, up, bound) -> None:
     edge_seed(tmp_home, up.url, fallback=False)
-    up.script(KEY, stream([_delta("hel")], then="hang"))
+    up.script(KEY, stream([chat_delta("hel")], then="hang"))
     with running_chain_proxy(tmp_home) as p:
         c = openai.OpenAI(base_url=p.url, api_key="local", max_retries=0, timeout=30)
         got = []
@@ -75,7 +69,7 @@ def test_a_body_silent_midway_is_the_routes_failure_and_says_so(tmp_home, up, bo
 def test_control_without_the_check_a_silent_stream_is_never_let_go(tmp_home, up, bound, monkeypatch) -> None:
     monkeypatch.setattr(Reads, "cut", lambda self, now: 0)
     edge_seed(tmp_home, up.url, fallback=False)
-    up.script(KEY, stream([_delta("hel")], then="hang"))
+    up.script(KEY, stream([chat_delta("hel")], then="hang"))
     with running_chain_proxy(tmp_home, drain_timeout=0.5) as p:
         c = openai.OpenAI(base_url=p.url, api_key="local", max_retries=0, timeout=4)
         with pytest.raises((openai.APITimeoutError, httpx.ReadTimeout)):   # the client gave up, not the proxy

@@ -23,7 +23,7 @@ from store.proxy import server
 from store.proxy.edge import relay, sse
 from store.redaction.fingerprints import fingerprint
 from tests.conftest import make_row, make_store, write_store
-from tests.proxy.upstream import ScriptedUpstream, stall, stream
+from tests.proxy.upstream import ScriptedUpstream, chat_delta, stall, stream
 from tests.proxy_helpers import EDGE_KEYS, edge_seed, running_chain_proxy, wait_until
 
 pytestmark = pytest.mark.slow
@@ -39,14 +39,10 @@ def up():
         yield u
 
 
-def _delta(text: str) -> bytes:
-    return b"data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [
-        {"index": 0, "delta": {"content": text}, "finish_reason": None}]}).encode() + b"\n\n"
-
 
 def _echoing(key: str, cuts: int) -> list[bytes]:
     """A stream whose second event holds *key*, split into *cuts* + 1 chunks inside it."""
-    whole = _delta("hello ") + _delta(f"your key is {key} ok") + _delta(" bye") + b"data: [DONE]\n\n"
+    whole = chat_delta("hello ") + chat_delta(f"your key is {key} ok") + chat_delta(" bye") + b"data: [DONE]\n\n"
     start = whole.index(key.encode())
     points = sorted({start + 1 + (len(key) - 2) * i // max(1, cuts - 1) for i in range(cuts)})
     edges = [0, *points, len(whole)]
@@ -150,7 +146,7 @@ def test_a_cut_mid_data_line_still_makes_the_anthropic_sdk_raise(tmp_home, up) -
 
 def test_a_cut_chat_stream_ends_with_an_error_chunk_the_openai_sdk_raises(tmp_home, up) -> None:
     edge_seed(tmp_home, up.url, fallback=False)
-    up.script(KEY, stream([_delta("hel"), _delta("lo"), b"da"], then="cut"))
+    up.script(KEY, stream([chat_delta("hel"), chat_delta("lo"), b"da"], then="cut"))
     with running_chain_proxy(tmp_home) as p:
         c = openai.OpenAI(base_url=p.url, api_key="local", max_retries=0, timeout=20)
         got = []
@@ -159,7 +155,7 @@ def test_a_cut_chat_stream_ends_with_an_error_chunk_the_openai_sdk_raises(tmp_ho
                 got.append(ch.choices[0].delta.content)
         raw = httpx.post(p.url + "/chat/completions", timeout=20, json={"model": "m", "stream": True})
     assert got == ["hel", "lo"] and "upstream stream broke" in str(err.value)
-    tail = raw.content.split(_delta("lo"), 1)[1]
+    tail = raw.content.split(chat_delta("lo"), 1)[1]
     assert tail.startswith(b"da\ndata: ") and tail.endswith(b"\n\n")      # the partial line ended, the error its data
     assert json.loads(tail[len(b"da\ndata: "):])["error"]["type"] == "upstream_stream_broken"
 
@@ -209,7 +205,7 @@ def _released(p, up) -> bool:
 
 def test_a_client_that_leaves_is_released_at_once(tmp_home, up) -> None:
     edge_seed(tmp_home, up.url, fallback=False)
-    up.script(KEY, stream([_delta("hel")], then="hang"))
+    up.script(KEY, stream([chat_delta("hel")], then="hang"))
     with running_chain_proxy(tmp_home) as p:
         _leave_mid_stream(p)
         wait_until(lambda: _released(p, up), timeout=5, what="the departed client released")
@@ -220,7 +216,7 @@ def test_control_without_handler_cancellation_the_departed_client_stays_in_fligh
                                                                                     monkeypatch) -> None:
     monkeypatch.setattr(server, "HANDLER_CANCELLATION", False)
     edge_seed(tmp_home, up.url, fallback=False)
-    up.script(KEY, stream([_delta("hel")], then="hang"))
+    up.script(KEY, stream([chat_delta("hel")], then="hang"))
     with running_chain_proxy(tmp_home, drain_timeout=0.5) as p:
         _leave_mid_stream(p)
         with pytest.raises(AssertionError):

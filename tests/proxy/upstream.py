@@ -83,6 +83,12 @@ def cut(status: int = 200, body: Any = None, sent: int = 10, hang: bool = False)
     return Behaviour("cut", b.status, b.headers, b.body, cut=sent, then="hang" if hang else "end")
 
 
+def chat_delta(text: str) -> bytes:
+    """One Chat Completions stream event carrying *text*."""
+    return b"data: " + json.dumps({"id": "c1", "object": "chat.completion.chunk", "model": "m", "choices": [
+        {"index": 0, "delta": {"content": text}, "finish_reason": None}]}).encode() + b"\n\n"
+
+
 def stream(chunks: list[bytes], every: float = 0.0, status: int = 200, then: str = "end") -> Behaviour:
     """An SSE answer, chunked, one chunk every *every* seconds (an empty chunk list: none);
     *then* ``end`` (the last chunk), ``cut`` (the connection closed without it) or ``hang``
