@@ -100,13 +100,14 @@ def spread(values: list[float]) -> str:
 def alternate(targets: dict[str, tuple[str, int]], concurrency: int, rounds: int, bursts: int,
               per: int) -> dict:
     """One run of bench/usage_alternate.py (a process of its own: it does not share our GIL)."""
-    args = [sys.executable, str(Path(__file__).resolve().parent / "usage_alternate.py"), bp.KEYS[0],
-            str(concurrency), str(rounds), str(bursts), str(per),
+    args = [sys.executable, str(Path(__file__).resolve().parent / "usage_alternate.py"), "--key", bp.KEYS[0],
+            "--rounds", str(rounds), "--bursts", str(bursts), "--kind", f"{concurrency}:{per}",
             *(f"{name}={url}@{pid}" for name, (url, pid) in targets.items())]
     done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
     if done.returncode:
         raise SystemExit(f"the load generator failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    got = json.loads(done.stdout)
+    return {"rounds": got["kinds"][0]["rounds"], "started": got["started"]}
 
 
 def report(label: str, got: dict) -> None:
