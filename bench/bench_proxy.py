@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -53,7 +54,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.proxy_figures import report  # noqa: E402 - after the tree is on the path
+from bench.proxy_alternate import alternate  # noqa: E402 - after the tree is on the path
+from bench.proxy_figures import report  # noqa: E402
 from bench.proxy_peers import LITELLM_MASTER, free_port, start_litellm, start_nginx, wait_until  # noqa: E402
 
 PY = sys.executable
@@ -187,8 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--no-litellm", action="store_true")
     ap.add_argument("--no-nginx", action="store_true")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="measure every target this many times, interleaved; report the medians")
+    ap.add_argument("--rounds", type=int, help="measure every target this many times, interleaved; report "
+                    "the medians (default 3; with --alternate 24, and their interquartile range)")
+    ap.add_argument("--alternate", action="store_true", help="direct, the passthroughs and hermes-admin in short "
+                    "alternating bursts from one load process, ratios per round (bench/proxy_alternate.py)")
+    ap.add_argument("--bursts", type=int, default=4, help="--alternate: bursts of each kind a round, per target")
+    ap.add_argument("--per", type=int, nargs=3, default=[50, 16, 25], metavar=("C1", "C16", "STREAM"),
+                    help="--alternate: requests a burst at c1, a connection a burst at c16, streams a burst")
     ap.add_argument("--client", choices=("raw", "aiohttp"), default="raw",
                     help="load generator: raw asyncio streams (default, cheap) or aiohttp's ClientSession")
     ap.add_argument("--compare", type=Path, metavar="TREE",
@@ -216,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
             bare, bare_url = start_bare(tmp, upstream, loop)
             procs.append(bare)
             targets[f"bare-aiohttp/{loop}"] = (bare_url, KEYS[0])
+        if args.alternate:       # nginx and LiteLLM are measured in the sequential mode only
+            pids = dict(zip(targets, [p.pid for p in procs], strict=True))    # started in the targets' order
+            alternate({n: (url, pids[n]) for n, (url, _) in targets.items()}, KEYS[0], args.rounds or 24,
+                      args.bursts, *args.per, shlex.join([os.path.relpath(PY), *sys.argv]))
+            return 0
         if not args.no_nginx:
             started = start_nginx(tmp, upstream)
             if started is not None:
@@ -231,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{CLIENT} load generator; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
               flush=True)
         runs: dict[str, list[dict]] = {name: [] for name in targets}
+        args.rounds = args.rounds or 3
         for r in range(args.rounds):
             # Rounds alternate the order, so a change in the machine's load between two
             # measurements does not always land on the same target.

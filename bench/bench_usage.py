@@ -51,6 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_proxy as bp  # noqa: E402  (the proxy benchmark's targets and load generator)
+from proxy_alternate import quartiles, spread  # noqa: E402
 
 from store.usage.ledger import ROLL_SUMS, ledger_path, open_ledger, write_batch  # noqa: E402
 from store.usage.record import Spent  # noqa: E402
@@ -80,21 +81,6 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool,
     if "http://" not in line:
         raise SystemExit(f"hermes-admin proxy did not start: {line!r}")
     return proc, line.split()[3]
-
-
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    """The first quartile, the median and the third quartile of *values*."""
-    if len(values) < 2:
-        return values[0], values[0], values[0]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
-
-
-def spread(values: list[float]) -> str:
-    """The median of *values*, their interquartile range and their range:
-    ``1.012x (IQR 0.998-1.020, range 0.981-1.044)``."""
-    q1, q2, q3 = quartiles(values)
-    return f"{q2:.3f}x (IQR {q1:.3f}-{q3:.3f}, range {min(values):.3f}-{max(values):.3f})"
 
 
 def alternate(targets: dict[str, tuple[str, int]], concurrency: int, rounds: int, bursts: int,
