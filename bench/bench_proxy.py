@@ -193,8 +193,8 @@ def main(argv: list[str] | None = None) -> int:
                     "the medians (default 3; with --alternate 24, and their interquartile range)")
     ap.add_argument("--alternate", action="store_true", help="direct, the passthroughs and hermes-admin in short "
                     "alternating bursts from one load process, ratios per round (bench/proxy_alternate.py)")
-    ap.add_argument("--bursts", type=int, default=4, help="--alternate: bursts of each kind a round, per target")
-    ap.add_argument("--per", type=int, nargs=3, default=[50, 16, 25], metavar=("C1", "C16", "STREAM"),
+    ap.add_argument("--bursts", type=int, default=10, help="--alternate: bursts of each kind a round, per target")
+    ap.add_argument("--per", type=int, nargs=3, default=[20, 8, 10], metavar=("C1", "C16", "STREAM"),
                     help="--alternate: requests a burst at c1, a connection a burst at c16, streams a burst")
     ap.add_argument("--client", choices=("raw", "aiohttp"), default="raw",
                     help="load generator: raw asyncio streams (default, cheap) or aiohttp's ClientSession")
