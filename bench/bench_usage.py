@@ -101,10 +101,9 @@ def report(label: str, got: dict) -> None:
     request (the loop's and its other threads'), and each proxy's ratios to the bare
     passthrough of the same round."""
     runs: dict[str, list[dict]] = got["rounds"]
-    rows = {n: [{"p50": statistics.median(r["latencies"]) * 1000, "n": len(r["latencies"]),
-                 "loop": r["loop_cpu"] / len(r["latencies"]) * 1e6,
-                 "threads": r["threads_cpu"] / len(r["latencies"]) * 1e6,
-                 "cpu": (r["loop_cpu"] + r["threads_cpu"]) / len(r["latencies"]) * 1e6} for r in rs]
+    rows = {n: [{"p50": statistics.median(r["latencies"]) * 1000, "n": r["sent"],    # CPU: every request sent
+                 "loop": r["loop_cpu"] / r["sent"] * 1e6, "threads": r["threads_cpu"] / r["sent"] * 1e6,
+                 "cpu": (r["loop_cpu"] + r["threads_cpu"]) / r["sent"] * 1e6} for r in rs]
             for n, rs in runs.items()}
     rounds = len(rows["bare"])
     print(f"   {label}, {rounds} rounds of {rows['bare'][0]['n']} requests a target (load {os.getloadavg()[0]:.2f}):")

@@ -102,7 +102,6 @@ def report(runs: dict[str, dict], pids: dict[str, int], rounds: int, bursts: int
     for label, title in KINDS:
         kind = runs[label]
         conc, per = kind["concurrency"], kind["per"]
-        sent = conc * per * bursts            # a target's requests a round (the ragged end's included)
         print(f"\n{title}: {rounds} rounds x {bursts} bursts of {per} requests on each of {conc} "
               f"connection(s) per target")
         rs = kind["rounds"]
@@ -110,7 +109,7 @@ def report(runs: dict[str, dict], pids: dict[str, int], rounds: int, bursts: int
         for n in names:
             p = [p50(r["latencies"]) for r in rs[n]]
             q1, q2, q3 = quartiles(p)
-            cpu = sum(r["loop_cpu"] + r["threads_cpu"] for r in rs[n]) / (sent * rounds) * 1e6
+            cpu = sum(r["loop_cpu"] + r["threads_cpu"] for r in rs[n]) / sum(r["sent"] for r in rs[n]) * 1e6
             if n == "direct":   # its process is the upstream, which serves every target's requests
                 cpu /= len(names)
             counted = sum(len(r["latencies"]) for r in rs[n])
@@ -130,9 +129,8 @@ def report(runs: dict[str, dict], pids: dict[str, int], rounds: int, bursts: int
     for ours, floor in pairs(names):
         per = {}
         for n in (ours, floor):
-            total = sum(r["loop_cpu"] + r["threads_cpu"] for k in runs.values() for r in k["rounds"][n])
-            sent = sum(k["concurrency"] * k["per"] * bursts * rounds for k in runs.values())
-            per[n] = total / sent * 1e6
+            done = [r for k in runs.values() for r in k["rounds"][n]]
+            per[n] = sum(r["loop_cpu"] + r["threads_cpu"] for r in done) / sum(r["sent"] for r in done) * 1e6
         print(f"\nCPU per request over the run (all kinds): {ours} {per[ours]:.0f} us, {floor} {per[floor]:.0f} us "
               f"= {ratio(per[ours], per[floor]):.2f}x (pids {pids[ours]}, {pids[floor]})")
     return goals

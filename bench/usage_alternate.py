@@ -21,8 +21,9 @@ writer, each reported apart). Work a thread does after a kind's last burst lands
 next one; over the run nothing is lost.
 
 Prints one JSON object: ``kinds``, per kind, its ``concurrency``, ``per``, ``stream`` and
-``rounds``: per target, per round, the latencies (seconds), the errors, ``in_flight`` (the
-fewest in flight at a counted answer's end) and the CPU seconds of the loop and of each
+``rounds``: per target, per round, the counted latencies (seconds), the requests ``sent``
+(the ragged end's included), the errors, ``in_flight`` (the fewest in flight at a counted
+answer's end) and the CPU seconds of the loop and of each
 other thread; ``started``, per target, when each thread started (to name them in order:
 the feed's starts before the ledger's writer).
 """
@@ -135,7 +136,8 @@ async def run(key: str, rounds: int, bursts: int, kinds: list[dict], specs: list
             for n in names:
                 used = {tid: cpu - before[n].get(tid, 0.0) for tid, cpu in after[n].items()}
                 got["rounds"][n].append({
-                    "latencies": lat[n], "errors": errors[n], "in_flight": fewest[n],
+                    "latencies": lat[n], "sent": kind["concurrency"] * kind["per"] * bursts,
+                    "errors": errors[n], "in_flight": fewest[n],
                     "loop_cpu": used.get(pids[n], 0.0),
                     "threads_cpu": sum(v for t, v in used.items() if t != pids[n]),
                     "threads": {str(t): v for t, v in sorted(used.items()) if t != pids[n]}})
