@@ -34,7 +34,9 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.raw_http import Conn, chat_request, exchange  # noqa: E402 - after the tree is on the path
@@ -63,6 +65,10 @@ def started(pid: int) -> dict[int, int]:
     return out
 
 
+BURST_TIMEOUT = 60.0
+T = TypeVar("T")
+
+
 class Target:
     """One target: its kept-alive connections and its requests' bytes."""
 
@@ -73,13 +79,24 @@ class Target:
 
     async def connect(self, n: int) -> None:
         for _ in range(n):           # one by one: the stdlib fake upstream listens with a backlog of 5
-            conn = await asyncio.open_connection(self.host, self.port)
-            await exchange(conn, self.request)
+            conn = await self.bounded(asyncio.open_connection(self.host, self.port), "a connection")
+            await self.bounded(exchange(conn, self.request), "a first request")
             self.conns.append(conn)
 
     async def burst(self, concurrency: int, per: int, stream: bool, lat: list[float]) -> tuple[int, int]:
         """*per* requests on each of *concurrency* connections; the counted latencies go to
-        *lat*. Returns the errors and the fewest requests in flight at a counted answer's end."""
+        *lat*. Returns the errors and the fewest requests in flight at a counted answer's end.
+        A burst that takes over :data:`BURST_TIMEOUT` seconds (a target that stopped
+        answering) ends the run with an error, not a hang."""
+        return await self.bounded(self._burst(concurrency, per, stream, lat), "a burst")
+
+    async def bounded(self, work: Coroutine[None, None, T], what: str) -> T:
+        try:
+            return await asyncio.wait_for(work, BURST_TIMEOUT)
+        except TimeoutError:
+            raise SystemExit(f"{self.host}:{self.port} did not answer {what} within {BURST_TIMEOUT:g} s") from None
+
+    async def _burst(self, concurrency: int, per: int, stream: bool, lat: list[float]) -> tuple[int, int]:
         request = self.streamed if stream else self.request
         errors = 0
         in_flight = 0
