@@ -43,25 +43,23 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.proxy_figures import report  # noqa: E402 - after the tree is on the path
+from bench.proxy_alternate import alternate  # noqa: E402 - after the tree is on the path
+from bench.proxy_figures import report  # noqa: E402
+from bench.proxy_peers import LITELLM_MASTER, free_port, start_litellm, start_nginx, wait_until  # noqa: E402
 
 PY = sys.executable
-LITELLM_VENV = ROOT / ".cache" / "litellm-venv"
 KEYS = [f"sk-or-v1-bench-{i:032d}" for i in range(4)]
-# LiteLLM refuses to start without a master key; clients then present it as their bearer.
-LITELLM_MASTER = "sk-litellm-bench-master-" + "0" * 32
 
 
 CLIENT = "raw"       # the load generator: "raw" (asyncio streams) or "aiohttp" (--client)
@@ -82,7 +80,7 @@ def start_fake(tmp: Path) -> tuple[subprocess.Popen, str]:
     port_file = tmp / "fake.port"
     proc = subprocess.Popen([PY, "-m", "tui.demo.fake_provider", "--port", "0", "--port-file", str(port_file)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    _wait(lambda: port_file.exists(), 20, "the fake provider")
+    wait_until(lambda: port_file.exists(), 20, "the fake provider")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}"
 
 
@@ -128,7 +126,7 @@ def start_bare(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subproc
     port_file = tmp / f"bare-{loop}.port"
     proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file), loop],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait(lambda: port_file.exists() and port_file.read_text().strip(), 20, "the bare aiohttp passthrough")
+    wait_until(lambda: port_file.exists() and port_file.read_text().strip(), 20, "the bare aiohttp passthrough")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
 
 
@@ -140,149 +138,8 @@ def start_floor(tmp: Path, upstream: str, loop: str = "asyncio", session: str = 
     port_file = tmp / f"floor-{loop}-{session}.port"
     proc = subprocess.Popen([PY, str(ROOT / "bench" / "proxy_floor.py"), str(home), str(port_file), loop, session],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _wait(lambda: port_file.exists() and port_file.read_text().strip(), 30, "the floor proxy")
+    wait_until(lambda: port_file.exists() and port_file.read_text().strip(), 30, "the floor proxy")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
-
-
-NGINX_CONF = """\
-daemon off;
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/nginx-error.log error;
-events {{ worker_connections 4096; }}
-http {{
-    access_log off;
-    keepalive_requests 1000000;     # not the default 1000: the load generator keeps one connection
-    client_body_temp_path {tmp}/nginx-body;
-    proxy_temp_path {tmp}/nginx-proxy;
-    fastcgi_temp_path {tmp}/nginx-fastcgi;
-    uwsgi_temp_path {tmp}/nginx-uwsgi;
-    scgi_temp_path {tmp}/nginx-scgi;
-    upstream fake {{ server {upstream}; keepalive 128; keepalive_requests 1000000; }}
-    server {{
-        listen 127.0.0.1:{port};
-        location /v1/ {{
-            proxy_pass http://fake/api/v1/;
-            proxy_http_version 1.1;
-            proxy_set_header Connection "";
-            proxy_buffering off;
-        }}
-    }}
-}}
-"""
-
-
-def ensure_nginx() -> str | None:
-    """nginx's binary: already there, or ``nginx-light`` from Debian (as root)."""
-    exe = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-    if exe is not None:
-        return exe
-    if os.geteuid() != 0 or shutil.which("apt-get") is None:
-        print("nginx is not installed and cannot be here (needs root and apt-get); no nginx figures")
-        return None
-    print("installing nginx-light from Debian (one time) ...", flush=True)
-    try:
-        subprocess.run(["apt-get", "install", "-y", "-q", "nginx-light"], check=True, timeout=600,
-                       stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
-    except (subprocess.SubprocessError, OSError) as exc:
-        print(f"nginx-light could not be installed ({exc}); no nginx figures")
-        return None
-    return shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
-
-
-def start_nginx(tmp: Path, upstream: str) -> tuple[subprocess.Popen, str] | None:
-    """nginx in front of the fake provider: one worker, upstream keep-alive, no buffering."""
-    exe = ensure_nginx()
-    if exe is None:
-        return None
-    port = _free_port()
-    conf = tmp / "nginx.conf"
-    conf.write_text(NGINX_CONF.format(tmp=tmp, upstream=urlsplit(upstream).netloc, port=port))
-    proc = subprocess.Popen([exe, "-c", str(conf), "-p", str(tmp)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    import socket
-
-    def up() -> bool:
-        if proc.poll() is not None:
-            return True
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", port)) == 0
-
-    _wait(up, 20, "nginx")
-    if proc.poll() is not None:
-        print("nginx exited at start:", (tmp / "nginx-error.log").read_text()[-800:])
-        return None
-    return proc, f"http://127.0.0.1:{port}/v1"
-
-
-def ensure_litellm() -> Path | None:
-    exe = LITELLM_VENV / "bin" / "litellm"
-    if exe.exists():
-        return exe
-    print("installing litellm[proxy] into .cache/litellm-venv (one time) ...", flush=True)
-    try:
-        subprocess.run([PY, "-m", "venv", str(LITELLM_VENV)], check=True, timeout=120)
-        subprocess.run([str(LITELLM_VENV / "bin" / "pip"), "install", "-q", "litellm[proxy]"],
-                       check=True, timeout=1200)
-    except (subprocess.SubprocessError, OSError) as exc:
-        print(f"LiteLLM could not be installed here ({exc}); reporting direct and hermes-admin only")
-        return None
-    return exe if exe.exists() else None
-
-
-def start_litellm(tmp: Path, upstream: str, port: int) -> subprocess.Popen | None:
-    exe = ensure_litellm()
-    if exe is None:
-        return None
-    cfg = tmp / "litellm.yaml"
-    entries = "".join(
-        f"  - model_name: fake-model\n    litellm_params:\n      model: openai/fake-model\n"
-        f"      api_base: {upstream}/api/v1\n      api_key: {k}\n" for k in KEYS)
-    cfg.write_text("model_list:\n" + entries + "litellm_settings:\n  drop_params: true\n"
-                   "  telemetry: false\n")
-    log = open(tmp / "litellm.log", "w")  # noqa: SIM115 - closed with the process
-    env = dict(os.environ, LITELLM_LOG="ERROR", LITELLM_TELEMETRY="False", DISABLE_SCHEMA_UPDATE="True",
-               LITELLM_MASTER_KEY=LITELLM_MASTER)
-    proc = subprocess.Popen([str(exe), "--config", str(cfg), "--host", "127.0.0.1", "--port", str(port),
-                             "--num_workers", "1"], stdout=log, stderr=subprocess.STDOUT, env=env, cwd=tmp)
-    import urllib.request
-
-    def up() -> bool:
-        if proc.poll() is not None:
-            return True
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health/liveliness", timeout=1) as r:
-                return r.status == 200
-        except OSError:
-            return False
-
-    try:
-        _wait(up, 180, "LiteLLM")
-    except TimeoutError:
-        proc.kill()
-        print("LiteLLM did not start within 180 s; see", tmp / "litellm.log")
-        return None
-    if proc.poll() is not None:
-        print("LiteLLM exited at start:", (tmp / "litellm.log").read_text()[-800:])
-        return None
-    return proc
-
-
-def _wait(pred, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.1)
-    raise TimeoutError(f"{what} not ready after {timeout:g} s")
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # --- measuring --------------------------------------------------------------------------------
@@ -332,8 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--no-litellm", action="store_true")
     ap.add_argument("--no-nginx", action="store_true")
-    ap.add_argument("--rounds", type=int, default=3,
-                    help="measure every target this many times, interleaved; report the medians")
+    ap.add_argument("--rounds", type=int, help="measure every target this many times, interleaved; report "
+                    "the medians (default 3; with --alternate 24, and their interquartile range)")
+    ap.add_argument("--alternate", action="store_true", help="direct, the passthroughs and hermes-admin in short "
+                    "alternating bursts from one load process, ratios per round (bench/proxy_alternate.py)")
+    ap.add_argument("--bursts", type=int, default=10, help="--alternate: bursts of each kind a round, per target")
+    ap.add_argument("--per", type=int, nargs=3, default=[20, 8, 10], metavar=("C1", "C16", "STREAM"),
+                    help="--alternate: requests a burst at c1, a connection a burst at c16, streams a burst")
     ap.add_argument("--client", choices=("raw", "aiohttp"), default="raw",
                     help="load generator: raw asyncio streams (default, cheap) or aiohttp's ClientSession")
     ap.add_argument("--compare", type=Path, metavar="TREE",
@@ -361,14 +223,19 @@ def main(argv: list[str] | None = None) -> int:
             bare, bare_url = start_bare(tmp, upstream, loop)
             procs.append(bare)
             targets[f"bare-aiohttp/{loop}"] = (bare_url, KEYS[0])
+        if args.alternate:       # nginx and LiteLLM are measured in the sequential mode only
+            pids = dict(zip(targets, [p.pid for p in procs], strict=True))    # started in the targets' order
+            alternate({n: (url, pids[n]) for n, (url, _) in targets.items()}, KEYS[0], args.rounds or 24,
+                      args.bursts, *args.per, shlex.join([os.path.relpath(PY), *sys.argv]))
+            return 0
         if not args.no_nginx:
             started = start_nginx(tmp, upstream)
             if started is not None:
                 procs.append(started[0])
                 targets["nginx"] = (started[1], KEYS[0])
         if not args.no_litellm:
-            port = _free_port()
-            ll = start_litellm(tmp, upstream, port)
+            port = free_port()
+            ll = start_litellm(tmp, upstream, port, KEYS)
             if ll is not None:
                 procs.append(ll)
                 targets["litellm"] = (f"http://127.0.0.1:{port}/v1", LITELLM_MASTER)
@@ -376,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{CLIENT} load generator; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
               flush=True)
         runs: dict[str, list[dict]] = {name: [] for name in targets}
+        args.rounds = args.rounds or 3
         for r in range(args.rounds):
             # Rounds alternate the order, so a change in the machine's load between two
             # measurements does not always land on the same target.

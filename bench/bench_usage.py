@@ -51,6 +51,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_proxy as bp  # noqa: E402  (the proxy benchmark's targets and load generator)
+from proxy_alternate import quartiles, spread  # noqa: E402
 
 from store.usage.ledger import ROLL_SUMS, ledger_path, open_ledger, write_batch  # noqa: E402
 from store.usage.record import Spent  # noqa: E402
@@ -82,31 +83,17 @@ def start_proxy(tmp: Path, upstream: str, name: str, ledger: bool,
     return proc, line.split()[3]
 
 
-def quartiles(values: list[float]) -> tuple[float, float, float]:
-    """The first quartile, the median and the third quartile of *values*."""
-    if len(values) < 2:
-        return values[0], values[0], values[0]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
-
-
-def spread(values: list[float]) -> str:
-    """The median of *values*, their interquartile range and their range:
-    ``1.012x (IQR 0.998-1.020, range 0.981-1.044)``."""
-    q1, q2, q3 = quartiles(values)
-    return f"{q2:.3f}x (IQR {q1:.3f}-{q3:.3f}, range {min(values):.3f}-{max(values):.3f})"
-
-
 def alternate(targets: dict[str, tuple[str, int]], concurrency: int, rounds: int, bursts: int,
               per: int) -> dict:
     """One run of bench/usage_alternate.py (a process of its own: it does not share our GIL)."""
-    args = [sys.executable, str(Path(__file__).resolve().parent / "usage_alternate.py"), bp.KEYS[0],
-            str(concurrency), str(rounds), str(bursts), str(per),
+    args = [sys.executable, str(Path(__file__).resolve().parent / "usage_alternate.py"), "--key", bp.KEYS[0],
+            "--rounds", str(rounds), "--bursts", str(bursts), "--kind", f"{concurrency}:{per}",
             *(f"{name}={url}@{pid}" for name, (url, pid) in targets.items())]
     done = subprocess.run(args, capture_output=True, text=True, timeout=1800)
     if done.returncode:
         raise SystemExit(f"the load generator failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout)
+    got = json.loads(done.stdout)
+    return {"rounds": got["kinds"][0]["rounds"], "started": got["started"]}
 
 
 def report(label: str, got: dict) -> None:
@@ -114,10 +101,9 @@ def report(label: str, got: dict) -> None:
     request (the loop's and its other threads'), and each proxy's ratios to the bare
     passthrough of the same round."""
     runs: dict[str, list[dict]] = got["rounds"]
-    rows = {n: [{"p50": statistics.median(r["latencies"]) * 1000, "n": len(r["latencies"]),
-                 "loop": r["loop_cpu"] / len(r["latencies"]) * 1e6,
-                 "threads": r["threads_cpu"] / len(r["latencies"]) * 1e6,
-                 "cpu": (r["loop_cpu"] + r["threads_cpu"]) / len(r["latencies"]) * 1e6} for r in rs]
+    rows = {n: [{"p50": statistics.median(r["latencies"]) * 1000, "n": r["sent"],    # CPU: every request sent
+                 "loop": r["loop_cpu"] / r["sent"] * 1e6, "threads": r["threads_cpu"] / r["sent"] * 1e6,
+                 "cpu": (r["loop_cpu"] + r["threads_cpu"]) / r["sent"] * 1e6} for r in rs]
             for n, rs in runs.items()}
     rounds = len(rows["bare"])
     print(f"   {label}, {rounds} rounds of {rows['bare'][0]['n']} requests a target (load {os.getloadavg()[0]:.2f}):")

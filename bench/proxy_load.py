@@ -18,25 +18,17 @@ import asyncio
 import json
 import sys
 import time
-from urllib.parse import urlsplit
+from pathlib import Path
 
-BODY = {"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.raw_http import BODY, Conn, chat_request, exchange  # noqa: E402 - after the tree is on the path
 
 
 async def load_raw(url: str, key: str, concurrency: int, seconds: float, count: int, stream: bool) -> dict:
-    """The same measurement as :func:`load_aiohttp` with a client that costs less per request.
-
-    One kept-alive connection per worker, the request's bytes built once, the answer read
-    with asyncio streams (Content-Length or chunked). aiohttp's ClientSession spends about
-    as much CPU per request as the proxy under test; on a 2-core machine that CPU is taken
-    from the proxy and the upstream, so the aiohttp client inflated every target's figures.
-    """
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    body = json.dumps(dict(BODY, stream=True) if stream else BODY).encode()
-    request = (f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
-               f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    """The same measurement as :func:`load_aiohttp` with a client that costs less per request
+    (``bench/raw_http.py``): one kept-alive connection per worker, the request's bytes built
+    once, the answer read with asyncio streams."""
+    host, port, request = chat_request(url, key, stream)
     lat: list[float] = []
     errors = 0
     deadline = 0.0
@@ -48,54 +40,31 @@ async def load_raw(url: str, key: str, concurrency: int, seconds: float, count: 
             return remaining[0] >= 0
         return time.perf_counter() < deadline
 
-    async def worker(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None) -> None:
+    async def worker(conn: Conn | None) -> None:
         nonlocal errors
         go = more()
         while go:                       # a connection; a new one after an error
             writer = None
             try:
-                reader, writer = conn or await asyncio.open_connection(host, port)
-                conn = None
+                conn = conn or await asyncio.open_connection(host, port)
+                writer = conn[1]
                 while go:
-                    await one(reader, writer)
+                    status, first, end = await exchange(conn, request)
+                    lat.append(first if stream else end)          # with --stream: the first body byte
+                    errors += status != 200
                     go = more()
             except (OSError, asyncio.IncompleteReadError, ValueError):
                 errors += 1
                 go = more()
             finally:
+                conn = None
                 if writer is not None:
                     writer.close()
 
-    async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: bool = True) -> None:
-        nonlocal errors
-        t0 = time.perf_counter()
-        writer.write(request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        status = int(head[9:12])
-        lower = head.lower()
-        if b"transfer-encoding: chunked" in lower:
-            first = True
-            while True:
-                size = int((await reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
-                await reader.readexactly(size + 2)
-                if first:
-                    first = False
-                    if stream and record:
-                        lat.append(time.perf_counter() - t0)      # first byte of the body
-                if size == 0:
-                    break
-        else:
-            at = lower.index(b"content-length:") + 15
-            await reader.readexactly(int(lower[at:lower.index(b"\r\n", at)]))
-        if not stream and record:
-            lat.append(time.perf_counter() - t0)
-        if status != 200 and record:
-            errors += 1
-
-    async def connect() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        reader, writer = await asyncio.open_connection(host, port)
-        await one(reader, writer, record=False)
-        return reader, writer
+    async def connect() -> Conn:
+        conn = await asyncio.open_connection(host, port)
+        await exchange(conn, request)
+        return conn
 
     # Connect and send one unmeasured request on each connection, then start the clock: the
     # stdlib fake upstream listens with a backlog of 5, so 64 simultaneous connects overflow

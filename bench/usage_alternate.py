@@ -1,34 +1,45 @@
-"""The load generator of bench/bench_usage.py: several targets in one process, in short
-alternating bursts, with each target's CPU time read from /proc around every round.
+"""The load generator of bench/bench_usage.py and of ``bench/bench_proxy.py --alternate``:
+several targets in one process, in short alternating bursts, with each target's CPU time
+read from /proc around every round.
 
-    .venv/bin/python bench/usage_alternate.py KEY CONCURRENCY ROUNDS BURSTS PER NAME=URL@PID...
+    .venv/bin/python bench/usage_alternate.py --key KEY --rounds R --bursts B
+                     --kind CONCURRENCY:PER[:stream] [--kind ...] NAME=URL@PID...
 
-For each of ROUNDS rounds, BURSTS bursts; a burst sends PER requests on each of
-CONCURRENCY kept-alive connections to each target in turn (the order turns by one every
-burst, so each target is first, second and last as often). Neighbouring bursts of two targets
-are milliseconds apart: the machine's load, which changes over seconds, is nearly the same
-for both. Around each round the CPU time of each target's process is read from
-``/proc/<pid>/task/*/schedstat``: its main thread (the event loop) apart from its other threads
-(for hermes-admin's proxy: the usage feed's and, with the ledger on, the ledger's writer, each
-reported apart).
-Work a thread does after a round's last burst lands in the next round; over the run nothing
-is lost.
+Each of R rounds runs every ``--kind`` in turn, and each kind B bursts; a burst sends PER
+requests on each of CONCURRENCY kept-alive connections to each target in turn (the order
+turns by one every burst, so each target is first, second and last as often). Neighbouring
+bursts of two targets are milliseconds apart: the machine's load, which changes over
+seconds, is nearly the same for both. A latency is the whole answer's, or with ``stream``
+(``"stream": true`` in the request) the first body chunk's. Above concurrency 1 a latency
+counts only if its answer ended before the burst's first connection had its last answer,
+so each counted request had CONCURRENCY in flight throughout (the burst's ragged end is
+left out); the fewest in flight at any counted answer's end is reported, to show it.
+Around each round's kind the CPU time of each target's process is read from
+``/proc/<pid>/task/*/schedstat``: its main thread (the event loop) apart from its other
+threads (for hermes-admin's proxy: the usage feed's and, with the ledger on, the ledger's
+writer, each reported apart). Work a thread does after a kind's last burst lands in the
+next one; over the run nothing is lost.
 
-Prints one JSON object: ``rounds``, per target, per round, the latencies (seconds), the errors
-and the CPU seconds of the loop and of each other thread; ``started``, per target, when each
-thread started (to name them in order: the feed's starts before the ledger's writer).
+Prints one JSON object: ``kinds``, per kind, its ``concurrency``, ``per``, ``stream`` and
+``rounds``: per target, per round, the counted latencies (seconds), the requests ``sent``
+(the ragged end's included), the errors, ``in_flight`` (the fewest in flight at a counted
+answer's end) and the CPU seconds of the loop and of each
+other thread; ``started``, per target, when each thread started (to name them in order:
+the feed's starts before the ledger's writer).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import sys
-import time
+from collections.abc import Coroutine
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import TypeVar
 
-BODY = json.dumps({"model": "fake-model", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 8}).encode()
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.raw_http import Conn, chat_request, exchange  # noqa: E402 - after the tree is on the path
 
 
 def thread_cpu(pid: int) -> dict[int, float]:
@@ -54,83 +65,116 @@ def started(pid: int) -> dict[int, int]:
     return out
 
 
+BURST_TIMEOUT = 60.0
+T = TypeVar("T")
+
+
 class Target:
-    """One target: its kept-alive connections and its request's bytes."""
+    """One target: its kept-alive connections and its requests' bytes."""
 
     def __init__(self, url: str, key: str) -> None:
-        parts = urlsplit(url)
-        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
-        self.request = (f"POST {parts.path}/chat/completions HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                        f"Authorization: Bearer {key}\r\nContent-Type: application/json\r\n"
-                        f"Content-Length: {len(BODY)}\r\n\r\n").encode() + BODY
-        self.conns: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
-
-    async def one(self, conn: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> bool:
-        reader, writer = conn
-        writer.write(self.request)
-        head = await reader.readuntil(b"\r\n\r\n")
-        lower = head.lower()
-        if b"transfer-encoding: chunked" in lower:
-            while True:
-                size = int((await reader.readuntil(b"\r\n"))[:-2].split(b";")[0], 16)
-                await reader.readexactly(size + 2)
-                if size == 0:
-                    break
-        else:
-            at = lower.index(b"content-length:") + 15
-            await reader.readexactly(int(lower[at:lower.index(b"\r\n", at)]))
-        return head[9:12] == b"200"
+        self.host, self.port, self.request = chat_request(url, key)
+        self.streamed = chat_request(url, key, stream=True)[2]
+        self.conns: list[Conn] = []
 
     async def connect(self, n: int) -> None:
         for _ in range(n):           # one by one: the stdlib fake upstream listens with a backlog of 5
-            conn = await asyncio.open_connection(self.host, self.port)
-            await self.one(conn)
+            conn = await self.bounded(asyncio.open_connection(self.host, self.port), "a connection")
+            await self.bounded(exchange(conn, self.request), "a first request")
             self.conns.append(conn)
 
-    async def burst(self, per: int, lat: list[float]) -> int:
+    async def burst(self, concurrency: int, per: int, stream: bool, lat: list[float]) -> tuple[int, int]:
+        """*per* requests on each of *concurrency* connections; the counted latencies go to
+        *lat*. Returns the errors and the fewest requests in flight at a counted answer's end.
+        A burst that takes over :data:`BURST_TIMEOUT` seconds (a target that stopped
+        answering) ends the run with an error, not a hang."""
+        return await self.bounded(self._burst(concurrency, per, stream, lat), "a burst")
+
+    async def bounded(self, work: Coroutine[None, None, T], what: str) -> T:
+        try:
+            return await asyncio.wait_for(work, BURST_TIMEOUT)
+        except TimeoutError:
+            raise SystemExit(f"{self.host}:{self.port} did not answer {what} within {BURST_TIMEOUT:g} s") from None
+
+    async def _burst(self, concurrency: int, per: int, stream: bool, lat: list[float]) -> tuple[int, int]:
+        request = self.streamed if stream else self.request
         errors = 0
+        in_flight = 0
+        fewest = concurrency
+        ending = False               # a connection has had its last answer: the ragged end begins
 
-        async def worker(conn: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
-            nonlocal errors
-            for _ in range(per):
-                t0 = time.perf_counter()
-                ok = await self.one(conn)
-                lat.append(time.perf_counter() - t0)
-                errors += not ok
+        async def worker(conn: Conn) -> None:
+            nonlocal errors, in_flight, fewest, ending
+            for i in range(per):
+                in_flight += 1
+                status, first, end = await exchange(conn, request)
+                if not ending:
+                    lat.append(first if stream else end)
+                    fewest = min(fewest, in_flight)
+                in_flight -= 1
+                errors += status != 200
+                ending = ending or (i == per - 1 and concurrency > 1)
 
-        await asyncio.gather(*(worker(c) for c in self.conns))
-        return errors
+        await asyncio.gather(*(worker(c) for c in self.conns[:concurrency]))
+        return errors, fewest
 
 
-async def main(argv: list[str]) -> dict:
-    key, concurrency, rounds, bursts, per = argv[0], int(argv[1]), int(argv[2]), int(argv[3]), int(argv[4])
-    specs = [(a.split("=", 1)[0], *a.split("=", 1)[1].rsplit("@", 1)) for a in argv[5:]]
-    targets = {name: Target(url, key) for name, url, _ in specs}
-    pids = {name: int(pid) for name, _, pid in specs}
+def parse_kind(text: str) -> dict:
+    """``16:8`` or ``1:20:stream``: a kind of burst."""
+    parts = text.split(":")
+    if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] != "stream"):
+        raise argparse.ArgumentTypeError(f"--kind {text!r}: expected CONCURRENCY:PER[:stream]")
+    return {"concurrency": int(parts[0]), "per": int(parts[1]), "stream": len(parts) == 3}
+
+
+async def run(key: str, rounds: int, bursts: int, kinds: list[dict], specs: list[str]) -> dict:
+    parsed = [(a.split("=", 1)[0], *a.split("=", 1)[1].rsplit("@", 1)) for a in specs]
+    targets = {name: Target(url, key) for name, url, _ in parsed}
+    pids = {name: int(pid) for name, _, pid in parsed}
     for t in targets.values():
-        await t.connect(concurrency)
-        await t.burst(per, [])                                    # warm, unmeasured
+        await t.connect(max(k["concurrency"] for k in kinds))
+        for k in kinds:
+            await t.burst(k["concurrency"], k["per"], k["stream"], [])     # warm, unmeasured
     await asyncio.sleep(1.5)        # the warm answers priced (the price table loaded) and written, unmeasured
     names = list(targets)
-    out: dict[str, list[dict]] = {n: [] for n in names}
+    out = [dict(k, rounds={n: [] for n in names}) for k in kinds]
     for _ in range(rounds):
-        before = {n: thread_cpu(pids[n]) for n in names}
-        lat: dict[str, list[float]] = {n: [] for n in names}
-        errors = dict.fromkeys(names, 0)
-        for b in range(bursts):
-            for n in names[b % len(names):] + names[:b % len(names)]:
-                errors[n] += await targets[n].burst(per, lat[n])
-        after = {n: thread_cpu(pids[n]) for n in names}
-        for n in names:
-            used = {tid: cpu - before[n].get(tid, 0.0) for tid, cpu in after[n].items()}
-            out[n].append({"latencies": lat[n], "errors": errors[n], "loop_cpu": used.get(pids[n], 0.0),
-                           "threads_cpu": sum(v for t, v in used.items() if t != pids[n]),
-                           "threads": {str(t): v for t, v in sorted(used.items()) if t != pids[n]}})
+        for kind, got in zip(kinds, out, strict=True):
+            before = {n: thread_cpu(pids[n]) for n in names}
+            lat: dict[str, list[float]] = {n: [] for n in names}
+            errors = dict.fromkeys(names, 0)
+            fewest = dict.fromkeys(names, kind["concurrency"])
+            for b in range(bursts):
+                for n in names[b % len(names):] + names[:b % len(names)]:
+                    e, f = await targets[n].burst(kind["concurrency"], kind["per"], kind["stream"], lat[n])
+                    errors[n] += e
+                    fewest[n] = min(fewest[n], f)
+            after = {n: thread_cpu(pids[n]) for n in names}
+            for n in names:
+                used = {tid: cpu - before[n].get(tid, 0.0) for tid, cpu in after[n].items()}
+                got["rounds"][n].append({
+                    "latencies": lat[n], "sent": kind["concurrency"] * kind["per"] * bursts,
+                    "errors": errors[n], "in_flight": fewest[n],
+                    "loop_cpu": used.get(pids[n], 0.0),
+                    "threads_cpu": sum(v for t, v in used.items() if t != pids[n]),
+                    "threads": {str(t): v for t, v in sorted(used.items()) if t != pids[n]}})
     for t in targets.values():
         for _, writer in t.conns:
             writer.close()
-    return {"rounds": out, "started": {n: {str(t): v for t, v in started(pids[n]).items()} for n in names}}
+    return {"kinds": out, "started": {n: {str(t): v for t, v in started(pids[n]).items()} for n in names}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--key", required=True, help="the bearer every request presents")
+    ap.add_argument("--rounds", type=int, required=True)
+    ap.add_argument("--bursts", type=int, required=True, help="bursts of each kind a round, each target's in turn")
+    ap.add_argument("--kind", type=parse_kind, action="append", required=True, help="CONCURRENCY:PER[:stream]")
+    ap.add_argument("targets", nargs="+", metavar="NAME=URL@PID")
+    args = ap.parse_args(argv)
+    print(json.dumps(asyncio.run(run(args.key, args.rounds, args.bursts, args.kind, args.targets))))
+    return 0
 
 
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(sys.argv[1:]))))
+    sys.exit(main())
