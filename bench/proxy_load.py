@@ -66,9 +66,9 @@ async def load_raw(url: str, key: str, concurrency: int, seconds: float, count: 
         await exchange(conn, request)
         return conn
 
-    # Connect and send one unmeasured request on each connection, then start the clock: the
-    # stdlib fake upstream listens with a backlog of 5, so 64 simultaneous connects overflow
-    # its accept queue and stall for seconds of SYN-ACK retries, which is not throughput.
+    # Connect and send one unmeasured request on each connection, then start the clock: what
+    # is measured is requests on open connections, not connects (a proxy under test opens its
+    # own upstream connections on these first requests).
     conns = await asyncio.gather(*(connect() for _ in range(concurrency)))
     t0 = time.perf_counter()
     deadline = t0 + seconds

@@ -78,7 +78,7 @@ class Target:
         self.conns: list[Conn] = []
 
     async def connect(self, n: int) -> None:
-        for _ in range(n):           # one by one: the stdlib fake upstream listens with a backlog of 5
+        for _ in range(n):           # one by one, each with its first request: none waits on another
             conn = await self.bounded(asyncio.open_connection(self.host, self.port), "a connection")
             await self.bounded(exchange(conn, self.request), "a first request")
             self.conns.append(conn)

@@ -61,13 +61,20 @@ __all__ = ["FakeProvider", "ProviderScript", "Quota", "Reply", "billing", "load_
            "rate_limited", "server_error", "unauthorized"]
 
 
+class _Listener(ThreadingHTTPServer):
+    """The stdlib server with an accept queue of 128, not its default 5: a load generator or
+    proxy that opens 64 connections at once must not stall seconds in SYN retries."""
+
+    request_queue_size = 128
+
+
 class FakeProvider(ProviderScript):
     """The server plus its script. Thread-safe; use as a context manager."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0,
                  clock: Callable[[], float] = time.time) -> None:
         super().__init__(clock)
-        self._server = ThreadingHTTPServer((host, port), _handler_for(self))
+        self._server = _Listener((host, port), _handler_for(self))
         self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
         self.stream_chunks = 5          # deltas per streamed chat answer
