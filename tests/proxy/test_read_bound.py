@@ -76,3 +76,38 @@ def test_control_without_the_check_a_silent_stream_is_never_let_go(tmp_home, up,
             for _ch in c.chat.completions.create(model="m", messages=MSG, stream=True):
                 pass
         assert p.server.stats.stream_failures == 0
+
+
+class _Content:
+    def __init__(self, total: int = 0, eof: bool = False) -> None:
+        self.total_bytes, self.eof, self.raised = total, eof, None
+
+    def at_eof(self) -> bool:
+        return self.eof
+
+    def set_exception(self, exc: BaseException) -> None:
+        self.raised = exc
+
+
+class _Answer:
+    def __init__(self, content: object) -> None:
+        self.content, self.connection = content, None
+
+
+def test_the_bound_counts_from_the_last_byte_and_ends_a_silent_body_once() -> None:
+    reads, body = Reads(10.0), _Content()
+    up = _Answer(body)
+    reads.live[up] = (0.0, 0)
+    body.total_bytes = 5
+    assert reads.cut(9.0) == 0 and reads.live[up] == (9.0, 5)      # a byte came: counted from now
+    assert reads.cut(18.9) == 0 and body.raised is None             # 9.9 s silent: within the bound
+    assert reads.cut(19.0) == 1 and isinstance(body.raised, aiohttp.ServerTimeoutError)
+    assert up not in reads.live and reads.cut(100.0) == 0           # ended once, no longer watched
+
+
+def test_a_body_received_whole_is_never_cut_and_an_odd_answer_never_stops_the_tick() -> None:
+    reads, whole = Reads(1.0), _Content(total=7, eof=True)
+    done, odd = _Answer(whole), _Answer(None)                        # None: .content.total_bytes raises
+    reads.live[done], reads.live[odd] = (0.0, 7), (0.0, 0)
+    assert reads.cut(1000.0) == 0 and whole.raised is None           # a slow client holds it: not the upstream's fault
+    assert done in reads.live and odd not in reads.live

@@ -10,7 +10,11 @@ not reused). A body silent for the bound ends within a second after it.
 
 from __future__ import annotations
 
+import logging
+
 import aiohttp
+
+log = logging.getLogger("hermes_admin.proxy")
 
 
 def open_session(timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
@@ -35,17 +39,26 @@ class Reads:
 
     def cut(self, now: float) -> int:
         """End each read whose byte count has not moved for :attr:`limit` seconds (at *now*,
-        :func:`time.monotonic`); how many were ended."""
+        :func:`time.monotonic`); how many were ended. A body received whole is never cut (a
+        slow client may hold its relay: the upstream owes nothing more, and an empty body's
+        reader is aiohttp's one shared ``EMPTY_PAYLOAD``). Never raises: the proxy's tick
+        calls it, and an answer it cannot read is dropped from the watch, logged."""
         limit, ended = self.limit, 0
         for up, (since, seen) in list(self.live.items()):
-            got = up.content.total_bytes
-            if got != seen:
-                self.live[up] = (now, got)
-            elif limit is not None and now - since >= limit:
-                del self.live[up]
-                exc = aiohttp.ServerTimeoutError(f"no byte of the answer in {limit:g} s")
-                if up.connection is not None and up.connection.protocol is not None:
-                    up.connection.protocol.set_exception(exc)     # not put back in the pool
-                up.content.set_exception(exc)                     # the reader raises it
-                ended += 1
+            try:
+                content = up.content
+                got = content.total_bytes
+                if got != seen:
+                    self.live[up] = (now, got)
+                elif limit is not None and now - since >= limit and not content.at_eof():
+                    del self.live[up]
+                    exc = aiohttp.ServerTimeoutError(f"no byte of the answer in {limit:g} s")
+                    if up.connection is not None and up.connection.protocol is not None:
+                        up.connection.protocol.set_exception(exc)     # not put back in the pool
+                    content.set_exception(exc)                        # the reader raises it
+                    ended += 1
+            except Exception as exc:      # one odd answer never stops the tick
+                self.live.pop(up, None)
+                log.warning("the read bound could not check an upstream answer (%s); no longer watched",
+                            type(exc).__name__)
         return ended
