@@ -16,6 +16,7 @@ outside field through the one funnel, :func:`tui.text.shown.shown`, which escape
 
 from __future__ import annotations
 
+import errno
 import io
 import logging
 import os
@@ -94,6 +95,38 @@ def inert(text: str) -> str:
                      for line in text.split("\n"))
 
 
+class ClosedStdout(OSError):
+    """stdout was closed when hermes-admin started (``>&-``): nothing it prints can go anywhere."""
+
+
+class ClosedStream(io.TextIOBase):
+    """What stands in for a stream closed before hermes-admin started (Python gives None):
+    a write to stdout raises :class:`ClosedStdout` (the verb fails, exit 1, and says so on
+    stderr, as other Unix tools report a write error); a write to stderr is dropped (nowhere
+    is left to say anything; the exit code still tells)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.stream_name = name
+
+    def write(self, s: str) -> int:  # type: ignore[override]
+        if s and self.stream_name == "stdout":
+            raise ClosedStdout(errno.EBADF, "stdout is closed")
+        return len(s)
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(errno.EBADF, f"{self.stream_name} is closed")
+
+    def writable(self) -> bool:
+        return True
+
+
 class RedactingStream(io.TextIOBase):
     """A text stream that redacts and escapes whole lines before passing them on.
 
@@ -156,8 +189,10 @@ class Boundary:
         self._argv = list(argv)
         self._redactor: redact.Redactor | None = None
         self._saved = (sys.stdout, sys.stderr)
-        sys.stdout = RedactingStream(sys.stdout, lambda: self.redactor)  # type: ignore[assignment]
-        sys.stderr = RedactingStream(sys.stderr, lambda: self.redactor)  # type: ignore[assignment]
+        sys.stdout = RedactingStream(sys.stdout or ClosedStream("stdout"),  # type: ignore[assignment]
+                                     lambda: self.redactor)
+        sys.stderr = RedactingStream(sys.stderr or ClosedStream("stderr"),  # type: ignore[assignment]
+                                     lambda: self.redactor)
 
     @property
     def redactor(self) -> redact.Redactor:
@@ -174,7 +209,7 @@ class Boundary:
             if isinstance(stream, RedactingStream):
                 try:
                     stream.flush()
-                except (BrokenPipeError, ValueError):
+                except (OSError, ValueError):     # a broken pipe, a closed stdout: said already
                     pass
         sys.stdout, sys.stderr = self._saved
 
@@ -193,6 +228,8 @@ def settle_streams() -> None:
     cannot fail, so a console ended by a hang-up exits 129 every time.
     """
     for stream in (sys.stdout, sys.stderr):
+        if stream is None:          # closed before the start: nothing to flush
+            continue
         try:
             stream.flush()
             continue

@@ -103,6 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     edge = boundary.install(argv)
     try:
         return _main(argv, edge)
+    except boundary.ClosedStdout:
+        _fail("stdout is closed: nothing can be printed (send it to /dev/null rather than closing it)")
+        return EXIT_FAILURE
     finally:
         edge.release()
         boundary.settle_streams()
@@ -132,6 +135,8 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     except RecursionError:
         _fail("input nested too deeply to read")
         return EXIT_BAD_INPUT
+    except boundary.ClosedStdout:
+        raise                       # main() says so, as for a --help that could not print
     except Exception as exc:  # never a raw traceback: the debug one passes the boundary, no locals
         _fail(f"internal error: {crash.summary(exc, edge.redactor)}")
         if boundary.debug_enabled():
