@@ -13,6 +13,7 @@ import io
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -104,3 +105,36 @@ def test_control_without_the_stand_in_a_closed_stdout_is_a_crash(home: Home, mon
     monkeypatch.setattr(sys, "stdout", None)
     with pytest.raises(AttributeError):
         main(["--home", str(home.root), "list"])
+
+
+def test_a_closed_stdin_reads_as_empty(home: Home) -> None:
+    add = _run(home, 0, "add", "openrouter", "--api-key", "-")
+    assert add.returncode == 2 and "--api-key: nothing on stdin" in add.stderr, add.stderr
+    assert "internal error" not in add.stderr
+    gone = _run(home, 0, "remove", "openrouter", "aaaaaa")      # as with < /dev/null: no prompt to ask
+    assert gone.returncode == 0 and "internal error" not in gone.stderr, gone.stderr
+
+
+FILL = """
+import os, sys
+sys.path.insert(0, {root!r})
+from tui.cli import boundary
+os.close(0); os.close(1)
+if {fill}:
+    boundary.fill_closed_fds()
+f = os.open({path!r}, os.O_WRONLY | os.O_CREAT, 0o600)
+null = os.stat(os.devnull).st_rdev
+os.write(2, f"{{f}} {{int(os.fstat(0).st_rdev == null)}}".encode() if {fill} else str(f).encode())
+"""
+
+
+@pytest.mark.parametrize("fill", [True, False])
+def test_closed_descriptors_are_filled_so_no_file_takes_their_number(tmp_path, fill: bool) -> None:
+    root = str(Path(__file__).resolve().parents[2])
+    code = FILL.format(root=root, fill=fill, path=str(tmp_path / "auth.json"))
+    out = subprocess.run([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, timeout=60)
+    if fill:
+        fd, stdin_null = out.stderr.split()
+        assert int(fd) > 2 and stdin_null == "1", out.stderr
+    else:                        # the control: unfilled, the next file opened is descriptor 0
+        assert out.stderr.strip() == "0", out.stderr

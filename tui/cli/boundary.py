@@ -215,8 +215,29 @@ class Boundary:
 
 
 def install(argv: Sequence[str] | None) -> Boundary:
-    """Register the keys on *argv* (default: sys.argv[1:]) and wrap stdout/stderr."""
+    """Register the keys on *argv* (default: sys.argv[1:]) and wrap stdout/stderr, once the
+    standard descriptors closed before the start are filled (:func:`fill_closed_fds`)."""
+    fill_closed_fds()
     return Boundary(list(sys.argv[1:] if argv is None else argv))
+
+
+def fill_closed_fds() -> None:
+    """Put ``/dev/null`` on each of descriptors 0-2 that was closed before the start (``<&-``,
+    ``>&-``), so no file hermes-admin opens later takes its number: a child's stdout, or a
+    stray write to descriptor 1, would land in that file. A closed stdin reads as empty
+    (as ``< /dev/null``: a prompt is not asked, ``--api-key -`` finds nothing)."""
+    for fd, flags in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, flags)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+    if sys.stdin is None:          # Python's stand-in for a stdin closed at its start
+        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stdin from here on
 
 
 def settle_streams() -> None:

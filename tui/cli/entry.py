@@ -104,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv, edge)
     except boundary.ClosedStdout:
-        _fail("stdout is closed: nothing can be printed (send it to /dev/null rather than closing it)")
+        _fail("stdout is closed: the output could not be printed (any change made is in "
+              "`hermes-admin history`; send stdout to /dev/null rather than closing it)")
         return EXIT_FAILURE
     finally:
         edge.release()
