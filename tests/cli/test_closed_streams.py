@@ -138,3 +138,14 @@ def test_closed_descriptors_are_filled_so_no_file_takes_their_number(tmp_path, f
         assert int(fd) > 2 and stdin_null == "1", out.stderr
     else:                        # the control: unfilled, the next file opened is descriptor 0
         assert out.stderr.strip() == "0", out.stderr
+
+
+def test_a_closed_stdin_becomes_an_empty_one_for_the_consoles_terminal_driver(monkeypatch) -> None:
+    monkeypatch.setattr(sys, "stdin", None)
+    monkeypatch.setattr(sys, "__stdin__", None)     # Textual's driver reads sys.__stdin__.fileno()
+    boundary.fill_closed_fds()
+    try:
+        assert sys.__stdin__ is sys.stdin and sys.stdin.read() == ""
+        assert sys.__stdin__.fileno() > 2
+    finally:
+        sys.stdin.close()

@@ -95,6 +95,17 @@ def inert(text: str) -> str:
                      for line in text.split("\n"))
 
 
+def fit(text: str, encoding: str) -> str:
+    """*text* as *encoding* can carry it: a fingerprint's ellipsis as ``...``, a null's dash as
+    ``-``, arrows as ``<-``/``->``, anything else it cannot encode as ``?`` (never a secret: the
+    text is redacted first)."""
+    plain = text.translate(_PLAIN)
+    return plain.encode(encoding, "replace").decode(encoding)
+
+
+_PLAIN = str.maketrans({"\u2026": "...", "\u2014": "-", "\u2190": "<-", "\u2192": "->", "\u00b7": "-"})
+
+
 class ClosedStdout(OSError):
     """stdout was closed when hermes-admin started (``>&-``): nothing it prints can go anywhere."""
 
@@ -156,7 +167,11 @@ class RedactingStream(io.TextIOBase):
 
     def _emit(self, text: str) -> None:
         if text:
-            self.inner.write(inert(self.redactor.redact(text)))
+            out = inert(self.redactor.redact(text))
+            try:
+                self.inner.write(out)
+            except UnicodeEncodeError:      # a stream that cannot take it (PYTHONIOENCODING=ascii)
+                self.inner.write(fit(out, self.encoding))
 
     def flush(self) -> None:
         held, self._held = self._held, ""
@@ -238,6 +253,8 @@ def fill_closed_fds() -> None:
             os.close(null)
     if sys.stdin is None:          # Python's stand-in for a stdin closed at its start
         sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stdin from here on
+    if sys.__stdin__ is None:      # what the console's terminal driver reads
+        sys.__stdin__ = sys.stdin
 
 
 def settle_streams() -> None:
