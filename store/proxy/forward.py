@@ -262,8 +262,7 @@ class Forwarder:
                               f"as received ({type(exc).__name__}: {str(exc)[:200]})"), None
             finally:
                 self._waiting.pop(task, None)
-            if self.reads.limit is not None:
-                self.reads.live[up] = (time.monotonic(), 0)
+            self.reads.watch(up, time.monotonic())
             try:
                 if up.status < 200:       # an unsolicited upgrade or a stray 1xx is no answer
                     return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {up.status} "
@@ -286,7 +285,7 @@ class Forwarder:
                 text = plain(answer.raw, up.headers.get("Content-Encoding", "")) or b""
                 return result_of(up.status, up.headers, text), answer
             finally:
-                self.reads.live.pop(up, None)
+                self.reads.done(up)
                 up.release()
         finally:
             trace.upstream_end()

@@ -374,7 +374,8 @@ class ProxyServer:
         return metrics_response(self.status(), self.clock())
 
 async def serve(server: ProxyServer, *, on_ready: Callable[[ProxyServer], None] | None = None) -> None:
-    """Run *server* until SIGTERM or SIGINT, then drain (bounded) and stop."""
+    """Run *server* until SIGTERM or SIGINT, then drain (bounded) and stop; *on_ready* failing
+    (its address could not be printed) stops it the same way, and its error passes on."""
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -385,7 +386,12 @@ async def serve(server: ProxyServer, *, on_ready: Callable[[ProxyServer], None] 
     # ~17 ms every few seconds under load.
     gc.freeze()
     if on_ready is not None:
-        on_ready(server)
+        try:
+            on_ready(server)
+        except BaseException:       # nobody can be told where it serves: stopped as on SIGTERM
+            log.info("stopping: the ready callback failed")
+            await server.stop()
+            raise
     await stop.wait()
     log.info("stopping: draining %d in-flight request(s), at most %g s", server.in_flight,
              server.drain_timeout)

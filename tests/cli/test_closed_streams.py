@@ -140,12 +140,21 @@ def test_closed_descriptors_are_filled_so_no_file_takes_their_number(tmp_path, f
         assert out.stderr.strip() == "0", out.stderr
 
 
-def test_a_closed_stdin_becomes_an_empty_one_for_the_consoles_terminal_driver(monkeypatch) -> None:
-    monkeypatch.setattr(sys, "stdin", None)
-    monkeypatch.setattr(sys, "__stdin__", None)     # Textual's driver reads sys.__stdin__.fileno()
+STDIN = """
+import os, sys
+sys.path.insert(0, {root!r})
+from tui.cli import boundary
+if {fill}:
     boundary.fill_closed_fds()
-    try:
-        assert sys.__stdin__ is sys.stdin and sys.stdin.read() == ""
-        assert sys.__stdin__.fileno() > 2
-    finally:
-        sys.stdin.close()
+driver = sys.__stdin__        # what the console's terminal driver reads (Textual: its fileno())
+os.write(2, repr((driver is sys.stdin, driver.fileno(), driver.read())).encode() if driver else b"None")
+"""
+
+
+@pytest.mark.parametrize("fill", [True, False])
+def test_a_closed_stdin_becomes_an_empty_one_for_the_consoles_terminal_driver(fill: bool) -> None:
+    code = STDIN.format(root=str(Path(__file__).resolve().parents[2]), fill=fill)
+    out = subprocess.run([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True, timeout=60,
+                         preexec_fn=_closing(0))
+    # filled: fd 0 is /dev/null, read empty; the control: Python's None, what crashed the console
+    assert out.stderr == ("(True, 0, '')" if fill else "None"), out.stderr

@@ -251,8 +251,8 @@ def fill_closed_fds() -> None:
         if null != fd:
             os.dup2(null, fd)
             os.close(null)
-    if sys.stdin is None:          # Python's stand-in for a stdin closed at its start
-        sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - the process's stdin from here on
+    if sys.stdin is None:          # Python's stand-in for a stdin closed at its start (fd 0 is /dev/null now)
+        sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's stdin from here on
     if sys.__stdin__ is None:      # what the console's terminal driver reads
         sys.__stdin__ = sys.stdin
 

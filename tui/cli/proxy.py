@@ -26,7 +26,6 @@ import json
 import logging
 import math
 import re
-import signal
 import socket
 import sys
 import time
@@ -47,7 +46,7 @@ from store.proxy.observing.stats import is_live, read_statuses
 from store.proxy.routing.upstreams import route_name
 from tui.services.proxy_feed import breaker_text, conversations, over_budget, pool_over
 from tui.text.format import clock_time
-from tui.text.ready import CannotAnnounce, say_ready
+from tui.text.ready import say_ready
 from tui.text.shown import shown
 
 AddCommon = Callable[[argparse.ArgumentParser], None]
@@ -178,24 +177,16 @@ def cmd_proxy(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="hermes-admin proxy: %(message)s", stream=sys.stderr)
     halt = _fleet_usage(args.fleet, chain) if args.fleet else None
 
-    unannounced: list[CannotAnnounce] = []
-
     def ready(s: ProxyServer) -> None:
         chain_text = " -> ".join(route_name(r.name) for r in chain.routes)
         auth = "client keys required" if not gate.open else "any bearer (loopback)"
         host = f"[{s.host}]" if ":" in s.host else s.host
-        try:
-            say_ready(f"hermes-admin proxy on http://{host}:{s.port}/v1 serving {shown(chain_text)}; {auth}",
-                      "the proxy's address")
-        except CannotAnnounce as exc:
-            # Stopped the way serve() documents (SIGTERM: drain, flush, final status), then said.
-            unannounced.append(exc)
-            signal.raise_signal(signal.SIGTERM)
+        # stdout refusing it: CannotAnnounce, once serve() has stopped the proxy (drain, flush, final status)
+        say_ready(f"hermes-admin proxy on http://{host}:{s.port}/v1 serving {shown(chain_text)}; {auth}",
+                  "the proxy's address")
 
     try:
         run(serve(server, on_ready=ready))     # asyncio's loop; uvloop if asked for
-        if unannounced:
-            raise unannounced[0]
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise CannotListen(f"--port {port}: already in use on {host} (another proxy? "

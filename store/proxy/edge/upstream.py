@@ -24,7 +24,8 @@ def open_session(timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
     gzip body stays gzip, with its Content-Encoding)."""
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300),
-        timeout=aiohttp.ClientTimeout(total=timeout.total, connect=timeout.connect, sock_connect=timeout.sock_connect),
+        timeout=aiohttp.ClientTimeout(total=timeout.total, connect=timeout.connect, sock_connect=timeout.sock_connect,
+                                      ceil_threshold=timeout.ceil_threshold),
         auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
         skip_auto_headers=("Accept-Encoding", "User-Agent"))
 
@@ -36,6 +37,15 @@ class Reads:
     def __init__(self, limit: float | None = None) -> None:
         self.limit = limit
         self.live: dict[aiohttp.ClientResponse, tuple[float, int]] = {}   # answer -> (since, bytes then)
+
+    def watch(self, up: aiohttp.ClientResponse, now: float) -> None:
+        """*up*'s body is being read from *now* (:func:`time.monotonic`): bound it, if bounded."""
+        if self.limit is not None:
+            self.live[up] = (now, 0)
+
+    def done(self, up: aiohttp.ClientResponse) -> None:
+        """*up* is released: no longer watched."""
+        self.live.pop(up, None)
 
     def cut(self, now: float) -> int:
         """End each read whose byte count has not moved for :attr:`limit` seconds (at *now*,
