@@ -196,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bursts", type=int, default=10, help="--alternate: bursts of each kind a round, per target")
     ap.add_argument("--per", type=int, nargs=3, default=[20, 8, 10], metavar=("C1", "C16", "STREAM"),
                     help="--alternate: requests a burst at c1, a connection a burst at c16, streams a burst")
+    ap.add_argument("--floor", action="store_true", help="--alternate: also bench/proxy_floor.py (select, attach, "
+                    "forward, judge only), judged against the passthrough as hermes-admin is")
+    ap.add_argument("--no-uvloop", action="store_true", help="asyncio's loop only (fewer targets a round)")
     ap.add_argument("--client", choices=("raw", "aiohttp"), default="raw",
                     help="load generator: raw asyncio streams (default, cheap) or aiohttp's ClientSession")
     ap.add_argument("--compare", type=Path, metavar="TREE",
@@ -212,14 +215,19 @@ def main(argv: list[str] | None = None) -> int:
         ours, ours_url = start_ours(tmp, upstream)
         procs.append(ours)
         targets = {"direct": (upstream + "/api/v1", KEYS[0]), "hermes-admin": (ours_url, "any-bearer")}
-        uv, uv_url = start_ours(tmp, upstream, loop="uvloop")
-        procs.append(uv)
-        targets["hermes-admin/uvloop"] = (uv_url, "any-bearer")
+        if not args.no_uvloop:
+            uv, uv_url = start_ours(tmp, upstream, loop="uvloop")
+            procs.append(uv)
+            targets["hermes-admin/uvloop"] = (uv_url, "any-bearer")
         if args.compare is not None:
             ref, ref_url = start_ours(tmp, upstream, args.compare.resolve())
             procs.append(ref)
             targets["hermes-admin@ref"] = (ref_url, "any-bearer")
-        for loop in ("uvloop", "asyncio"):
+        if args.floor:      # the necessary work alone: whether a pool proxy can meet the goal here at all
+            floor, floor_url = start_floor(tmp, upstream)
+            procs.append(floor)
+            targets["floor/asyncio"] = (floor_url, "any-bearer")
+        for loop in ("asyncio",) if args.no_uvloop else ("uvloop", "asyncio"):
             bare, bare_url = start_bare(tmp, upstream, loop)
             procs.append(bare)
             targets[f"bare-aiohttp/{loop}"] = (bare_url, KEYS[0])

@@ -72,10 +72,10 @@ def run_load(targets: dict[str, tuple[str, int]], key: str, rounds: int, bursts:
 
 
 def pairs(names: list[str]) -> list[tuple[str, str]]:
-    """Each hermes-admin and the passthrough on its event loop."""
+    """Each hermes-admin (and the floor) and the passthrough on its event loop."""
     out = []
     for n in names:
-        if n.startswith("hermes-admin"):
+        if n.startswith(("hermes-admin", "floor")):
             floor = "bare-aiohttp/uvloop" if n.endswith("/uvloop") else "bare-aiohttp/asyncio"
             if floor in names:
                 out.append((n, floor))
