@@ -151,6 +151,7 @@ class RedactingStream(io.TextIOBase):
         self.inner = inner
         self._redactor = redactor
         self._held = ""
+        self.failed: OSError | None = None    # the first write or flush the stream refused
 
     @property
     def redactor(self) -> redact.Redactor:
@@ -169,14 +170,22 @@ class RedactingStream(io.TextIOBase):
         if text:
             out = inert(self.redactor.redact(text))
             try:
-                self.inner.write(out)
-            except UnicodeEncodeError:      # a stream that cannot take it (PYTHONIOENCODING=ascii)
-                self.inner.write(fit(out, self.encoding))
+                try:
+                    self.inner.write(out)
+                except UnicodeEncodeError:      # a stream that cannot take it (PYTHONIOENCODING=ascii)
+                    self.inner.write(fit(out, self.encoding))
+            except OSError as exc:      # noted: argparse drops a failed --help write without a word
+                self.failed = self.failed or exc
+                raise
 
     def flush(self) -> None:
         held, self._held = self._held, ""
         self._emit(held)
-        self.inner.flush()
+        try:
+            self.inner.flush()
+        except OSError as exc:
+            self.failed = self.failed or exc
+            raise
 
     def isatty(self) -> bool:
         return self.inner.isatty()
@@ -216,6 +225,19 @@ class Boundary:
             self._redactor = redactor_for(self._argv)
             shown.use(self._redactor)   # every printer's fields: this redactor, then inert
         return self._redactor
+
+    def stdout_failure(self) -> OSError | None:
+        """What refused this process's output on stdout (its held text flushed first), or
+        None: for the answers argparse prints itself (``--help``, ``--version``), whose failed
+        writes it drops or lets escape."""
+        out = sys.stdout
+        if not isinstance(out, RedactingStream):
+            return None
+        try:
+            out.flush()
+        except (OSError, ValueError):
+            pass
+        return out.failed
 
     def release(self) -> None:
         """Flush what is held and put the original streams back (before the dashboard,

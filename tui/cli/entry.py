@@ -104,9 +104,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv, edge)
     except boundary.ClosedStdout:
-        _fail("stdout is closed: the output could not be printed (any change made is in "
-              "`hermes-admin history`; send stdout to /dev/null rather than closing it)")
-        return EXIT_FAILURE
+        return _stdout_refused(None)
+    except SystemExit as exc:       # argparse: --help, --version, a usage error
+        if exc.code in (0, None) and (refused := edge.stdout_failure()) is not None:
+            return _stdout_refused(refused)      # argparse dropped the failed write: exit 0, silent
+        raise
+    except OSError as exc:          # a write of --version that stdout refused, while arguments are read
+        refused = edge.stdout_failure()
+        if refused is None:
+            raise
+        return _stdout_refused(refused if isinstance(refused, boundary.ClosedStdout) else exc)
     finally:
         edge.release()
         boundary.settle_streams()
@@ -143,6 +150,21 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
         if boundary.debug_enabled():
             sys.stderr.write(crash.report(exc, edge.redactor) + "\n")
         return EXIT_FAILURE
+
+
+def _stdout_refused(exc: OSError | None) -> int:
+    """Say on stderr that stdout took none of the output (*exc*: why; None or
+    :class:`~tui.cli.boundary.ClosedStdout`: it was closed at the start); exit 1. A reader
+    that left (``--help | head -1``) is a quiet exit 0, as for a verb's output."""
+    if isinstance(exc, BrokenPipeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    if exc is None or isinstance(exc, boundary.ClosedStdout):
+        _fail("stdout is closed: the output could not be printed (any change made is in "
+              "`hermes-admin history`; send stdout to /dev/null rather than closing it)")
+    else:
+        _fail(f"the output could not be printed on stdout ({exc}); any change made is in `hermes-admin history`")
+    return EXIT_FAILURE
 
 
 def _fail(message: str) -> None:
