@@ -146,6 +146,8 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     except boundary.ClosedStdout:
         raise                       # main() says so, as for a --help that could not print
     except Exception as exc:  # never a raw traceback: the debug one passes the boundary, no locals
+        if isinstance(exc, OSError) and edge.stdout_failure() is not None:
+            return _stdout_refused(exc)     # a full disk under stdout is not hermes-admin's fault
         _fail(f"internal error: {crash.summary(exc, edge.redactor)}")
         if boundary.debug_enabled():
             sys.stderr.write(crash.report(exc, edge.redactor) + "\n")
