@@ -69,6 +69,10 @@ class HermesAdminApp(App):
         Binding("q", "back_or_quit", "Quit", id="app.quit",
                 tooltip="Quit — leave hermes-admin (elsewhere: back, like Esc)"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
+        # ^Z as in any terminal program: the shell's prompt, the console back on `fg` (a no-op in
+        # the browser). Textual's raw mode turns the terminal's own ^Z into a key.
+        Binding("ctrl+z", "suspend_process", "Suspend", show=False, id="app.suspend",
+                tooltip="Suspend — back to the shell; `fg` brings the console back"),
         Binding("question_mark", "help", "Help", key_display="?", id="app.help",
                 tooltip="Help: keys — every key binding"),
         Binding(DISMISS_KEY, "dismiss_notifications", "Dismiss messages", show=False,
@@ -142,6 +146,12 @@ class HermesAdminApp(App):
             self.reload()
         if self.views.fleet is not None:
             self.action_fleet()
+        self.app_resume_signal.subscribe(self, self._repaint)
+
+    def _repaint(self, _app: App) -> None:
+        """Back from ^Z (``fg``): the terminal's screen was the shell's meanwhile, so the whole
+        console is drawn again, not only what changed (Textual's own resume draws nothing)."""
+        self.refresh(layout=True, repaint=True)
 
     def on_unmount(self) -> None:
         self._stop.set()
