@@ -69,8 +69,7 @@ class HermesAdminApp(App):
         Binding("q", "back_or_quit", "Quit", id="app.quit",
                 tooltip="Quit — leave hermes-admin (elsewhere: back, like Esc)"),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True, id="app.quit_ctrl_q"),
-        # ^Z as in any terminal program: the shell's prompt, the console back on `fg` (a no-op in
-        # the browser). Textual's raw mode turns the terminal's own ^Z into a key.
+        # ^Z as in any terminal program (raw mode makes it a key; a no-op in the browser)
         Binding("ctrl+z", "suspend_process", "Suspend", show=False, id="app.suspend",
                 tooltip="Suspend — back to the shell; `fg` brings the console back"),
         Binding("question_mark", "help", "Help", key_display="?", id="app.help",
@@ -149,8 +148,7 @@ class HermesAdminApp(App):
         self.app_resume_signal.subscribe(self, self._repaint)
 
     def _repaint(self, _app: App) -> None:
-        """Back from ^Z (``fg``): the terminal's screen was the shell's meanwhile, so the whole
-        console is drawn again, not only what changed (Textual's own resume draws nothing)."""
+        """Back from ^Z (``fg``): all drawn again (Textual's resume draws nothing by itself)."""
         self.refresh(layout=True, repaint=True)
 
     def on_unmount(self) -> None:
