@@ -151,8 +151,12 @@ def url_passwords(url: str) -> list[str]:
 
 
 def scrub(text: str, url: str) -> str:
-    """*text* (an error message) with the URL shown safe and its password made ``***``."""
-    text = text.replace(url, safe_url(url))
+    """*text* (an error message) with the URL shown safe and its password made ``***``. A
+    safe form already in *text* stays as it is: it may begin with *url* itself
+    (``redis://h`` is ``redis://h:6379/0``), which must not be filled in twice."""
+    safe = safe_url(url)
+    if url and url != safe:
+        text = safe.join(piece.replace(url, safe) for piece in text.split(safe))
     for pw in url_passwords(url):
         text = text.replace(pw, MASK)
     return text

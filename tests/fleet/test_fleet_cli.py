@@ -165,3 +165,38 @@ def test_negative_control_registering_a_url_without_a_password_prints_it_as_a_fi
     assert "…99/0" in redact.Redactor([url]).redact(f"connected to {url}")   # what the CLI printed
     pw = "hunter2-0123456789"
     assert set(boundary.argv_secrets(["--redis", f"redis://:{pw}@h:1/0"])) == {f"redis://:{pw}@h:1/0", pw}
+
+
+def test_the_fleet_verbs_take_the_consoles_fleet_url(tmp_path: Any, redis_server: Any) -> None:
+    """`hermes-admin --fleet URL fleet status`: the URL the console's fleet view takes serves the
+    fleet verbs too (it was ignored: "no Redis URL"); --redis given beats it, the variable is last."""
+    home = make_home(tmp_path, "a")
+    good, down = redis_server.url, "redis://127.0.0.1:9/0"
+    out = run_cli(home, "--fleet", good, "fleet", "status").stdout
+    assert f"connected to {fkeys.safe_url(good)} " in out, out
+    out = run_cli(home, "--fleet", down, "fleet", "status", "--redis", good).stdout
+    assert f"connected to {fkeys.safe_url(good)} " in out, out
+    bad = run_cli(home, "--fleet", "http://x", "fleet", "status", ok=False)
+    assert bad.returncode == 2 and "--fleet: http://x:6379/0: " in bad.stderr, bad.stderr
+
+
+def test_a_fleet_url_password_is_a_secret_of_the_process(tmp_path: Any) -> None:
+    pw = "Sup3rSecretPassw0rdXYZ"
+    url = f"redis://ops:{pw}@127.0.0.1:9/0"
+    assert pw in boundary.argv_secrets(["--fleet", url, "fleet", "status"])
+    assert pw in boundary.argv_secrets([f"--fleet={url}", "list"])
+    out = run_cli(make_home(tmp_path, "a"), "--fleet", url, "fleet", "status", ok=False)
+    assert out.returncode == 1 and "redis://ops:***@127.0.0.1:9/0" in out.stdout, out.stdout + out.stderr
+    assert pw not in out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("url", ["http://x", "redis://h", "redis://h:1", "rediss://h/2", "redis://:pw0123456789@h",
+                                 "redis://u:pw0123456789@h:7/3?password=pw0123456789"])
+def test_scrub_fills_a_url_in_once(url: str) -> None:
+    """A message that already holds the safe form keeps it as it is (``http://x`` is a prefix of
+    ``http://x:6379/0``: it was filled in twice, ``http://x:6379/0:6379/0``); a raw URL in it is
+    made safe; no password is left."""
+    safe = fkeys.safe_url(url)
+    assert fkeys.scrub(f"{safe}: refused", url) == f"{safe}: refused"
+    assert fkeys.scrub(f"connecting to {url} failed", url) == f"connecting to {safe} failed"
+    assert "pw0123456789" not in fkeys.scrub(f"{url} {safe}", url)

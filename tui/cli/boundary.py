@@ -32,10 +32,10 @@ from store.redaction import crash, redact
 from tui.text import shown
 
 # Options whose value is a key: registered whole, whatever its shape.
-SECRET_OPTIONS = ("--api-key", "--redis", "--secret")
+SECRET_OPTIONS = ("--api-key", "--redis", "--fleet", "--secret")
 # Options whose value is a URL: only its password is secret (a URL without one is shown as
 # it is, ``redis://host:6379/0``, never as a fingerprint of the whole URL).
-URL_OPTIONS = ("--redis",)
+URL_OPTIONS = ("--redis", "--fleet")
 
 
 def _secret_value(option: str, value: str) -> list[str]:

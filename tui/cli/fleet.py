@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
 
     # No abbreviations: `--name` on a verb without it must not quietly mean --namespace.
     def common(q: argparse.ArgumentParser) -> None:
-        q.add_argument("--redis", metavar="URL", default=os.environ.get(REDIS_ENV),
-                       help=f"redis:// or rediss:// URL (default ${REDIS_ENV})")
+        q.add_argument("--redis", metavar="URL",
+                       help=f"redis:// or rediss:// URL (default: the console's --fleet URL, else ${REDIS_ENV})")
         q.add_argument("--namespace", default=DEFAULT_NAMESPACE, help=argparse.SUPPRESS)
         add_common(q)
 
@@ -154,13 +154,15 @@ def home_of(args: argparse.Namespace) -> Home:
 def _client(args: argparse.Namespace, host: str) -> FleetClient:
     from store.fleet.client import FleetClient, connect
     from store.fleet.keys import safe_url, scrub
-    url = args.redis
+    option = "--redis" if args.redis else "--fleet" if getattr(args, "fleet", None) else REDIS_ENV
+    # The same URL the console's fleet view takes: `hermes-admin --fleet URL fleet status` serves.
+    url = args.redis = args.redis or getattr(args, "fleet", None) or os.environ.get(REDIS_ENV)
     if not url:
-        raise BadInput("--redis", f"no Redis URL: give --redis URL or set {REDIS_ENV}")
+        raise BadInput("--redis", f"no Redis URL: give --redis URL (or the console's --fleet URL) or set {REDIS_ENV}")
     try:
         r = connect(url)
     except ValueError as exc:
-        raise BadInput("--redis", scrub(f"{safe_url(url)}: {exc}", url)) from None
+        raise BadInput(option, scrub(f"{safe_url(url)}: {exc}", url)) from None
     return FleetClient(r, host, namespace=args.namespace)
 
 
