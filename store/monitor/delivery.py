@@ -55,7 +55,8 @@ def target(url: str, index: int) -> Target:
     scheme = url.split("://", 1)[0] if "://" in url else ""
     probe = apprise.Apprise()
     if not (scheme.isascii() and scheme.replace("+", "").isalnum()) or not probe.add(url):
-        named = f"{scheme}://…" if scheme.isascii() and scheme.isalnum() and len(scheme) <= 20 else "it"
+        named = (f"{scheme}://…" if scheme.isascii() and scheme.isalnum() and len(scheme) <= 20 else
+                 "with no scheme://" if "://" not in url else "its scheme not shown")
         raise BadInput("--notify", f"URL #{index} ({named}) is not a URL Apprise can send to "
                        "(see https://github.com/caronc/apprise/wiki for the syntax)")
     privacy = probe[0].url(privacy=True)

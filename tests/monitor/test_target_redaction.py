@@ -132,3 +132,15 @@ def test_each_kind_of_target_registers_its_secret_and_not_its_host(url: str, sec
     assert secret not in said
     if host:
         assert host in said and host in t.shown
+
+
+@pytest.mark.parametrize("url, named", [("notaurl", "(with no scheme://)"), ("bogus://x", "(bogus://…)"),
+                                        ("b\u00e4d://sk-or-v1-0123456789abcdefNOTIFY01", "(its scheme not shown)")])
+def test_a_url_apprise_cannot_use_is_named_by_its_shape_never_echoed(url: str, named: str) -> None:
+    """The error says what the URL looks like (it said "URL #1 (it)" for one without a scheme)."""
+    from store.errors import BadInput
+    with pytest.raises(BadInput) as got:
+        delivery.target(url, 1)
+    text = str(got.value)
+    assert f"URL #1 {named} is not a URL Apprise can send to" in text, text
+    assert "sk-or-v1" not in text and "notaurl" not in text
