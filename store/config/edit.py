@@ -16,6 +16,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from store.authfile import ensure_home
 from store.config import yamledit as ye
+from store.config.providers import check_base_url
 from store.config.read import (
     FALLBACK_LEGACY,
     FALLBACK_LIST,
@@ -168,9 +169,7 @@ def fallback_add(home: Home, provider: str, model: str, *, base_url: str | None 
         raise BadInput("PROVIDER", "is empty (Hermes ignores a fallback entry without a provider)")
     if not model:
         raise BadInput("MODEL", "is empty (Hermes ignores a fallback entry without a model)")
-    base_url = (base_url or "").strip() or None
-    if base_url is not None and not re.match(r"^https?://[^\s/]+", base_url):
-        raise BadInput("--base-url", f"{base_url!r} is not an http(s) URL")
+    base_url = check_base_url(base_url) if (base_url or "").strip() else None
     key_env = (key_env or "").strip() or None
     if key_env is not None and not _ENV_NAME.match(key_env):
         raise BadInput("--key-env", f"{key_env!r} is not an environment variable name")

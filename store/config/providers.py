@@ -14,6 +14,7 @@ the inventory's findings).
 from __future__ import annotations
 
 import difflib
+from urllib.parse import urlsplit
 
 from store.errors import BadInput
 
@@ -115,3 +116,19 @@ def checked(field: str, name: str, escape: str | None = None,
     hint = f"did you mean {' or '.join(close)}?" if close else "see `hermes-admin inventory`"
     more = f"; use `{escape}` if a new pool is meant" if escape else ""
     raise BadInput(field, f"{name!r} is not a Hermes provider id or custom:<name>; {hint}{more}")
+
+
+def check_base_url(text: str, field: str = "--base-url") -> str:
+    """*text* (stripped) if it is an http(s) URL with a host, and a port in range where it
+    names one; BadInput naming *field* otherwise. A URL that cannot be parsed
+    (``https://[::1``, ``https://h:99999``) is refused here, never stored for the agent or the
+    proxy to fail on at its first request."""
+    text = text.strip()
+    try:
+        parts = urlsplit(text)
+        parts.port        # noqa: B018 - raises ValueError for a port out of range or not a number
+    except ValueError as exc:
+        raise BadInput(field, f"{text!r} is not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise BadInput(field, f"{text!r} is not an http(s) URL with a host")
+    return text

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from store.config.providers import check_base_url
 from store.errors import EXIT_OK, BadInput, HermesAdminError
 from store.model import (
     AUTH_API_KEY,
@@ -113,9 +114,7 @@ def add_key(
     if any(c.isspace() for c in api_key):
         raise BadInput("--api-key", "the key contains whitespace; paste it on one line")
     if base_url is not None:
-        base_url = base_url.strip()
-        if not base_url.startswith(("http://", "https://")):
-            raise BadInput("--base-url", f"{base_url!r} is not an http(s) URL")
+        base_url = check_base_url(base_url)
     rows = ensure_pool(doc, pool)
     dicts = [r for r in rows if isinstance(r, dict)]
     if priority is not None and not (0 <= priority <= len(dicts)):

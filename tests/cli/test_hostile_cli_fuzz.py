@@ -319,6 +319,10 @@ def _case_id(value: object) -> str | None:
     return re.sub(r"CANARY([a-z])[0-9a-f]+", r"CANARY\1", text)
 
 
+# Base URLs no agent could send to: each was stored, and failed its route at the first request.
+BAD_URLS = ("https://[::1", "https://x.example:99999/v1", "https://x.example:abc/v1", "https://:443/v1")
+
+
 @pytest.mark.parametrize("argv,stdin,field", [
     (["add", "openrouter", "--api-key", "-"], b"\xff\xfe\xfd\n", "UTF-8"),
     (["add", "openrouter", "--api-key", "-"], (STDIN_KEY + "\nmore\n").encode(), "stdin held 2 lines"),
@@ -339,6 +343,9 @@ def _case_id(value: object) -> str | None:
     (["fallback", "add", "openrouter", "m", "--key-env", ARG_KEY], b"", "--key-env"),
     (["fallback", "add", "openrouter", "m", "--base-url", ARG_KEY], b"", "--base-url"),
     (["add", "openrouter", "--api-key", "-", "--base-url", f"https://{ARG_KEY}.x"], STDIN_KEY.encode(), "--base-url"),
+    *((["fallback", "add", "openrouter", "m", "--base-url", bad], b"", "--base-url") for bad in BAD_URLS),
+    *((["add", "openrouter", "--api-key", "-", "--base-url", bad], STDIN_KEY.encode(), "--base-url")
+      for bad in BAD_URLS),
     (["remove", "openrouter", "main"], b"", "#1 id=aaaaaa"),
     (["priority", "openrouter", "1", "10001"], b"", "10000"),
 ], ids=_case_id)

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from store.authfile import atomic_write_bytes
 from store.config import edit as cfg_edit
@@ -638,3 +640,29 @@ def test_empty_file_reads_empty_and_can_be_edited(tmp_home: Home) -> None:
     cfg_edit.fallback_add(tmp_home, "openrouter", "x/y")
     assert [e.model for e in cfg_read.read_config(tmp_home).fallback_chain] == ["x/y"]
     assert text(tmp_home).startswith("# nothing yet\n")
+
+
+@pytest.mark.parametrize("url", ["https://x.example/v1", "http://127.0.0.1:8080/v1", "http://[::1]:8080/v1",
+                                 "HTTPS://X.example", "  https://x.example/v1  "])
+def test_a_base_url_an_agent_can_send_to_passes(url: str) -> None:
+    from store.config.providers import check_base_url
+    assert check_base_url(url) == url.strip()
+
+
+@given(st.text(max_size=60) | st.builds(lambda a, b: f"https://{a}:{b}", st.text(max_size=20), st.text(max_size=8)))
+@settings(max_examples=300, deadline=None)
+def test_a_base_url_is_refused_naming_the_option_or_parses_whole(text: str) -> None:
+    """Generated text: refused with BadInput naming --base-url, or an http(s) URL with a host
+    and a port in range that urllib parses without error (what the agent and the proxy send to)."""
+    from urllib.parse import urlsplit
+
+    from store.config.providers import check_base_url
+    from store.errors import BadInput
+    try:
+        got = check_base_url(text)
+    except BadInput as exc:
+        assert exc.field == "--base-url"
+        return
+    parts = urlsplit(got)
+    assert parts.scheme in ("http", "https") and parts.hostname
+    assert parts.port is None or 0 <= parts.port <= 65535
