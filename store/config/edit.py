@@ -16,7 +16,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from store.authfile import ensure_home
 from store.config import yamledit as ye
-from store.config.providers import check_base_url
+from store.config.providers import check_base_url, plaintext_note
 from store.config.read import (
     FALLBACK_LEGACY,
     FALLBACK_LIST,
@@ -207,8 +207,9 @@ def fallback_add(home: Home, provider: str, model: str, *, base_url: str | None 
         new_pos = (position or len(listed) + 1)
     after = {k: v for k, v in (("provider", provider), ("model", model), ("base_url", base_url),
                                ("key_env", key_env)) if v}
+    plain = plaintext_note(base_url)
     return ConfigChange("fallback.add", f"{FALLBACK_LIST}", None, after,
-                        notes=(f"now #{new_pos} in the fallback chain",))
+                        notes=(f"now #{new_pos} in the fallback chain",) + ((plain,) if plain else ()))
 
 
 def _chain_or_index_error(plain: dict[str, Any], index: int, name: str) -> list[FallbackEntry]:

@@ -132,3 +132,19 @@ def check_base_url(text: str, field: str = "--base-url") -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise BadInput(field, f"{text!r} is not an http(s) URL with a host")
     return text
+
+
+_LOCAL = ("localhost", "127.", "::1", "0:0:0:0:0:0:0:1")
+
+
+def plaintext_note(url: str | None) -> str | None:
+    """A note when requests to *url* would carry the key unencrypted beyond this host
+    (``http://`` to anything but loopback), or None."""
+    if not url:
+        return None
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http" or host.startswith(_LOCAL) or host.endswith(".localhost"):
+        return None
+    return (f"{url.strip()} is plain http: the key travels unencrypted to {host}; "
+            f"use https:// unless it is a gateway on a network you trust")

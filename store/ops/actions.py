@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from store.config.providers import check_base_url
+from store.config.providers import check_base_url, plaintext_note
 from store.errors import EXIT_OK, BadInput, HermesAdminError
 from store.model import (
     AUTH_API_KEY,
@@ -155,6 +155,8 @@ def add_key(
             del doc["suppressed_sources"]
     out = Outcome("add", pool)
     out.changes.append(_change(pool, row, None, row))
+    if (note := plaintext_note(base_url)) is not None:
+        out.notes.append(note)
     return out
 
 

@@ -666,3 +666,28 @@ def test_a_base_url_is_refused_naming_the_option_or_parses_whole(text: str) -> N
     parts = urlsplit(got)
     assert parts.scheme in ("http", "https") and parts.hostname
     assert parts.port is None or 0 <= parts.port <= 65535
+
+
+@pytest.mark.parametrize("url, warned", [
+    ("http://api.example.com/v1", True), ("http://10.0.0.5:4000/v1", True),
+    ("https://api.example.com/v1", False), ("http://127.0.0.1:8080/v1", False), ("http://localhost:1/v1", False),
+    ("http://[::1]:2/v1", False), ("http://gw.localhost/v1", False), (None, False),
+])
+def test_plain_http_beyond_this_host_gets_a_note(url: str | None, warned: bool) -> None:
+    """The key in a request to http:// beyond loopback travels unencrypted: the write says so."""
+    from store.config.providers import plaintext_note
+    note = plaintext_note(url)
+    assert (note is not None) == warned
+    if warned:
+        assert "unencrypted" in note and "https://" in note
+
+
+def test_fallback_add_and_add_key_carry_the_plain_http_note(tmp_home: Home) -> None:
+    from store.ops import actions
+    change = cfg_edit.fallback_add(tmp_home, "openrouter", "m", base_url="http://gw.example/v1")
+    assert any("unencrypted" in n for n in change.notes), change.notes
+    safe = cfg_edit.fallback_add(tmp_home, "openrouter", "m2", base_url="https://gw.example/v1")
+    assert not any("unencrypted" in n for n in safe.notes), safe.notes
+    out = actions.add_key({}, "openrouter", "sk-or-v1-0123456789abcdefPLAINhttp1", 0.0,
+                          base_url="http://gw.example/v1")
+    assert any("unencrypted" in n for n in out.notes), out.notes
