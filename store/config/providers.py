@@ -14,6 +14,7 @@ the inventory's findings).
 from __future__ import annotations
 
 import difflib
+import ipaddress
 from urllib.parse import urlsplit
 
 from store.errors import BadInput
@@ -134,17 +135,19 @@ def check_base_url(text: str, field: str = "--base-url") -> str:
     return text
 
 
-_LOCAL = ("localhost", "127.", "::1", "0:0:0:0:0:0:0:1")
-
-
 def plaintext_note(url: str | None) -> str | None:
     """A note when requests to *url* would carry the key unencrypted beyond this host
-    (``http://`` to anything but loopback), or None."""
+    (``http://`` to anything but a loopback address or a ``localhost`` name), or None."""
     if not url:
         return None
     parts = urlsplit(url.strip())
     host = (parts.hostname or "").lower()
-    if parts.scheme != "http" or host.startswith(_LOCAL) or host.endswith(".localhost"):
+    if parts.scheme != "http" or host == "localhost" or host.endswith(".localhost"):
         return None
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:        # a name: only localhost names stay on this host
+        pass
     return (f"{url.strip()} is plain http: the key travels unencrypted to {host}; "
             f"use https:// unless it is a gateway on a network you trust")

@@ -691,3 +691,10 @@ def test_fallback_add_and_add_key_carry_the_plain_http_note(tmp_home: Home) -> N
     out = actions.add_key({}, "openrouter", "sk-or-v1-0123456789abcdefPLAINhttp1", 0.0,
                           base_url="http://gw.example/v1")
     assert any("unencrypted" in n for n in out.notes), out.notes
+
+
+@pytest.mark.parametrize("url", ["http://localhost.evil.example/v1", "http://127.evil.example/v1",
+                                 "http://localhostx.example/v1", "http://[::2]/v1"])
+def test_a_name_that_only_starts_like_loopback_still_gets_the_note(url: str) -> None:
+    from store.config.providers import plaintext_note
+    assert plaintext_note(url) is not None

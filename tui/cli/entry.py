@@ -136,10 +136,8 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     except KeyboardInterrupt:
         _fail("interrupted; nothing was written unless it said so")
         return 130
-    except BrokenPipeError:
-        # `hermes-admin list | head`: quiet exit, like other Unix tools.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except BrokenPipeError as exc:      # `hermes-admin list | head`: quiet exit, like other Unix tools
+        return _stdout_refused(exc)
     except RecursionError:
         _fail("input nested too deeply to read")
         return EXIT_BAD_INPUT
@@ -158,8 +156,10 @@ def _stdout_refused(exc: OSError | None) -> int:
     """Say on stderr that stdout took none of the output (*exc*: why; None or
     :class:`~tui.cli.boundary.ClosedStdout`: it was closed at the start); exit 1. A reader
     that left (``--help | head -1``) is a quiet exit 0, as for a verb's output."""
-    if isinstance(exc, BrokenPipeError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if isinstance(exc, BrokenPipeError):     # nothing more goes to the pipe, not even Python's last flush
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
         return 0
     if exc is None or isinstance(exc, boundary.ClosedStdout):
         _fail("stdout is closed: the output could not be printed (any change made is in "

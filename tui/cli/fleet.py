@@ -154,11 +154,13 @@ def home_of(args: argparse.Namespace) -> Home:
 def _client(args: argparse.Namespace, host: str) -> FleetClient:
     from store.fleet.client import FleetClient, connect
     from store.fleet.keys import safe_url, scrub
-    option = "--redis" if args.redis else "--fleet" if getattr(args, "fleet", None) else REDIS_ENV
-    # The same URL the console's fleet view takes: `hermes-admin --fleet URL fleet status` serves.
-    url = args.redis = args.redis or getattr(args, "fleet", None) or os.environ.get(REDIS_ENV)
+    # --redis, else the URL the console's fleet view takes (`hermes-admin --fleet URL fleet
+    # status`), else the variable; the option named in an error is the one that gave it.
+    option, url = next(((o, u) for o, u in (("--redis", args.redis), ("--fleet", getattr(args, "fleet", None)),
+                                            (REDIS_ENV, os.environ.get(REDIS_ENV))) if u), ("--redis", None))
     if not url:
         raise BadInput("--redis", f"no Redis URL: give --redis URL (or the console's --fleet URL) or set {REDIS_ENV}")
+    args.redis = url
     try:
         r = connect(url)
     except ValueError as exc:
