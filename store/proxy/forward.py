@@ -27,6 +27,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass, replace
+from types import EllipsisType
 from typing import Any
 
 import aiohttp
@@ -101,6 +102,7 @@ class Forwarder:
         self.stats = stats
         self.secrets = secrets
         self.session: aiohttp.ClientSession | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None    # the server's, once started (no getpid a request)
         self.answer_timeout: float | None = None   # seconds to the answer's headers (None: unbounded)
         self.reads = Reads()      # the bodies being read, and their bound (edge/upstream.py)
         self._waiting: dict[asyncio.Task, float] = {}   # requests waiting for an answer's headers, by deadline
@@ -124,14 +126,15 @@ class Forwarder:
         return self.session
 
     async def forward(self, request: web.BaseRequest, path: str, body: bytes, rid: str,
-                      protocol: str = OPENAI) -> web.StreamResponse:
+                      protocol: str = OPENAI, model: str | None | EllipsisType = ...) -> web.StreamResponse:
         """Serve one request of *protocol* (:mod:`store.proxy.routing.protocols`) along the chain:
-        only routes that speak it, never a row benched for the model it asks for."""
+        only routes that speak it, never a row benched for the model it asks for (*model*: what
+        the door read of the body, if it read it)."""
         chain = self.chain
         encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
-        want = Want(protocol, body, encoded, endpoint_of(path))
-        if want.endpoint is None and body and not encoded:    # named on first use, where a pool pins (#30)
-            want.conversation = Conversation(protocol, body, request.headers)
+        want = Want(protocol, body, encoded, endpoint_of(path), model)
+        if want.endpoint is None and body and not encoded and chain.pins.may_apply():
+            want.conversation = Conversation(protocol, body, request.headers)   # named on first use (#30)
         got = await self._walk(request, path, body, rid, want, encoded, chain.select(want=want))
         if got is None:       # every key out: held for the soonest reset when it is near (proxy.hold)
             since = time.monotonic()
@@ -240,7 +243,7 @@ class Forwarder:
         attempt.readings = ()
         try:
             assert self.session is not None
-            task = asyncio.current_task()
+            task = asyncio.current_task(self.loop)
             if self.answer_timeout is not None and task is not None:
                 self._waiting[task] = time.monotonic() + self.answer_timeout
             trace.upstream_begin()

@@ -77,7 +77,7 @@ def test_a_fine_model_name_and_a_nested_long_one_pass(tmp_home, up) -> None:
 
 
 def test_control_without_the_door_check_the_name_goes_upstream(tmp_home, up, monkeypatch) -> None:
-    monkeypatch.setattr(door, "bad_model", lambda body: None)
+    monkeypatch.setattr(door, "bad_model", lambda body, model=None: None)
     edge_seed(tmp_home, up.url, fallback=False)
     with running_chain_proxy(tmp_home) as p:
         r = httpx.post(p.url + "/chat/completions", timeout=20, json={"model": "x" * 300, "messages": []})

@@ -195,3 +195,117 @@ def _utf8_only(decode, body: bytes) -> str | None:
         return None
     model = data.get("model") if isinstance(data, dict) else None
     return model if isinstance(model, str) and model else None
+
+
+MODEL_NAMES = st.text(max_size=20) | st.text(alphabet=st.sampled_from("ab\x00\x1f\u200b\u2028\ud800é"), max_size=6) \
+    | st.integers(250, 300).map(lambda n: "m" * n)
+
+
+@st.composite
+def bodies_with_models(draw: st.DrawFn) -> bytes:
+    """Request bodies naming a model (long, with controls, escaped or not, nested names too),
+    and every body :func:`request_bodies` makes."""
+    if draw(st.booleans()):
+        return draw(request_bodies())
+    doc = {"model": draw(MODEL_NAMES), "messages": []}
+    if draw(st.booleans()):
+        doc["metadata"] = {"model": draw(MODEL_NAMES)}
+    return json.dumps(doc, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+
+
+def _door_agrees(check, body: bytes) -> None:
+    from store.proxy.edge.door import _wrong, bad_model
+    once, scanned = check(body, protocols.model_of(body)), bad_model(body)
+    assert scanned is None or once == scanned
+    named = plain_model_of(body)
+    assert once == (_wrong(named) if named is not None else scanned)
+
+
+@given(bodies_with_models())
+@settings(max_examples=500, deadline=None)
+def test_the_door_check_on_the_model_read_once_refuses_all_the_body_scan_refuses(body: bytes) -> None:
+    """The door reads the model once (model_of) and checks that name. It refuses whatever the
+    body scan (bad_model without a name, which parses only what looks wrong) refuses, with
+    the same words; beyond that only a name json.loads really reads as bad (a UTF-16 body,
+    which the scan for ``"model"`` in bytes never saw)."""
+    from store.proxy.edge.door import bad_model
+    _door_agrees(bad_model, body)
+
+
+def test_a_door_check_that_trusts_any_name_it_was_given_is_caught() -> None:
+    """Negative control: a check that passes every name it is handed lets a 300-character
+    name through, where the scan refuses it."""
+    from store.proxy.edge.door import bad_model
+    body = json.dumps({"model": "m" * 300}).encode()
+    _door_agrees(bad_model, body)
+    with pytest.raises(AssertionError):
+        _door_agrees(lambda b, m=None: None if m is not None else bad_model(b), body)
+
+
+def plain_kept(headers, drop: frozenset[str]):
+    """The form kept replaced: the headers copied one by one, each tested."""
+    from multidict import CIMultiDict
+    named = {t.strip().lower() for v in headers.getall("Connection", []) for t in v.split(",")}
+    out = CIMultiDict()
+    for k, v in headers.items():
+        if k.lower() not in drop and k.lower() not in named:
+            out.add(k, v)
+    return out
+
+
+HEADER_NAMES = st.sampled_from(["Host", "connection", "Connection", "Keep-Alive", "X-Custom", "x-custom", "TE",
+                                "Authorization", "Content-Type", "Upgrade", "X-Trace", "Set-Cookie", "Date"])
+CONNECTION_VALUES = st.lists(st.sampled_from(["keep-alive", "close", "X-Custom", " x-trace ", "", "Upgrade", "te"]),
+                             max_size=4).map(",".join)
+
+
+@given(st.lists(st.tuples(HEADER_NAMES, st.text(alphabet="abc ,-", max_size=8)), max_size=10),
+       st.lists(CONNECTION_VALUES, max_size=2), st.booleans())
+@settings(max_examples=400, deadline=None)
+def test_the_copied_headers_are_the_headers_copied_one_by_one(pairs, connection, answer) -> None:
+    from multidict import CIMultiDict, CIMultiDictProxy
+
+    from store.proxy.edge.wire import DROP_REQUEST, DROP_RESPONSE, kept
+    headers = CIMultiDictProxy(CIMultiDict(pairs + [("Connection", c) for c in connection]))
+    drop = DROP_RESPONSE if answer else DROP_REQUEST
+    assert list(kept(headers, drop).items()) == list(plain_kept(headers, drop).items())
+
+
+def test_a_copy_that_forgets_what_connection_names_is_caught() -> None:
+    """Negative control: dropping the fixed names only keeps a header ``Connection`` names."""
+    from multidict import CIMultiDict, CIMultiDictProxy
+
+    from store.proxy.edge.wire import DROP_REQUEST, kept
+    headers = CIMultiDictProxy(CIMultiDict([("Connection", "X-Secret-Hop"), ("X-Secret-Hop", "1"), ("A", "b")]))
+    assert list(kept(headers, DROP_REQUEST).items()) == list(plain_kept(headers, DROP_REQUEST).items()) == [("A", "b")]
+    forgetful = CIMultiDict(headers)
+    for name in DROP_REQUEST:
+        forgetful.popall(name, None)
+    assert list(forgetful.items()) != list(plain_kept(headers, DROP_REQUEST).items())
+
+
+@given(st.booleans(), st.dictionaries(st.sampled_from(["a", "b", "c"]), STRATEGY.filter(lambda s: s is not None),
+                                      max_size=3))
+@settings(max_examples=300, deadline=None)
+def test_no_conversation_is_named_only_where_no_pool_would_pin_it(enabled: bool, strategies: dict) -> None:
+    """The forwarder names a request's conversation only when some pool may pin it: a "no"
+    is never wrong for any pool (configured or not), a "yes" has a pool that pins."""
+    p = Pins(lambda: Affinity(enabled=enabled), lambda: strategies)
+    pools = ["a", "b", "c", "unconfigured"]
+    if p.may_apply():
+        assert any(plain_applies(enabled, strategies, pool) for pool in pools)
+    else:
+        assert not any(plain_applies(enabled, strategies, pool) for pool in pools)
+
+
+def test_a_precheck_that_ignores_the_configured_strategies_is_caught() -> None:
+    """Negative control: a precheck on the switch alone says "yes" where no pool pins (every
+    pool fills first), and one on the default strategy alone says "no" where one does."""
+    fill = {"a": "fill_first"}
+    rotating = {"a": "round_robin"}
+    assert Pins(lambda: Affinity(enabled=True), lambda: fill).may_apply() is False
+    assert Pins(lambda: Affinity(enabled=True), lambda: rotating).may_apply() is True
+    switch_only = Affinity(enabled=True).enabled
+    assert switch_only != any(plain_applies(True, fill, pool) for pool in ["a", "unconfigured"])
+    default_only = policy.known_strategy(policy.DEFAULT_STRATEGY) in STRATEGIES
+    assert default_only != any(plain_applies(True, rotating, pool) for pool in ["a", "unconfigured"])

@@ -79,3 +79,64 @@ def test_control_a_relay_with_its_own_callback_is_caught(monkeypatch: pytest.Mon
     with pytest.raises(AssertionError):
         assert _one_request(log, seen) == 1
 
+
+
+def _sixteen_in_one_turn(log: RequestLog, seen: list) -> int:
+    """Sixteen traced requests (each begun in its own task, as aiohttp serves them) answered
+    in one turn, each leaving its verdict for after the answer: the callbacks they took."""
+
+    def verdict(rid: str) -> None:
+        t = CURRENT.get()
+        seen.append((rid, t.rid if t is not None else None))
+        requests.judged(OK)
+
+    async def main() -> int:
+        loop = asyncio.get_running_loop()
+        calls: list[object] = []
+        real = loop.call_soon
+
+        async def one(i: int):
+            trace = log.begin(f"r-{i}", "/v1/chat/completions")
+            relay.after_write(verdict, f"r-{i}")
+            return trace
+
+        traces = [await asyncio.create_task(one(i)) for i in range(16)]
+        loop.call_soon = lambda fn, *a, **k: (calls.append(fn), real(fn, *a, **k))[1]  # type: ignore[method-assign]
+        try:
+            for trace in traces:
+                log.finish(trace, 200)
+            scheduled = len(calls)
+            for _ in range(100):
+                if not log.pending:
+                    break
+                await asyncio.sleep(0)
+            return scheduled
+        finally:
+            del loop.call_soon
+
+    return asyncio.run(main())
+
+
+def test_requests_answered_in_one_turn_share_its_one_callback() -> None:
+    """One callback for all sixteen, each verdict run with its own trace current, the lines
+    in the order of the answers."""
+    log, seen = RequestLog(), []
+    assert _sixteen_in_one_turn(log, seen) == 1
+    assert seen == [(f"r-{i}", f"r-{i}") for i in range(16)]
+    assert [line[1] for line in log.lines] == [f"r-{i}" for i in range(16)]
+    assert log.pending == 0
+
+
+class _CallbackEach(RequestLog):
+    """Each request finished with a callback of its own: what the test above must catch."""
+
+    def finish(self, trace, status: int) -> None:
+        self.pending += 1
+        self._answered.append((trace, status, trace.ready or 0.0))
+        asyncio.get_running_loop().call_soon(self._end_later)
+
+
+def test_control_a_callback_per_request_is_counted() -> None:
+    log, seen = _CallbackEach(), []
+    assert _sixteen_in_one_turn(log, seen) == 16
+    assert len(log.lines) == 16 and log.pending == 0      # the same lines: only the count tells

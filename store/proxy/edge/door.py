@@ -5,8 +5,10 @@ one of them.
 The model name is bounded before anything is forwarded (:func:`bad_model`): at most
 :data:`MODEL_CAP` characters and no control characters, or a 400 naming ``model``. A name
 goes into the request log, the status file and, with a per-model bench, into auth.json:
-unbounded, one hostile client on loopback could fill the store. The check costs one scan
-of the body for ``"model": "..."``; the body is parsed only when a value found looks wrong.
+unbounded, one hostile client on loopback could fill the store. The body is parsed once
+here (:func:`~store.proxy.routing.protocols.model_of`), and the model it names is checked
+and handed on to the chain (:class:`~store.proxy.routing.protocols.Want`), which needs it
+anyway; a body that fast parse cannot read is scanned for ``"model": "..."`` instead.
 
 Every refusal is an answer with the request id the log line carries (RELIABILITY 43). A key
 is a bearer, or on the Anthropic paths ``x-api-key`` (what the Anthropic SDKs and Claude Code
@@ -36,7 +38,7 @@ from aiohttp.web_protocol import RequestHandler
 from store.proxy.edge.inbound import Gate
 from store.proxy.edge.wire import error_body
 from store.proxy.observing.requests import answered_as
-from store.proxy.routing.protocols import ANTHROPIC
+from store.proxy.routing.protocols import ANTHROPIC, model_of
 
 log = logging.getLogger("hermes_admin.proxy")
 MODEL_CAP = 256           # characters in a model name
@@ -45,9 +47,14 @@ _PLAIN = re.compile(rb"[\x20-\x7e]*")
 _CONTROLS = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
-def bad_model(body: bytes) -> str | None:
+def bad_model(body: bytes, model: str | None = None) -> str | None:
     """What is wrong with the ``model`` a JSON *body* names (too long, a control character),
-    or None (fine, none named, or not JSON: the upstream judges that)."""
+    or None (fine, none named, or not JSON: the upstream judges that); *model*: the name
+    :func:`~store.proxy.routing.protocols.model_of` read from *body*, if it read one."""
+    if model is not None:
+        if len(model) <= MODEL_CAP and model.isascii() and model.isprintable():
+            return None               # a short, plain ASCII name: the fast path
+        return _wrong(model)
     i = body.find(b'"model"')
     while i >= 0:
         m = _MODEL_VALUE.match(body, i)
@@ -63,8 +70,10 @@ def bad_model(body: bytes) -> str | None:
     except (ValueError, RecursionError):
         return None
     model = data.get("model") if isinstance(data, dict) else None
-    if not isinstance(model, str):
-        return None
+    return _wrong(model) if isinstance(model, str) else None
+
+
+def _wrong(model: str) -> str | None:
     if len(model) > MODEL_CAP:
         return f"model: a model name is at most {MODEL_CAP} characters; this one has {len(model)}"
     for i, ch in enumerate(model):
@@ -96,8 +105,9 @@ class Door:
         key = request.headers.get("x-api-key") if protocol == ANTHROPIC else None
         return key is not None and self.gate.allows("Bearer " + key)
 
-    async def body(self, request: web.BaseRequest, n: int) -> bytes | web.StreamResponse:
-        """The request body as it came (still encoded), or the answer that refuses it."""
+    async def body(self, request: web.BaseRequest, n: int) -> tuple[bytes, str | None] | web.StreamResponse:
+        """The request body as it came (still encoded) and the model it names (None: none, or
+        not read: an encoded body), or the answer that refuses it."""
         try:
             if request.content.is_eof():      # all there already (most requests): no timer
                 raw = await request.read()
@@ -116,11 +126,13 @@ class Door:
                                "bad_request_body")
             resp.force_close()
             return resp
+        model = None
         if request.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
-            problem = bad_model(raw)
+            model = model_of(raw)
+            problem = bad_model(raw, model)
             if problem is not None:
                 return self.refuse(n, 400, problem, "invalid_model", param="model")
-        return raw
+        return raw, model
 
     def too_large(self, n: int) -> web.Response:
         return self.refuse(n, 413, f"request body over {self.body_cap // (1024 * 1024)} MB", "request_too_large")

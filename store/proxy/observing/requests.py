@@ -161,6 +161,8 @@ class RequestLog:
         self.restore_failures = 0
         self.answers: dict[tuple[str, str], int] = {}    # (class, kind) -> upstream answers judged
         self.pending = 0      # requests answered whose line and counts are not in yet (finish, then end)
+        self.loop: asyncio.AbstractEventLoop | None = None     # the server's, once started
+        self._answered: list[tuple[Trace, int, float]] = []    # answered this turn: their one callback's
 
     def begin(self, rid: str, path: str) -> Trace:
         """A request on *path* starts: its trace is the current one from here on."""
@@ -171,40 +173,55 @@ class RequestLog:
     def finish(self, trace: Trace, status: int) -> None:
         """The request is answered with *status*: its end stamped now, its line and counts
         (:meth:`end`) on the loop's next turn, after the answer is written (at once when no
-        loop runs here)."""
-        CURRENT.set(None)
+        loop runs here). The requests answered in one turn share that turn's one callback
+        (:meth:`_end_later`), in the order they were answered. The handler's task ends with
+        its answer, and its context with it: nothing here resets the current trace."""
         done = trace.ready or _clock()
         self.pending += 1
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._end_later(trace, status, done)
+        answered = self._answered
+        answered.append((trace, status, done))
+        if len(answered) > 1:          # this turn's callback is scheduled already
             return
-        loop.call_soon(self._end_later, trace, status, done)
+        loop = self.loop
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                self._end_later()
+                return
+        loop.call_soon(self._end_later)
 
-    def _end_later(self, trace: Trace, status: int, done: float) -> None:
-        """The request's one deferred callback: what :func:`after_answer` left it (its
-        verdict), with its trace current, then its line and counts (:meth:`end`)."""
-        try:
-            if trace.after is not None:
-                fn, args = trace.after
-                trace.after = None
-                CURRENT.set(trace)
-                try:
-                    fn(*args)
-                except Exception as exc:     # its line and counts still go in
-                    log.error("request %s: deferred work failed (%s)", trace.rid, type(exc).__name__,
-                              exc_info=True)
-            self.end(trace, status, done)
-        finally:
-            self.pending -= 1     # after the line is in: a reader on another thread polls for 0
+    def _end_later(self) -> None:
+        """The one deferred callback of the requests answered in a turn: for each, what
+        :func:`after_answer` left it (its verdict), with its trace current, then its line and
+        counts (:meth:`end`)."""
+        answered, self._answered = self._answered, []
+        for trace, status, done in answered:
+            try:
+                if trace.after is not None:
+                    fn, args = trace.after
+                    trace.after = None
+                    CURRENT.set(trace)
+                    try:
+                        fn(*args)
+                    except Exception as exc:     # its line and counts still go in
+                        log.error("request %s: deferred work failed (%s)", trace.rid, type(exc).__name__,
+                                  exc_info=True)
+                self._line(trace, status, done)
+            except Exception as exc:      # one request's line never costs the others theirs
+                log.error("request %s: its log line failed (%s)", trace.rid, type(exc).__name__, exc_info=True)
+            finally:
+                self.pending -= 1     # after the line is in: a reader on another thread polls for 0
 
     def end(self, trace: Trace, status: int, done: float | None = None) -> None:
         """The request was answered with *status* (at *done*, :func:`time.perf_counter`;
-        None: now): one line, and every counter."""
+        None: now): one line, and every counter; no trace is current after it."""
         CURRENT.set(None)
-        if done is None:
-            done = trace.ready or _clock()
+        self._line(trace, status, trace.ready or _clock() if done is None else done)
+
+    def _line(self, trace: Trace, status: int, done: float) -> None:
+        """*trace*'s line and counts (in the callback of :meth:`_end_later`, whose context
+        ends with it: the current trace is left as it is)."""
         total = max(0.0, done - trace.t0)
         added = max(0.0, total - trace.upstream - trace.waited)
         last = trace.verdicts[-1] if trace.verdicts else None

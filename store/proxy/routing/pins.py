@@ -71,6 +71,18 @@ class Window:
         return None if self.total < SHARE_SAMPLE else self.sums[row] / self.total
 
 
+def _rotating(got: object) -> bool:
+    """Whether a configured strategy *got* is one a pin applies to (each name worked out once)."""
+    rotating = _ROTATING.get(got) if type(got) is str else None
+    if rotating is None:
+        if type(got) is not str:
+            return policy.known_strategy(got) in STRATEGIES
+        if len(_ROTATING) >= 256:
+            _ROTATING.clear()
+        rotating = _ROTATING[got] = policy.known_strategy(got) in STRATEGIES
+    return rotating
+
+
 def conversation_of(want: Any) -> Conversation | None:
     conv = getattr(want, "conversation", None) if want is not None else None
     return conv if isinstance(conv, Conversation) else None
@@ -104,15 +116,15 @@ class Pins:
         Asked three times a request: the switch first, each configured name read once."""
         if not self.settings().enabled:
             return False
-        got = self.strategies().get(pool, policy.DEFAULT_STRATEGY)
-        rotating = _ROTATING.get(got) if type(got) is str else None
-        if rotating is None:
-            if type(got) is not str:
-                return policy.known_strategy(got) in STRATEGIES
-            if len(_ROTATING) >= 256:
-                _ROTATING.clear()
-            rotating = _ROTATING[got] = policy.known_strategy(got) in STRATEGIES
-        return rotating
+        return _rotating(self.strategies().get(pool, policy.DEFAULT_STRATEGY))
+
+    def may_apply(self) -> bool:
+        """Whether any pool's conversations may be pinned (affinity on, and some pool on a
+        rotating strategy; a pool with none configured fills first). When not, a request's
+        conversation is not even named (the forwarder asks once a request)."""
+        if not self.settings().enabled:
+            return False
+        return any(_rotating(got) for got in self.strategies().values())
 
     def ready(self, pool: str, want: Any) -> None:
         """Work out *want*'s conversation now (the body parsed, the digest taken), before the

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
+from types import EllipsisType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -114,12 +115,14 @@ class Want:
 
     __slots__ = ("protocol", "endpoint", "_body", "_model", "_parsed", "conversation")
 
-    def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False, endpoint: str | None = None) -> None:
+    def __init__(self, protocol: str, body: bytes = b"", encoded: bool = False, endpoint: str | None = None,
+                 model: str | None | EllipsisType = ...) -> None:
         self.protocol = protocol
         self.endpoint = endpoint      # COUNT_TOKENS, or None: limited with the model's own requests
         self._body = b"" if encoded else body
-        self._model: str | None = None
-        self._parsed = False
+        # *model*: what model_of read of the body already (the door's check), else read on first use
+        self._parsed = model is not ...
+        self._model: str | None = None if encoded or model is ... else model
         self.conversation: Any = None   # its conversation, for affinity (store.proxy.routing.affinity)
 
     @property
