@@ -33,6 +33,7 @@ from typing import Any
 from store import outside
 from store.dialects.readings import Reading, Usage
 from store.dialects.registry import header_reset, is_aggregator
+from store.frozen import quick_init
 from store.redaction.fingerprints import fingerprint
 from store.redaction.redact import Redactor
 
@@ -133,6 +134,7 @@ def stored_message(message: str | None, *secrets: str | None) -> str | None:
     return Redactor(secrets).redact(message)[:MESSAGE_CAP]
 
 
+@quick_init
 @dataclass(frozen=True)
 class Verdict:
     """One answer, judged once (:func:`store.agent.judge.judge`): whose fault it is and
@@ -237,6 +239,7 @@ def _wrapped_upstream(result: Result, pool: str | None) -> bool:
     return is_aggregator(pool) or (isinstance(meta, Mapping) and ("raw" in meta or "provider_name" in meta))
 
 
+@quick_init
 @dataclass(frozen=True)
 class Selection:
     """The row to send a request with. The secret stays in memory and out of repr."""

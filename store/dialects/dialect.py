@@ -10,12 +10,14 @@ from typing import Any
 
 from store import outside
 from store.dialects.readings import Reading, Usage
+from store.frozen import quick_init
 
 OPENAI = "openai"          # the protocols a client path speaks (store.proxy.routing.protocols)
 ANTHROPIC = "anthropic"
 RESPONSES = "responses"
 
 
+@quick_init
 @dataclass(frozen=True)
 class Credential:
     """What ``attach`` needs of one try: the row's secret and where it goes."""

@@ -14,6 +14,7 @@ from typing import Any
 
 from store import outside
 from store.durations import GO_UNITS, seconds_in
+from store.frozen import quick_init
 
 # Window lengths, for a reading that carries no reset: it goes stale after one length.
 MINUTE = 60.0
@@ -80,6 +81,7 @@ class Reading:
                    length=opt_seconds(data.get("length")))
 
 
+@quick_init
 @dataclass(frozen=True)
 class Usage:
     """The tokens one answer says it spent (None: the answer did not say), and the cost its
@@ -143,7 +145,13 @@ def usage_block(block: Any, notice: outside.Notice | None = None) -> Usage | Non
     got: dict[str, Any] = {}
     for ours, paths in _SPLIT:
         for path, parts in paths:
-            v = block.get(path) if parts is None else _at(block, parts)
+            if parts is None:
+                v = block.get(path)
+            elif len(parts) == 2:        # a gap or a JSON object: no call
+                node = block.get(parts[0])
+                v = None if node is None else node.get(parts[1]) if type(node) is dict else _at(block, parts)
+            else:
+                v = _at(block, parts)
             if v is None:
                 continue
             if type(v) is not int or not 0 <= v <= outside.MAX_COUNT:   # the common case costs no parse
