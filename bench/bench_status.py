@@ -12,6 +12,8 @@ thread, so the worker-thread write counts; the machine's other load barely moves
 
 - ``status()``: the document built on the event loop, per call;
 - ``write_status``: JSON encode and atomic write of that document, per call;
+- ``count flush``: the write-behind of a busy second's request counts (``Chain.flush``: the
+  store transaction), which a busy tick runs before the status file (not in ``tick busy``);
 - ``tick busy`` / ``tick idle``: the periodic task itself (``_every_second`` with its interval
   set to 0, so it loops back to back) per tick: everything it does once a second, the status
   file included; busy: the document changes every tick (a request's line lands between two
@@ -56,7 +58,7 @@ from tui.demo.fake_provider import FakeProvider, Quota  # noqa: E402
 
 KEYS = [f"sk-or-v1-bench-{i:032d}" for i in range(4)]
 NOUS = "sk-nous-bench-000000000000000000000001"
-FIGURES = ("status()", "write_status", "tick busy", "tick idle")
+FIGURES = ("status()", "write_status", "count flush", "tick busy", "tick idle")
 
 
 def bench_home(root: Path, upstream: str) -> Home:
@@ -142,6 +144,13 @@ async def _ticks(server: ProxyServer, seconds: float, busy: bool) -> float:
     return (c1 - c0) / max(1, n1 - n0)
 
 
+def _flush(server: ProxyServer) -> None:
+    """The write-behind of a second's request counts (four keys), as a busy tick does it."""
+    for i in range(40):
+        server.chain.counts.add("openrouter", f"b{i % 4}")
+    server.chain.flush()
+
+
 def measure(requests: int, calls: int, profile: bool = False) -> dict[str, float]:
     """The figures of this process's tree, CPU µs each."""
     with tempfile.TemporaryDirectory() as tmp, FakeProvider() as fake:
@@ -161,6 +170,7 @@ def measure(requests: int, calls: int, profile: bool = False) -> dict[str, float
                 doc = server.status()
                 out = {"status()": _cpu_per_call(server.status, calls),
                        "write_status": _cpu_per_call(lambda: write_status(home, doc), calls)}
+                out["count flush"] = _cpu_per_call(lambda: _flush(server), max(10, calls // 10))
                 out["tick busy"] = await _ticks(server, 1.5, busy=True)
                 out["tick idle"] = await _ticks(server, 1.5, busy=False)
                 if profile:

@@ -50,7 +50,8 @@ from store.proxy.loop import loop_name
 from store.proxy.observing.metrics import METRICS_PATH, metrics_response
 from store.proxy.observing.report import affinity, describe
 from store.proxy.observing.requests import CURRENT, RequestLog, answered_as
-from store.proxy.observing.stats import Stats, StatusFile, write_status
+from store.proxy.observing.stats import Stats, write_status
+from store.proxy.observing.status_file import StatusFile
 from store.proxy.offloop import run_blocking
 from store.proxy.routing.chain import Chain
 from store.proxy.routing.protocols import ANTHROPIC, PROTOCOL_OF
@@ -225,8 +226,7 @@ class ProxyServer:
                 log.warning("could not follow a change of %s (%s)", ", ".join(sorted(changed)), exc)
 
     async def _every_second(self) -> None:
-        # One thread writes the status file, when due (an idle proxy's is not rewritten every second).
-        with contextlib.closing(StatusFile(self.home)) as status_file:
+        with contextlib.closing(StatusFile(self.home)) as status_file:    # its thread; idle: not every second
             while True:
                 await asyncio.sleep(FLUSH_INTERVAL)
                 self.forwarder.cut_overdue()

@@ -37,12 +37,9 @@ file (RELIABILITY 40).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import queue
 import stat
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,10 +75,16 @@ class _Series:
                 del self.buckets[k]
         slot[index] += 1
 
-    def window(self, now: float, index: int) -> list[int]:
-        end = int(now // BUCKET_SECONDS) * BUCKET_SECONDS
-        return [self.buckets.get(end - (BUCKETS - 1 - i) * BUCKET_SECONDS, [0, 0])[index]
-                for i in range(BUCKETS)]
+    def windows(self, now: float) -> tuple[list[int], list[int]]:
+        """Requests and 429s of the last BUCKETS buckets, oldest first, the current one last:
+        one pass over the buckets there are (a few, mostly), not BUCKETS look-ups each."""
+        first = (int(now // BUCKET_SECONDS) - BUCKETS + 1) * BUCKET_SECONDS
+        requests, limited = [0] * BUCKETS, [0] * BUCKETS
+        for start, (n, r) in self.buckets.items():
+            i, off = divmod(start - first, BUCKET_SECONDS)
+            if not off and 0 <= i < BUCKETS:
+                requests[i], limited[i] = n, r
+        return requests, limited
 
 
 class _Minute:
@@ -164,14 +167,13 @@ class Stats:
             creds.append({"pool": key[0], "id": key[1], "label": self.labels.get(key, ""),
                           "in_flight": self.in_flight.get(key, 0),
                           "requests_per_minute": recent.total(now) if recent is not None else 0})
-        pools = {name: {"bucket_seconds": BUCKET_SECONDS, "requests": s.window(now, 0),
-                        "rate_limited": s.window(now, 1)} for name, s in sorted(self._pools.items())}
+        pools = {}
+        for name, series in sorted(self._pools.items()):
+            requests, limited = series.windows(now)
+            pools[name] = {"bucket_seconds": BUCKET_SECONDS, "requests": requests, "rate_limited": limited}
         totals = {name: {"requests": t[0], "rate_limited": t[1]} for name, t in sorted(self.pool_totals.items())}
         return {"credentials": creds, "pools": pools, "pool_totals": totals, "requests_total": self.total,
                 "errors_total": self.errors, "stream_failures": self.stream_failures}
-
-
-_MISSING = object()
 
 
 def status_path(home: Home, port: int) -> Path:
@@ -192,86 +194,6 @@ def write_status(home: Home, status: dict[str, Any]) -> None:
     at its name."""
     atomic_write_bytes(status_path(home, int(status["port"])), encode_status(status), sync=False, mode=0o600,
                        follow_link=False)
-
-
-class StatusFile:
-    """How the proxy's periodic task writes its status file (event loop side; :meth:`close`
-    when the task ends).
-
-    On one thread of its own, started with the first write: handing it a document costs a
-    fraction of starting a thread for each write (``run_blocking``: some 200 µs of CPU each
-    here, as much as encoding the document). A daemon: it never holds the process.
-
-    Only when due: an idle proxy's document says the same thing second after second, only
-    ``updated_at`` moves. It is written when anything else changed, when it shows an
-    upstream's circuit breaker (readers count the time to its retry from ``updated_at``), and
-    at least every :data:`HEARTBEAT` seconds of ``updated_at`` otherwise, so :func:`is_live`
-    (:data:`STALE_AFTER`) still sees the proxy alive. The comparison is C dict equality
-    (microseconds; building the document costs far more), so each document must be built
-    afresh: no container shared with the proxy's state, which would change under the copy
-    kept here."""
-
-    def __init__(self, home: Home, heartbeat: float = HEARTBEAT) -> None:
-        self.home = home
-        self.heartbeat = heartbeat
-        self._said: dict[str, Any] | None = None     # the last document written, but its updated_at
-        self._at: float | None = None
-        self._jobs: queue.SimpleQueue[tuple[asyncio.Future[None], dict[str, Any]] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    def due(self, status: dict[str, Any]) -> bool:
-        """True when *status* must be written: it says something the file does not."""
-        at, said = status.get("updated_at"), self._said
-        if said is None or self._at is None or not isinstance(at, (int, float)) or status.get("upstreams"):
-            return True
-        if not 0 <= at - self._at < self.heartbeat or len(said) != len(status) - 1:
-            return True
-        return any(k != "updated_at" and said.get(k, _MISSING) != v for k, v in status.items())
-
-    def write(self, status: dict[str, Any]) -> asyncio.Future[None]:
-        """:func:`write_status` of *status* on the writer's thread when :meth:`due` (else a
-        future already done); the future says how it went."""
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
-        if not self.due(status):
-            fut.set_result(None)
-            return fut
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, args=(loop,), name="proxy-status", daemon=True)
-            self._thread.start()
-        self._jobs.put((fut, status))
-        return fut
-
-    def close(self) -> None:
-        """The thread ends once the writes handed to it are done."""
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread = None
-
-    def _written(self, fut: asyncio.Future[None], status: dict[str, Any], error: BaseException | None) -> None:
-        if error is None:         # what the file says now (on the loop, before the task hears of it)
-            at = status.get("updated_at")
-            self._at = at if isinstance(at, (int, float)) else None
-            self._said = {k: v for k, v in status.items() if k != "updated_at"}
-        if fut.done():
-            return
-        if error is None:
-            fut.set_result(None)
-        else:
-            fut.set_exception(error)
-
-    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
-        while (job := self._jobs.get()) is not None:
-            fut, status = job
-            try:
-                write_status(self.home, status)
-                error: BaseException | None = None
-            except BaseException as exc:     # handed to the awaiting task, never lost
-                error = exc
-            try:
-                loop.call_soon_threadsafe(self._written, fut, status, error)
-            except RuntimeError:
-                pass                         # the loop is gone: the proxy stopped without it
 
 
 def _read_own(path: Path) -> bytes | None:
