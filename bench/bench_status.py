@@ -6,9 +6,10 @@
 A proxy (``store.proxy.server.ProxyServer``) on a home like ``bench/bench_proxy.py``'s (the
 four bench keys in ``openrouter``, then a ``nous`` fallback), in front of the in-process fake
 provider, serves ``--requests`` requests (one key answers 429 after a few, so the rate-limit
-counters, the breaker-free chain rows and the fallback notices hold something); its periodic
-task is then stopped and, in this process, timed (CPU time, ``time.process_time``: every
-thread, so the worker-thread write counts; the machine's other load barely moves it):
+counters and the chain rows hold something); its periodic task is then stopped and, in this
+process, timed in CPU time (the machine's other load barely moves it): the loop thread's
+(``time.thread_time``) for the calls, the whole process's (``time.process_time``: the
+threads the tick hands work to count) for the ticks:
 
 - ``status()``: the document built on the event loop, per call;
 - ``write_status``: JSON encode and atomic write of that document, per call;
@@ -106,11 +107,12 @@ async def _traffic(url: str, n: int) -> None:
 
 
 def _cpu_per_call(fn: Any, calls: int) -> float:
+    """CPU seconds of this thread (the event loop's) per call of *fn*."""
     fn()
-    start = time.process_time()
+    start = time.thread_time()
     for _ in range(calls):
         fn()
-    return (time.process_time() - start) / calls
+    return (time.thread_time() - start) / calls
 
 
 async def _ticks(server: ProxyServer, seconds: float, busy: bool) -> float:

@@ -226,13 +226,13 @@ class ProxyServer:
                 log.warning("could not follow a change of %s (%s)", ", ".join(sorted(changed)), exc)
 
     async def _every_second(self) -> None:
-        with contextlib.closing(StatusFile(self.home)) as status_file:    # its thread; idle: not every second
+        with contextlib.closing(StatusFile(self.home)) as status_file:    # one thread; idle: not every second
             while True:
                 await asyncio.sleep(FLUSH_INTERVAL)
                 self.forwarder.cut_overdue()
                 if self.chain.pending():
                     try:
-                        await run_blocking(self.chain.flush)
+                        await status_file.run(self.chain.flush)
                     except Exception as exc:
                         log.warning("request counts not written yet (%s); will retry", exc)
                 try:                      # proxy restore / pin / unpin, asked by file
@@ -240,7 +240,7 @@ class ProxyServer:
                 except Exception as exc:  # the proxy serves on; the asker times out and says so
                     log.warning("could not take control requests (%s)", exc)
                 if self.chain.headroom.pending:
-                    await run_blocking(self.chain.headroom.flush)     # never raises; at most once a second
+                    await status_file.run(self.chain.headroom.flush)     # never raises; at most once a second
                 self._log_notices()
                 # Built on the loop, which owns the counters; serialised and written off it.
                 # Shielded: a stop() that cancels this task waits for the write to land, so it

@@ -16,9 +16,11 @@ changes would leave the file behind (the changed document is written).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
+import threading
 from typing import Any
 
 import httpx
@@ -73,7 +75,7 @@ def test_a_nan_is_still_refused() -> None:
 
 
 def _written(sf: StatusFile, doc: dict[str, Any]) -> None:
-    sf._written(_Done(), doc, None)
+    sf._done(_Done(), None, None, doc)
 
 
 class _Done:
@@ -255,3 +257,36 @@ def test_the_request_log_lines_are_the_reference_ones_and_fresh_each_time() -> N
             assert again == _recent_as_before(log) and _shared({"a": first}, {"a": again}) == set()
     assert len(log._shown) == LOG_SIZE         # lines that left the log are not kept
     assert RequestLog(lambda: NOW)._shown == {}
+
+
+def test_the_tasks_thread_runs_its_jobs_in_order_on_one_thread_and_hands_back_errors(tmp_home: Home) -> None:
+    async def main() -> tuple[list[Any], set[int], str]:
+        sf = StatusFile(tmp_home)
+        seen: list[Any] = []
+        threads: set[int] = set()
+
+        def job(x: Any) -> Any:
+            threads.add(threading.get_ident())
+            seen.append(x)
+            return x * 2
+
+        def boom() -> None:
+            raise ValueError("no lock")
+
+        try:
+            got = [await sf.run(job, i) for i in range(3)]
+            assert got == [0, 2, 4]
+            with pytest.raises(ValueError, match="no lock"):
+                await sf.run(boom)
+            await sf.write(_doc(port=1))
+            assert status_path(tmp_home, 1).exists()
+            first = sf.run(job, 10)
+            second = sf.run(job, 11)          # after the first, on the same thread
+            await asyncio.gather(first, second)
+            return seen, threads, sf._thread.name if sf._thread else ""
+        finally:
+            sf.close()
+
+    seen, threads, name = asyncio.run(main())
+    assert seen == [0, 1, 2, 10, 11] and len(threads) == 1 and threading.get_ident() not in threads
+    assert name == "proxy-tick"
