@@ -14,11 +14,11 @@ threads the tick hands work to count) for the ticks:
 - ``status()``: the document built on the event loop, per call;
 - ``write_status``: JSON encode and atomic write of that document, per call;
 - ``count flush``: the write-behind of a busy second's request counts (``Chain.flush``: the
-  store transaction), which a busy tick runs before the status file (not in ``tick busy``);
+  store transaction), called on the loop's thread here;
 - ``tick busy`` / ``tick idle``: the periodic task itself (``_every_second`` with its interval
-  set to 0, so it loops back to back) per tick: everything it does once a second, the status
-  file included; busy: the document changes every tick (a request's line lands between two
-  ticks), idle: nothing happens between ticks.
+  set to 0, so it loops back to back) per tick: everything it does once a second, in whatever
+  thread; busy: a request's line and count land between two ticks (the document changes, the
+  count is flushed), idle: nothing happens between ticks.
 
 ``--compare TREE`` runs the same measurements on another source tree (e.g. ``git archive HEAD
 store tui | tar -x -C /tmp/ref``) in a subprocess, interleaved round by round with this tree's,
@@ -127,6 +127,7 @@ async def _ticks(server: ProxyServer, seconds: float, busy: bool) -> float:
         if busy:
             trace = server.requests.begin(f"bench-{ticks[0]}", "/v1/chat/completions")
             server.requests.end(trace, 200)
+            server.chain.counts.add("openrouter", f"b{ticks[0] % 4}")
         cut()
 
     fwd.cut_overdue = counted

@@ -7,7 +7,9 @@ answers judged a rate limit (:meth:`Stats.judged`: the verdict's kind, the key's
 ``rate_limit`` or the upstream's ``upstream_rate_limit``; never the status read again) in
 10 s buckets over the last 10 minutes. The status file
 ``<home>/hermes-admin-proxy-<port>.json`` (one per proxy) is written atomically, mode 0600, without fsync (it is
-a view, rebuilt every second) and holds ids, labels and counts, never a secret.
+a view, rebuilt every second: rewritten when it changed, at least every :data:`HEARTBEAT` s,
+:mod:`store.proxy.observing.status_file`) as compact JSON, and holds ids, labels and counts,
+never a secret.
 
 The file's keys (what a console panel reads): ``pid host port url state`` (running |
 draining | stopped) ``started_at updated_at`` (epoch s), ``primary``, ``active`` (the
