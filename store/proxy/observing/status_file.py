@@ -22,7 +22,7 @@ _MISSING = object()
 T = TypeVar("T")
 
 
-Job = tuple["asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...], "dict[str, Any] | None"]
+Job = tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any] | None]   # future, call, document
 
 
 class StatusFile:
