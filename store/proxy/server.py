@@ -51,6 +51,7 @@ from store.proxy.observing.metrics import METRICS_PATH, metrics_response
 from store.proxy.observing.report import affinity, describe
 from store.proxy.observing.requests import CURRENT, RequestLog, answered_as
 from store.proxy.observing.stats import Stats, write_status
+from store.proxy.observing.status_file import StatusFile
 from store.proxy.offloop import run_blocking
 from store.proxy.routing.chain import Chain
 from store.proxy.routing.protocols import ANTHROPIC, PROTOCOL_OF
@@ -230,30 +231,31 @@ class ProxyServer:
                 log.warning("could not follow a change of %s (%s)", ", ".join(sorted(changed)), exc)
 
     async def _every_second(self) -> None:
-        while True:
-            await asyncio.sleep(FLUSH_INTERVAL)
-            self.forwarder.cut_overdue()
-            if self.chain.pending():
+        with contextlib.closing(StatusFile(self.home)) as status_file:    # one thread; idle: not every second
+            while True:
+                await asyncio.sleep(FLUSH_INTERVAL)
+                self.forwarder.cut_overdue()
+                if self.chain.pending():
+                    try:
+                        await status_file.run(self.chain.flush)
+                    except Exception as exc:
+                        log.warning("request counts not written yet (%s); will retry", exc)
+                try:                      # proxy restore / pin / unpin, asked by file
+                    self.answers.extend(await control.take(self.home, self.port, self.chain, self.clock))
+                except Exception as exc:  # the proxy serves on; the asker times out and says so
+                    log.warning("could not take control requests (%s)", exc)
+                if self.chain.headroom.pending:
+                    await status_file.run(self.chain.headroom.flush)     # never raises; at most once a second
+                self._log_notices()
+                # Built on the loop, which owns the counters; serialised and written off it.
+                # Shielded: a stop() that cancels this task waits for the write to land, so it
+                # never lands after the final "stopped" status.
+                self._status_write = status_file.write(self.status())
                 try:
-                    await run_blocking(self.chain.flush)
+                    await asyncio.shield(self._status_write)
+                    self._status_problem = None
                 except Exception as exc:
-                    log.warning("request counts not written yet (%s); will retry", exc)
-            try:                      # proxy restore / pin / unpin, asked by file
-                self.answers.extend(await control.take(self.home, self.port, self.chain, self.clock))
-            except Exception as exc:  # the proxy serves on; the asker times out and says so
-                log.warning("could not take control requests (%s)", exc)
-            if self.chain.headroom.pending:
-                await run_blocking(self.chain.headroom.flush)     # never raises; at most once a second
-            self._log_notices()
-            # Built on the loop, which owns the counters; serialised and written off it.
-            # Shielded: a stop() that cancels this task waits for the write to land, so it
-            # never lands after the final "stopped" status.
-            self._status_write = asyncio.ensure_future(run_blocking(write_status, self.home, self.status()))
-            try:
-                await asyncio.shield(self._status_write)
-                self._status_problem = None
-            except Exception as exc:
-                self._status_failed(exc)
+                    self._status_failed(exc)
 
     def _status_failed(self, exc: Exception) -> None:
         text = str(exc)

@@ -27,8 +27,9 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 from store.agent.outcomes import Verdict
@@ -51,6 +52,14 @@ SERVED, FALLBACK, PASSED_ON, STREAM_BROKEN = "served", "fallback", "passed_on", 
 SUCCESS_CLASS = "success"   # the class of a verdict with no fault
 MAX_VERDICTS = 64           # verdicts a trace keeps (a request's tries are bounded far below)
 _clock = time.perf_counter
+
+
+def _as_shown(line: tuple[Any, ...]) -> dict[str, Any]:
+    """One line of the log as the status file holds it (:meth:`RequestLog.recent`)."""
+    at, rid, path, route, pool, row, status, total, up, tries, outcome, cls, kind, pinned = line
+    return {"at": at, "rid": rid, "path": path, "route": route, "pool": pool, "id": row, "status": status,
+            "ms": round(total * 1000, 3), "upstream_ms": None if up is None else round(up * 1000, 3),
+            "tries": tries, "outcome": outcome, "class": cls, "kind": kind, "pinned": pinned}
 
 
 def class_of(verdict: Verdict) -> str:
@@ -256,13 +265,23 @@ class RequestLog:
         elif kind == "restore_failed":
             self.restore_failures += 1
 
+    # recent()'s dict of each line still in the log, by the line's id (the line kept with it:
+    # its id is not reused meanwhile). Replaced, never changed: the class's empty one is shared.
+    _shown: Mapping[int, tuple[tuple[Any, ...], dict[str, Any]]] = MappingProxyType({})
+
     def recent(self) -> list[dict[str, Any]]:
-        """The last requests, oldest first, as the status file holds them."""
-        return [{"at": at, "rid": rid, "path": path, "route": route, "pool": pool, "id": row, "status": status,
-                 "ms": round(total * 1000, 3), "upstream_ms": None if up is None else round(up * 1000, 3),
-                 "tries": tries, "outcome": outcome, "class": cls, "kind": kind, "pinned": pinned}
-                for at, rid, path, route, pool, row, status, total, up, tries, outcome, cls, kind, pinned
-                in self.lines]
+        """The last requests, oldest first, as the status file holds them: a fresh dict each,
+        copied from the one built when the line was first shown (a line never changes; the
+        status file shows each some fifty times, once a second)."""
+        shown, kept, out = self._shown, {}, []
+        for line in self.lines:
+            hit = shown.get(id(line))
+            if hit is None or hit[0] is not line:
+                hit = (line, _as_shown(line))
+            kept[id(line)] = hit
+            out.append(hit[1].copy())
+        self._shown = kept
+        return out
 
     def snapshot(self) -> dict[str, Any]:
         """The status file's ``recent_requests``, ``counters`` and ``latency``."""

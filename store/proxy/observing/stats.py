@@ -7,7 +7,9 @@ answers judged a rate limit (:meth:`Stats.judged`: the verdict's kind, the key's
 ``rate_limit`` or the upstream's ``upstream_rate_limit``; never the status read again) in
 10 s buckets over the last 10 minutes. The status file
 ``<home>/hermes-admin-proxy-<port>.json`` (one per proxy) is written atomically, mode 0600, without fsync (it is
-a view, rebuilt every second) and holds ids, labels and counts, never a secret.
+a view, rebuilt every second: rewritten when it changed, at least every :data:`HEARTBEAT` s,
+:mod:`store.proxy.observing.status_file`) as compact JSON, and holds ids, labels and counts,
+never a secret.
 
 The file's keys (what a console panel reads): ``pid host port url state`` (running |
 draining | stopped) ``started_at updated_at`` (epoch s), ``primary``, ``active`` (the
@@ -55,6 +57,7 @@ BUCKET_SECONDS = 10
 BUCKETS = 60          # 10 minutes
 STALE_AFTER = 5.0     # a status file older than this belongs to a proxy that is gone
 STATUS_CAP = 4 * 1024 * 1024   # a status file larger than this is not one of ours
+HEARTBEAT = 3.0       # an unchanged status file is still rewritten this often (s of updated_at)
 RATE_LIMITED = frozenset({"rate_limit", "upstream_rate_limit"})   # verdict kinds the 429 counters count
 
 
@@ -74,10 +77,16 @@ class _Series:
                 del self.buckets[k]
         slot[index] += 1
 
-    def window(self, now: float, index: int) -> list[int]:
-        end = int(now // BUCKET_SECONDS) * BUCKET_SECONDS
-        return [self.buckets.get(end - (BUCKETS - 1 - i) * BUCKET_SECONDS, [0, 0])[index]
-                for i in range(BUCKETS)]
+    def windows(self, now: float) -> tuple[list[int], list[int]]:
+        """Requests and 429s of the last BUCKETS buckets, oldest first, the current one last:
+        one pass over the buckets there are (a few, mostly), not BUCKETS look-ups each."""
+        first = (int(now // BUCKET_SECONDS) - BUCKETS + 1) * BUCKET_SECONDS
+        requests, limited = [0] * BUCKETS, [0] * BUCKETS
+        for start, (n, r) in self.buckets.items():
+            i, off = divmod(start - first, BUCKET_SECONDS)
+            if not off and 0 <= i < BUCKETS:
+                requests[i], limited[i] = n, r
+        return requests, limited
 
 
 class _Minute:
@@ -160,8 +169,10 @@ class Stats:
             creds.append({"pool": key[0], "id": key[1], "label": self.labels.get(key, ""),
                           "in_flight": self.in_flight.get(key, 0),
                           "requests_per_minute": recent.total(now) if recent is not None else 0})
-        pools = {name: {"bucket_seconds": BUCKET_SECONDS, "requests": s.window(now, 0),
-                        "rate_limited": s.window(now, 1)} for name, s in sorted(self._pools.items())}
+        pools = {}
+        for name, series in sorted(self._pools.items()):
+            requests, limited = series.windows(now)
+            pools[name] = {"bucket_seconds": BUCKET_SECONDS, "requests": requests, "rate_limited": limited}
         totals = {name: {"requests": t[0], "rate_limited": t[1]} for name, t in sorted(self.pool_totals.items())}
         return {"credentials": creds, "pools": pools, "pool_totals": totals, "requests_total": self.total,
                 "errors_total": self.errors, "stream_failures": self.stream_failures}
@@ -172,12 +183,18 @@ def status_path(home: Home, port: int) -> Path:
     return home.root / f"{STATUS_PREFIX}{port}.json"
 
 
+def encode_status(status: dict[str, Any]) -> bytes:
+    """*status* as the file holds it: compact JSON, keys sorted. No ``indent``: with one,
+    :mod:`json` runs its pure-Python encoder, about four times the CPU of its C one (the
+    status file is written every second, beside the event loop); every reader parses it."""
+    return json.dumps(status, sort_keys=True, allow_nan=False, separators=(",", ":")).encode()
+
+
 def write_status(home: Home, status: dict[str, Any]) -> None:
     """Atomically replace this proxy's status file (0600, no fsync: rebuilt every second).
     Raises :class:`~store.errors.WriteFailed` (nothing written) for a link or special file
     at its name."""
-    data = json.dumps(status, indent=1, sort_keys=True, allow_nan=False).encode()
-    atomic_write_bytes(status_path(home, int(status["port"])), data, sync=False, mode=0o600,
+    atomic_write_bytes(status_path(home, int(status["port"])), encode_status(status), sync=False, mode=0o600,
                        follow_link=False)
 
 
