@@ -1,5 +1,5 @@
 """Benchmark: what the cyclic GC costs the proxy per request, with Python's young-generation
-threshold (700) and with the proxy's (:data:`store.proxy.server.GC_YOUNG`), side by side.
+threshold (700) and with the proxy's (:data:`store.proxy.loop.GC_YOUNG`), side by side.
 
     .venv/bin/python bench/bench_proxy_gc.py [--count 3000]
 

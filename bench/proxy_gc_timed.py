@@ -5,7 +5,7 @@
 Every collection's CPU time (``time.thread_time``, on the thread that runs it) and
 generation is summed through ``gc.callbacks``; SIGUSR2 writes the sums to OUT_FILE as JSON.
 YOUNG: the young generation's threshold the proxy sets once serving (``default``: the
-proxy's own, :data:`store.proxy.server.GC_YOUNG`; a number: that one, e.g. 700, Python's).
+proxy's own, :data:`store.proxy.loop.GC_YOUNG`; a number: that one, e.g. 700, Python's).
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from store.proxy import server  # noqa: E402 - after the tree is on the path
+from store.proxy import loop  # noqa: E402 - after the tree is on the path
 from tui.cli import main  # noqa: E402
 
 
 def run(out: str, young: str, argv: list[str]) -> int:
     if young != "default":
-        server.GC_YOUNG = int(young)
+        loop.GC_YOUNG = int(young)
     sums = {"seconds": 0.0, "collections": [0, 0, 0]}
     started = [0.0]
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import itertools
 import logging
 import os
@@ -46,7 +45,7 @@ from store.proxy.edge.inbound import Gate
 from store.proxy.edge.redacting import ProxySecrets, SecretsSource
 from store.proxy.edge.wire import error_body
 from store.proxy.forward import Forwarder
-from store.proxy.loop import loop_name
+from store.proxy.loop import loop_name, settle_gc
 from store.proxy.observing.metrics import METRICS_PATH, metrics_response
 from store.proxy.observing.report import affinity, describe
 from store.proxy.observing.requests import CURRENT, RequestLog, answered_as
@@ -64,7 +63,6 @@ BODY_CAP = 10 * 1024 * 1024
 IDLE_TIMEOUT = 75.0       # an idle or silent client connection is closed after this
 LINGER = 2.0              # after refusing a body (413, 408), read on this long before closing
 FLUSH_INTERVAL = 1.0
-GC_YOUNG = 10_000         # the cyclic GC's young-generation threshold while serving (Python's: 700)
 FINAL_LOCK_WAIT = 5.0     # the last flush of counts on shutdown waits this long for the lock
 # A client that closes its connection has its handler cancelled at once (aiohttp's default is
 # to let it run on): its in-flight counts, its upstream connection and any hold on its key
@@ -106,8 +104,8 @@ class ProxyServer:
         self._id_prefix = _secrets.token_hex(3)
         self.door = Door(gate, body_cap, body_timeout, self._rid)
         self._session: aiohttp.ClientSession | None = None
-        # The loop, once started: on Python 3.11 each asyncio.get_running_loop() and
-        # current_task() without it is a getpid() system call, four a request otherwise.
+        # The loop once started: each asyncio.get_running_loop() (and current_task() without a
+        # loop) is a getpid() system call on Python 3.11.
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.ServerRunner | None = None
         self._site: web.TCPSite | None = None
@@ -231,31 +229,31 @@ class ProxyServer:
                 log.warning("could not follow a change of %s (%s)", ", ".join(sorted(changed)), exc)
 
     async def _every_second(self) -> None:
-        with contextlib.closing(StatusFile(self.home)) as status_file:    # one thread; idle: not every second
-            while True:
-                await asyncio.sleep(FLUSH_INTERVAL)
-                self.forwarder.cut_overdue()
-                if self.chain.pending():
-                    try:
-                        await status_file.run(self.chain.flush)
-                    except Exception as exc:
-                        log.warning("request counts not written yet (%s); will retry", exc)
-                try:                      # proxy restore / pin / unpin, asked by file
-                    self.answers.extend(await control.take(self.home, self.port, self.chain, self.clock))
-                except Exception as exc:  # the proxy serves on; the asker times out and says so
-                    log.warning("could not take control requests (%s)", exc)
-                if self.chain.headroom.pending:
-                    await status_file.run(self.chain.headroom.flush)     # never raises; at most once a second
-                self._log_notices()
-                # Built on the loop, which owns the counters; serialised and written off it.
-                # Shielded: a stop() that cancels this task waits for the write to land, so it
-                # never lands after the final "stopped" status.
-                self._status_write = status_file.write(self.status())
+        status_file = StatusFile(self.home)      # written when it says something new (and a heartbeat)
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL)
+            self.forwarder.cut_overdue()
+            if self.chain.pending():
                 try:
-                    await asyncio.shield(self._status_write)
-                    self._status_problem = None
+                    await run_blocking(self.chain.flush)
                 except Exception as exc:
-                    self._status_failed(exc)
+                    log.warning("request counts not written yet (%s); will retry", exc)
+            try:                      # proxy restore / pin / unpin, asked by file
+                self.answers.extend(await control.take(self.home, self.port, self.chain, self.clock))
+            except Exception as exc:  # the proxy serves on; the asker times out and says so
+                log.warning("could not take control requests (%s)", exc)
+            if self.chain.headroom.pending:
+                await run_blocking(self.chain.headroom.flush)     # never raises; at most once a second
+            self._log_notices()
+            # Built on the loop, which owns the counters; serialised and written off it.
+            # Shielded: a stop() that cancels this task waits for the write to land, so it
+            # never lands after the final "stopped" status.
+            self._status_write = asyncio.ensure_future(status_file.write(self.status()))
+            try:
+                await asyncio.shield(self._status_write)
+                self._status_problem = None
+            except Exception as exc:
+                self._status_failed(exc)
 
     def _status_failed(self, exc: Exception) -> None:
         text = str(exc)
@@ -388,15 +386,7 @@ async def serve(server: ProxyServer, *, on_ready: Callable[[ProxyServer], None] 
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     await server.start()
-    # What start-up made lives as long as the process: keep it out of the cyclic GC's full
-    # collections, which otherwise walk it all and stalled every in-flight request for
-    # ~17 ms every few seconds under load.
-    gc.freeze()
-    # A request's objects mostly die young by their counts; what sets off a young collection
-    # is the objects alive across the 16 or so requests in flight, each such collection
-    # costing some 0.3 ms. A higher threshold leaves them to the few that matter: the CPU of
-    # 16 requests at once fell from 7.4 us to under 0.5 us a request (docs/proxy.md).
-    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
+    settle_gc()
     if on_ready is not None:
         try:
             on_ready(server)

@@ -71,7 +71,7 @@ def test_control_one_shared_thread_makes_the_first_call_wait_in_vain() -> None:
 
 
 def test_a_free_thread_ends_after_its_idle_time() -> None:
-    w = Workers(idle_exit=0.5)
+    w = Workers(idle_exit=2.0)
     done = threading.Event()
     w.submit(done.set, "t")
     assert done.wait(10)
@@ -92,3 +92,26 @@ def test_run_blocking_returns_the_value_and_raises_the_error() -> None:
         return value, "none"
 
     assert asyncio.run(main()) == (5, "ZeroDivisionError")
+
+
+def _gc_after(code: str) -> list[str]:
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", "import gc\nfrom store.proxy import loop\n" + code +
+                          "\nprint(gc.get_threshold()[0], gc.get_freeze_count() > 0)"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout.split()
+
+
+def test_a_serving_proxy_raises_the_young_gc_threshold_and_freezes_its_start_up() -> None:
+    """serve() calls settle_gc once started (bench/bench_proxy_gc.py measures why)."""
+    assert _gc_after("loop.settle_gc()") == [str(loop_young()), "True"]
+
+
+def test_control_without_it_pythons_threshold_stays() -> None:
+    assert _gc_after("") == ["700", "False"]
+
+
+def loop_young() -> int:
+    from store.proxy.loop import GC_YOUNG
+    return GC_YOUNG

@@ -20,7 +20,6 @@ import asyncio
 import json
 import os
 import random
-import threading
 from typing import Any
 
 import httpx
@@ -75,12 +74,7 @@ def test_a_nan_is_still_refused() -> None:
 
 
 def _written(sf: StatusFile, doc: dict[str, Any]) -> None:
-    sf._done(_Done(), None, None, doc)
-
-
-class _Done:
-    def done(self) -> bool:
-        return True
+    sf.written(doc)
 
 
 def test_due_only_when_the_document_says_something_new() -> None:
@@ -259,34 +253,23 @@ def test_the_request_log_lines_are_the_reference_ones_and_fresh_each_time() -> N
     assert RequestLog(lambda: NOW)._shown == {}
 
 
-def test_the_tasks_thread_runs_its_jobs_in_order_on_one_thread_and_hands_back_errors(tmp_home: Home) -> None:
-    async def main() -> tuple[list[Any], set[int], str]:
+def test_a_write_that_fails_is_not_taken_as_what_the_file_says(tmp_home: Home, monkeypatch) -> None:
+    """A write that raised leaves the next document due (the file may not say it); one that
+    landed makes the same document not due."""
+    async def main() -> tuple[bool, bool]:
         sf = StatusFile(tmp_home)
-        seen: list[Any] = []
-        threads: set[int] = set()
+        real = stats.write_status
 
-        def job(x: Any) -> Any:
-            threads.add(threading.get_ident())
-            seen.append(x)
-            return x * 2
+        def refused(home: Home, status: dict[str, Any]) -> None:
+            raise OSError("disk full")
 
-        def boom() -> None:
-            raise ValueError("no lock")
-
-        try:
-            got = [await sf.run(job, i) for i in range(3)]
-            assert got == [0, 2, 4]
-            with pytest.raises(ValueError, match="no lock"):
-                await sf.run(boom)
+        monkeypatch.setattr(stats, "write_status", refused)
+        with pytest.raises(OSError, match="disk full"):
             await sf.write(_doc(port=1))
-            assert status_path(tmp_home, 1).exists()
-            first = sf.run(job, 10)
-            second = sf.run(job, 11)          # after the first, on the same thread
-            await asyncio.gather(first, second)
-            return seen, threads, sf._thread.name if sf._thread else ""
-        finally:
-            sf.close()
+        after_failure = sf.due(_doc(NOW + 1, port=1))
+        monkeypatch.setattr(stats, "write_status", real)
+        await sf.write(_doc(port=1))
+        assert status_path(tmp_home, 1).exists()
+        return after_failure, sf.due(_doc(NOW + 1, port=1))
 
-    seen, threads, name = asyncio.run(main())
-    assert seen == [0, 1, 2, 10, 11] and len(threads) == 1 and threading.get_ident() not in threads
-    assert name == "proxy-tick"
+    assert asyncio.run(main()) == (True, False)

@@ -1,6 +1,6 @@
 """How the proxy's periodic task writes its status file (:mod:`store.proxy.observing.stats`):
-on one thread kept for the task (its other blocking calls run there too), and only when the
-document says something new.
+only when the document says something new, off the loop on the proxy's blocking-call
+threads (:mod:`store.proxy.offloop`, reused while free).
 
 Apart from :mod:`~store.proxy.observing.stats` because the CLI's verbs read status files
 through that one and load no event loop or thread machinery at start-up.
@@ -8,32 +8,18 @@ through that one and load no event loop or thread machinery at start-up.
 
 from __future__ import annotations
 
-import asyncio
-import queue
-import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from store.paths import Home
 from store.proxy.observing import stats
 from store.proxy.observing.stats import HEARTBEAT
+from store.proxy.offloop import run_blocking
 
 _MISSING = object()
-T = TypeVar("T")
-
-
-Job = tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...], dict[str, Any] | None]   # future, call, document
 
 
 class StatusFile:
-    """How the proxy's periodic task writes its status file (event loop side; :meth:`close`
-    when the task ends).
-
-    On one thread of its own, started with the first job, which runs the task's other
-    blocking calls too (:meth:`run`: the write-behind of the request counts), one after the
-    other as the task awaits them: handing it a job costs a fraction of starting a thread for
-    each (``run_blocking``: some 200 µs of CPU a time here, as much as encoding the
-    document). A daemon: it never holds the process.
+    """How the proxy's periodic task writes its status file (event loop side).
 
     Only when due: an idle proxy's document says the same thing second after second, only
     ``updated_at`` moves. It is written when anything else changed, when it shows an
@@ -49,8 +35,6 @@ class StatusFile:
         self.heartbeat = heartbeat
         self._said: dict[str, Any] | None = None     # the last document written, but its updated_at
         self._at: float | None = None
-        self._jobs: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
 
     def due(self, status: dict[str, Any]) -> bool:
         """True when *status* must be written: it says something the file does not."""
@@ -61,55 +45,16 @@ class StatusFile:
             return True
         return any(k != "updated_at" and said.get(k, _MISSING) != v for k, v in status.items())
 
-    def write(self, status: dict[str, Any]) -> asyncio.Future[None]:
-        """Write *status* (:func:`~store.proxy.observing.stats.write_status`) on the thread
-        when :meth:`due`, else a future already done; the future says how it went."""
-        if self.due(status):
-            return self._put(stats.write_status, (self.home, status), status)
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        fut.set_result(None)
-        return fut
-
-    def run(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-        """*fn(*args)* on the thread, after the jobs handed to it before; its exception is the future's."""
-        return self._put(fn, args, None)
-
-    def close(self) -> None:
-        """The thread ends once the jobs handed to it are done."""
-        if self._thread is not None:
-            self._jobs.put(None)
-            self._thread = None
-
-    def _put(self, fn: Callable[..., Any], args: tuple[Any, ...], status: dict[str, Any] | None) -> asyncio.Future[Any]:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[Any] = loop.create_future()
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, args=(loop,), name="proxy-tick", daemon=True)
-            self._thread.start()
-        self._jobs.put((fut, fn, args, status))
-        return fut
-
-    def _done(self, fut: asyncio.Future[Any], value: Any, error: BaseException | None,
-              status: dict[str, Any] | None) -> None:
-        if status is not None and error is None:     # what the file says now (before the task hears)
-            at = status.get("updated_at")
-            self._at = at if isinstance(at, (int, float)) else None
-            self._said = {k: v for k, v in status.items() if k != "updated_at"}
-        if fut.done():
+    async def write(self, status: dict[str, Any]) -> None:
+        """Write *status* (:func:`~store.proxy.observing.stats.write_status`) off the loop
+        when :meth:`due`; its error is raised here, and the file is then not taken as saying it."""
+        if not self.due(status):
             return
-        if error is None:
-            fut.set_result(value)
-        else:
-            fut.set_exception(error)
+        await run_blocking(stats.write_status, self.home, status)
+        self.written(status)
 
-    def _run(self, loop: asyncio.AbstractEventLoop) -> None:
-        while (job := self._jobs.get()) is not None:
-            fut, fn, args, status = job
-            try:
-                value, error = fn(*args), None
-            except BaseException as exc:     # handed to the awaiting task, never lost
-                value, error = None, exc
-            try:
-                loop.call_soon_threadsafe(self._done, fut, value, error, status)
-            except RuntimeError:
-                pass                         # the loop is gone: the proxy stopped without it
+    def written(self, status: dict[str, Any]) -> None:
+        """*status* is what the file says now."""
+        at = status.get("updated_at")
+        self._at = at if isinstance(at, (int, float)) else None
+        self._said = {k: v for k, v in status.items() if k != "updated_at"}

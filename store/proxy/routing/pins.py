@@ -124,10 +124,7 @@ class Pins:
         conversation is not even named (the forwarder asks once a request)."""
         if not self.settings().enabled:
             return False
-        for got in self.strategies().values():       # a loop, not any() over a generator
-            if _rotating(got):
-                return True
-        return False
+        return any(_rotating(got) for got in self.strategies().values())
 
     def ready(self, pool: str, want: Any) -> None:
         """Work out *want*'s conversation now (the body parsed, the digest taken), before the
