@@ -48,14 +48,13 @@ SCENARIOS = ("bench", "actual", "flat", "tiered")
 def worker(tree: Path, answers: int, batch: int) -> None:
     """Rounds on request: a scenario's name on stdin, one JSON line of its figures out."""
     sys.path.insert(0, str(tree))
+    import store
     from store.dialects.readings import Usage
     from store.proxy.observing.metrics import UsageCounters
     from store.usage.cost import Pricer
     from store.usage.feed import UsageFeed
     from store.usage.ledger import Ledger, ledger_path
     from store.usage.tally import Tally
-
-    import store
     assert Path(store.__file__).resolve().is_relative_to(tree.resolve()), store.__file__
 
     def usages(name: str) -> tuple[str, str, list]:
