@@ -13,8 +13,8 @@
 
 from __future__ import annotations
 
+import functools
 import math
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
@@ -22,6 +22,11 @@ from typing import Any
 
 from genai_prices import Usage as TableUsage
 from genai_prices import calc_price
+from genai_prices.data_units import unit_data
+from genai_prices.decompose import is_descendant_or_self
+from genai_prices.types import ModelPrice, TieredPrices
+from genai_prices.units import UnitRegistry
+from genai_prices.validation import validate_priced_units
 
 from store.dialects.readings import Usage
 from store.usage.money import SETTINGS_VERSION, prices_version
@@ -208,22 +213,38 @@ class Exact:
         return total
 
 
+@functools.cache
+def _units() -> UnitRegistry:
+    """The table's unit registry (as genai-prices builds its own), made once."""
+    return UnitRegistry(unit_data)
+
+
+def _valid(price: object) -> bool:
+    """A price the table takes: a finite Decimal >= 0, or tiers of such from starts (ints
+    >= 0) that never go down (what its calc_price checks on every call)."""
+    if isinstance(price, TieredPrices):
+        starts = [t.start for t in price.tiers]
+        return _valid(price.base) and all(type(s) is int and s >= 0 for s in starts) \
+            and starts == sorted(starts) and all(_valid(t.price) for t in price.tiers)
+    return isinstance(price, Decimal) and price.is_finite() and price >= 0
+
+
 def exact_plan(found: Any) -> Exact | None:
     """The :class:`Exact` plan of the table price *found*, or None when it cannot be one
-    (anything the table would refuse or infer beyond the four counts: its ``calc_price``
-    then prices, or refuses, each answer itself)."""
+    (anything the table would refuse, warn of or infer beyond the four counts: its
+    ``calc_price`` then prices, or refuses, each answer itself)."""
     try:
-        from genai_prices.decompose import is_descendant_or_self
-        from genai_prices.types import ModelPrice, TieredPrices, _collect_resolved_model_prices
-        from genai_prices.units import _get_registry
-        from genai_prices.validation import validate_priced_units
-
         if type(found) is not ModelPrice:
             return None
-        registry = _get_registry()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            resolved = _collect_resolved_model_prices(found, registry)
+        registry = _units()
+        # The priced units in the order the table takes them (the price's own attributes).
+        resolved = []
+        for key, price in vars(found).items():
+            if key.startswith("_") or price is None:
+                continue
+            if not _valid(price):
+                return None
+            resolved.append((registry.unit_for_price_key(key), price))      # KeyError: not a unit it knows
         validate_priced_units(tuple(unit for unit, _ in resolved), registry)
         # A unit priced beyond the four counts is read as 0 unless the table would infer it
         # (or refuse to) from them: ask it with all four set (fewer set: 0 all the more).
@@ -251,10 +272,9 @@ def exact_plan(found: Any) -> Exact | None:
                 base, tiers = price.base, tuple((t.start, t.price) for t in reversed(price.tiers))
             else:
                 base, tiers = price, ()
-            if not isinstance(base, Decimal) or type(unit.per) is not int \
-                    or not all(type(s) is int and isinstance(p, Decimal) for s, p in tiers):
+            if type(unit.per) is not int:
                 return None
             terms.append((*coef, base, tiers, unit.per))          # type: ignore[arg-type]
         return Exact(tuple(terms))
-    except (ImportError, AttributeError, LookupError, ValueError, TypeError, ArithmeticError):
+    except (AttributeError, LookupError, ValueError, TypeError, ArithmeticError):
         return None
