@@ -192,3 +192,24 @@ def test_a_tiered_price_is_priced_by_its_plan_not_by_calc_price(monkeypatch) -> 
         p.cost("anthropic", "claude-sonnet-4-5", odd)
     monkeypatch.undo()
     assert p.cost("anthropic", "claude-sonnet-4-5", odd) == cost.Cost(None, UNKNOWN)
+
+
+def test_a_price_the_table_would_refuse_or_warn_of_has_no_plan() -> None:
+    """Left to calc_price, which refuses (unknown) or warns of it: the plan never prices
+    what the table would not (control: the same price made valid has a plan)."""
+    from decimal import Decimal
+
+    from genai_prices.types import ModelPrice, Tier, TieredPrices
+
+    d = Decimal
+    good = ModelPrice(input_mtok=d(1), output_mtok=d(2))
+    assert cost.exact_plan(good) is not None
+    for bad in (ModelPrice(input_mtok=d(-1), output_mtok=d(2)), ModelPrice(input_mtok=d("NaN"), output_mtok=d(2)),
+                ModelPrice(input_mtok=d(1), output_mtok=d(2), bogus_mtok=d(1)),
+                ModelPrice(input_mtok=TieredPrices(d(1), [Tier(-1, d(2))]), output_mtok=d(2)),
+                ModelPrice(cache_read_mtok=d(1)),       # a cache read without the input price above it
+                ModelPrice(input_mtok=1.0, output_mtok=d(2))):
+        assert cost.exact_plan(bad) is None, bad
+    tiers = ModelPrice(input_mtok=TieredPrices(d(1), [Tier(100, d(2)), Tier(200, d(3))]), output_mtok=d(2))
+    plan = cost.exact_plan(tiers)
+    assert plan is not None and _agrees(plan, tiers, Usage(150, 7)) and _agrees(plan, tiers, Usage(250, 7))
