@@ -27,6 +27,7 @@ log = logging.getLogger("hermes_admin.usage")
 Listener = Callable[[Spent], object]
 QUEUE_CAP = 100_000
 WAIT = 0.25
+_NOTHING = Usage()       # an answer that said nothing (frozen: one serves them all)
 
 
 class UsageFeed:
@@ -76,12 +77,10 @@ class UsageFeed:
         """The :class:`Spent` of one queued answer: its usage, priced."""
         at, pool, row_id, fp, usage, model, endpoint, route, oauth, partial = item
         c = self.pricer.cost(pool, model, usage, oauth=oauth)
-        u = usage or Usage()
-        return Spent(at, pool, row_id, fp, model=model, endpoint=endpoint, route=route,
-                     input_tokens=u.input_tokens, output_tokens=u.output_tokens,
-                     cache_read_tokens=u.cache_read_tokens, cache_write_tokens=u.cache_write_tokens,
-                     reasoning_tokens=u.reasoning_tokens, cost_usd=c.usd, cost_status=c.status,
-                     prices_version=c.version, partial=partial)
+        u = usage or _NOTHING
+        return Spent(at, pool, row_id, fp, model, endpoint, route, u.input_tokens, u.output_tokens,
+                     u.cache_read_tokens, u.cache_write_tokens, u.reasoning_tokens, c.usd, c.status, c.version,
+                     partial)
 
     def wait_idle(self, timeout: float) -> bool:
         """Whether every queued answer reached the listeners within *timeout* seconds."""
@@ -108,10 +107,13 @@ class UsageFeed:
                 self._thread.start()
 
     def _run(self) -> None:
+        listeners: tuple[Listener, ...] = ()
         while True:
             self._wake.wait(WAIT)
             self._wake.clear()
             while self._queue:
+                if len(listeners) != len(self.listeners):    # one listens: from its next answer on
+                    listeners = tuple(self.listeners)
                 try:
                     item = self._queue.popleft()
                 except IndexError:
@@ -122,7 +124,7 @@ class UsageFeed:
                     self.notice(f"usage feed: an answer could not be priced ({type(exc).__name__}: {exc})")
                     continue
                 self.fed += 1
-                for fn in list(self.listeners):
+                for fn in listeners:
                     try:
                         fn(s)
                     except Exception as exc:

@@ -77,7 +77,7 @@ def known_cost(spent: Spent) -> float | None:
     """The dollars *spent* counts against a budget: its cost when known (actual or
     estimated), finite and not negative; else None."""
     cost = spent.cost_usd
-    if spent.cost_status not in KNOWN or isinstance(cost, bool) or not isinstance(cost, int | float):
+    if spent.cost_status not in KNOWN or isinstance(cost, bool) or not isinstance(cost, (int, float)):
         return None
     return float(cost) if math.isfinite(cost) and cost >= 0 else None
 
@@ -98,6 +98,7 @@ class Tally:
         # the day read on; valid while that day is today (_before_span: first day of the month, today)
         self._before: dict[tuple[str, str | None], float] = {}
         self._before_span: tuple[int, int] | None = None
+        self._month_of_day: tuple[int | None, int] = (None, 0)     # the last day added to, and its month
         self.version = 0        # bumped by every change: a reader may keep what it worked out until then
         self._generations: dict[str, int] = {}     # pool -> its own change counter (see generation())
         self.notices: list[str] = []
@@ -114,23 +115,35 @@ class Tally:
     def add(self, pool: str, row_id: str | None, cost: float, at: float, *, owed: bool = True) -> None:
         """Add *cost* dollars to *row_id*'s and *pool*'s day and month at *at* (*owed*: also
         to what this host owes the fleet's counters)."""
-        day, month = (DAY, day_of(at)), (MONTH, month_of(at))
+        d = day_of(at)
+        known = self._month_of_day            # (day, its month): a month is asked of gmtime once a day
+        if known[0] == d:
+            m = known[1]
+        else:
+            m = month_of(at)
+            self._month_of_day = (d, m)
+        day, month = (DAY, d), (MONTH, m)
         with self._lock:
             self.version += 1
-            self._bump(pool)
+            self._generations[pool] = self._generations.get(pool, 0) + 1
             for key in ((pool, None), (pool, row_id)) if row_id is not None else ((pool, None),):
-                got = self._spent.setdefault(key, {})
-                for p in (day, month):
-                    got[p] = got.get(p, 0.0) + cost
+                got = self._spent.get(key)
+                if got is None:
+                    got = self._spent[key] = {}
+                got[day] = got.get(day, 0.0) + cost
+                got[month] = got.get(month, 0.0) + cost
                 if len(got) > 2:         # a new day or month: the older ones are no longer asked for
                     newest = {kind: max(n for k, n in got if k == kind) for kind, _n in got}
                     for old in [p for p in got if p[1] < newest[p[0]]]:
                         del got[old]
             if row_id is not None:
-                self._rows_of.setdefault(pool, set()).add(row_id)
-            if owed and row_id is not None:
-                k = (pool, row_id, day[1])
-                self._owed[k] = self._owed.get(k, 0.0) + cost
+                rows = self._rows_of.get(pool)
+                if rows is None:
+                    rows = self._rows_of[pool] = set()
+                rows.add(row_id)
+                if owed:
+                    k = (pool, row_id, d)
+                    self._owed[k] = self._owed.get(k, 0.0) + cost
 
     def _bump(self, pool: str) -> None:
         self._generations[pool] = self._generations.get(pool, 0) + 1

@@ -148,26 +148,42 @@ TOKEN_FIELDS = (("input", "input_tokens"), ("output", "output_tokens"), ("cache_
 class UsageCounters:
     """The two per-credential counters, a listener of the proxy's usage feed
     (:class:`store.usage.feed.UsageFeed`, on its thread); the credential is the row id,
-    never a secret. :meth:`snapshot` is the status document's ``usage_totals``."""
+    never a secret. :meth:`snapshot` is the status document's ``usage_totals``.
+
+    Per answer: one lookup of the credential's five token sums (a list, a kind None until
+    it first counts) and one of its cost; the ``[pool, credential, kind, n]`` entries are
+    made at :meth:`snapshot`, each kind in the order it first counted."""
 
     def __init__(self) -> None:
-        self.tokens: dict[tuple[str, str, str], int] = {}
+        self._tokens: dict[tuple[str, str], list[int | None]] = {}     # (pool, credential) -> sums by kind
+        self._order: list[tuple[str, str, str, list[int | None], int]] = []   # each kind as it first counted
         self.cost: dict[tuple[str, str, str], float] = {}
 
     def __call__(self, spent: Any) -> None:
-        cred = spent.row_id or "-"
-        for kind, name in TOKEN_FIELDS:
-            n = getattr(spent, name)
+        key = (spent.pool, spent.row_id or "-")
+        sums = self._tokens.get(key)
+        if sums is None:
+            sums = self._tokens[key] = [None, None, None, None, None]
+        for i, n in enumerate((spent.input_tokens, spent.output_tokens, spent.cache_read_tokens,
+                               spent.cache_write_tokens, spent.reasoning_tokens)):
             if n:
-                key = (spent.pool, cred, kind)
-                self.tokens[key] = self.tokens.get(key, 0) + n
-        if spent.cost_usd is not None:
-            key = (spent.pool, cred, spent.cost_status)
-            self.cost[key] = self.cost.get(key, 0.0) + spent.cost_usd
+                was = sums[i]
+                sums[i] = n if was is None else was + n
+                if was is None:        # listed after its sum is set: a snapshot never sees None
+                    self._order.append((key[0], key[1], TOKEN_FIELDS[i][0], sums, i))
+        usd = spent.cost_usd
+        if usd is not None:
+            ck = (key[0], key[1], spent.cost_status)
+            self.cost[ck] = self.cost.get(ck, 0.0) + usd
+
+    @property
+    def tokens(self) -> dict[tuple[str, str, str], int]:
+        """Tokens by (pool, credential, kind), each kind that counted."""
+        return {(pool, cred, kind): sums[i] for pool, cred, kind, sums, i in self._order[:]}   # type: ignore[misc]
 
     def snapshot(self) -> dict[str, Any]:
-        tokens, cost = list(self.tokens.items()), list(self.cost.items())     # one C call each: no lock
-        return {"tokens": [[*k, n] for k, n in tokens[:MAX_SERIES * 8]],
+        order, cost = self._order[:MAX_SERIES * 8], list(self.cost.items())     # one C call each: no lock
+        return {"tokens": [[pool, cred, kind, sums[i]] for pool, cred, kind, sums, i in order],
                 "cost_usd": [[*k, v] for k, v in cost[:MAX_SERIES * 4]]}
 
 Sample = tuple[int, tuple[str, ...], Any]     # (spec index, label values, value or Histo)
