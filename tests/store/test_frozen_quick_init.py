@@ -17,8 +17,9 @@ from store.agent.outcomes import Selection, Verdict
 from store.dialects.dialect import Credential
 from store.dialects.readings import Usage
 from store.frozen import quick_init
+from store.usage.record import Spent
 
-CLASSES = [Verdict, Usage, Selection, Credential]
+CLASSES = [Verdict, Usage, Selection, Credential, Spent]
 VALUE = st.none() | st.booleans() | st.integers(-5, 10**9) | st.floats(allow_nan=False) | st.text(max_size=8) \
     | st.tuples()
 

@@ -1,5 +1,5 @@
 """The usage feed's per-answer work made cheaper without changing what it gives: the
-:class:`Spent` constructor written out, the Prometheus counters' sums per credential, the
+:class:`Spent` constructor (store.frozen.quick_init), the Prometheus counters' sums per credential, the
 tally's month asked once a day, the feed's listeners taken once a batch."""
 
 from __future__ import annotations
