@@ -28,29 +28,34 @@ def _one_request(log: RequestLog, seen: list) -> int:
         requests.judged(OK)
 
     async def main() -> int:
-        loop = asyncio.get_running_loop()
-        calls: list[object] = []
-        real = loop.call_soon
-
-        def counted(fn, *args, **kw):
-            calls.append(fn)
-            return real(fn, *args, **kw)
-
-        loop.call_soon = counted          # type: ignore[method-assign]
-        try:
+        def begun() -> list:
             trace = log.begin("r-1", "/v1/chat/completions")
-            relay.after_write(verdict, "judged")
-            log.finish(trace, 200)
-            scheduled = len(calls)       # before this task's own wake-ups count
-            for _ in range(100):         # bounded: the line is in on the next turn
-                if not log.pending:
-                    break
-                await asyncio.sleep(0)
-            return scheduled
-        finally:
-            del loop.call_soon
+            relay.after_write(verdict, "judged")       # counted: a relay's own callback would be
+            return [trace]
+
+        return await _callbacks_to_finish(log, begun)
 
     return asyncio.run(main())
+
+
+async def _callbacks_to_finish(log: RequestLog, traces) -> int:
+    """Finish *traces* (a list, or what makes it) in this turn: the loop callbacks that took
+    (before this task's own wake-ups count); then wait (bounded) for their lines."""
+    loop = asyncio.get_running_loop()
+    calls: list[object] = []
+    real = loop.call_soon
+    loop.call_soon = lambda fn, *a, **k: (calls.append(fn), real(fn, *a, **k))[1]  # type: ignore[method-assign]
+    try:
+        for trace in traces() if callable(traces) else traces:
+            log.finish(trace, 200)
+        scheduled = len(calls)
+    finally:
+        del loop.call_soon
+    for _ in range(100):         # bounded: the lines are in on the next turn
+        if not log.pending:
+            break
+        await asyncio.sleep(0)
+    return scheduled
 
 
 def test_the_verdict_rides_in_the_request_logs_one_callback() -> None:
@@ -91,28 +96,12 @@ def _sixteen_in_one_turn(log: RequestLog, seen: list) -> int:
         requests.judged(OK)
 
     async def main() -> int:
-        loop = asyncio.get_running_loop()
-        calls: list[object] = []
-        real = loop.call_soon
-
         async def one(i: int):
             trace = log.begin(f"r-{i}", "/v1/chat/completions")
             relay.after_write(verdict, f"r-{i}")
             return trace
 
-        traces = [await asyncio.create_task(one(i)) for i in range(16)]
-        loop.call_soon = lambda fn, *a, **k: (calls.append(fn), real(fn, *a, **k))[1]  # type: ignore[method-assign]
-        try:
-            for trace in traces:
-                log.finish(trace, 200)
-            scheduled = len(calls)
-            for _ in range(100):
-                if not log.pending:
-                    break
-                await asyncio.sleep(0)
-            return scheduled
-        finally:
-            del loop.call_soon
+        return await _callbacks_to_finish(log, [await asyncio.create_task(one(i)) for i in range(16)])
 
     return asyncio.run(main())
 
