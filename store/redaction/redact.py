@@ -56,10 +56,11 @@ _runtime: set[str] = set()
 
 _TOKEN = r"[A-Za-z0-9._~+/=\-]"
 _GAP = r"(?:[\s\"'=:]|\\x[0-9a-fA-F]{2}|\\[0rnt])*"      # separators, and escapes a quoted line shows
-# A credential after a header name and ``:``/``=`` (or a scheme), or after a bare scheme when
-# it holds a digit ("the bearer of bad news" stays); never a fingerprint (``…``) or a mask.
+# A credential after a header name and ``:``/``=`` (or a scheme; the name may close a quote, as
+# in a dict's repr or JSON), or after a bare scheme when it holds a digit ("the bearer of bad
+# news" stays); never a fingerprint (``…``) or a mask.
 _AUTH_VALUE = re.compile(
-    r"(?i)((?:\b(?:proxy-)?authorization|\bx-api-key)(?:\s*[:=]|\s+(?=(?:bearer|basic|token)\b)|\\x[0-9a-f]{2})"
+    r"(?i)((?:\b(?:proxy-)?authorization|\bx-api-key)[\"']?(?:\s*[:=]|\s+(?=(?:bearer|basic|token)\b)|\\x[0-9a-f]{2})"
     + _GAP + r"(?:(?:bearer|basic|token)\b" + _GAP + r")?"
     + r"|\b(?:bearer|basic)\b" + _GAP + rf"(?={_TOKEN}*\d))"
     + rf"({_TOKEN}{{8,}})(?![A-Za-z0-9._~+/=\-…*])")

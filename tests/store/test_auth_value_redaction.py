@@ -19,6 +19,7 @@ LINES = [
     "x-api-key: {k}",
     'headers={{"Authorization": "Bearer {k}"}}',
     "proxy-authorization=Basic {k}",
+    "{{'x-api-key': '{k}'}}",
 ]
 
 
@@ -44,3 +45,19 @@ def test_masking_is_idempotent_and_leaves_no_value(line, key) -> None:
 def test_control_without_the_rule_the_value_shows(monkeypatch) -> None:
     monkeypatch.setattr(redact, "mask_auth_values", lambda text: text)
     assert CANARY in Redactor().redact(LINES[1].format(k=CANARY))
+
+
+def test_a_key_with_no_digit_in_a_quoted_header_is_masked() -> None:
+    """Found by the property above: in a dict's repr or JSON the header name closes a quote
+    before its ``:``, and only the bare-scheme rule (a digit in the value) caught it."""
+    for line in ('headers={{"Authorization": "Bearer {k}"}}', "{{'x-api-key': '{k}'}}"):
+        out = Redactor().redact(line.format(k="XXXXXXXX"))
+        assert "XXXXXXXX" not in out, line
+
+
+def test_control_a_name_that_may_not_close_a_quote_leaves_it(monkeypatch) -> None:
+    import re
+    old = re.compile(redact._AUTH_VALUE.pattern.replace("[\\\"']?", "", 1))
+    assert old.pattern != redact._AUTH_VALUE.pattern
+    monkeypatch.setattr(redact, "_AUTH_VALUE", old)
+    assert "XXXXXXXX" in Redactor().redact('headers={"Authorization": "Bearer XXXXXXXX"}')
