@@ -226,7 +226,7 @@ def _door_agrees(check, body: bytes) -> None:
 def test_the_door_check_on_the_model_read_once_refuses_all_the_body_scan_refuses(body: bytes) -> None:
     """The door reads the model once (model_of) and checks that name. It refuses whatever the
     body scan (bad_model without a name, which parses only what looks wrong) refuses, with
-    the same words; beyond that only a name json.loads really reads as bad (a UTF-16 body,
+    the same words; beyond that only a name json.loads really reads as bad (a UTF-16 body without a BOM,
     which the scan for ``"model"`` in bytes never saw)."""
     from store.proxy.edge.door import bad_model
     _door_agrees(bad_model, body)
