@@ -125,7 +125,7 @@ class Tally:
         day, month = (DAY, d), (MONTH, m)
         with self._lock:
             self.version += 1
-            self._generations[pool] = self._generations.get(pool, 0) + 1
+            self._bump(pool)
             for key in ((pool, None), (pool, row_id)) if row_id is not None else ((pool, None),):
                 got = self._spent.get(key)
                 if got is None:

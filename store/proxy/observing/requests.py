@@ -27,9 +27,8 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextvars import ContextVar
-from types import MappingProxyType
 from typing import Any
 
 from store.agent.outcomes import Verdict
@@ -265,23 +264,10 @@ class RequestLog:
         elif kind == "restore_failed":
             self.restore_failures += 1
 
-    # recent()'s dict of each line still in the log, by the line's id (the line kept with it:
-    # its id is not reused meanwhile). Replaced, never changed: the class's empty one is shared.
-    _shown: Mapping[int, tuple[tuple[Any, ...], dict[str, Any]]] = MappingProxyType({})
-
     def recent(self) -> list[dict[str, Any]]:
-        """The last requests, oldest first, as the status file holds them: a fresh dict each,
-        copied from the one built when the line was first shown (a line never changes; the
-        status file shows each some fifty times, once a second)."""
-        shown, kept, out = self._shown, {}, []
-        for line in self.lines:
-            hit = shown.get(id(line))
-            if hit is None or hit[0] is not line:
-                hit = (line, _as_shown(line))
-            kept[id(line)] = hit
-            out.append(hit[1].copy())
-        self._shown = kept
-        return out
+        """The last requests, oldest first, as the status file holds them (fresh dicts: the
+        status file keeps the last document it wrote to compare the next with)."""
+        return [_as_shown(line) for line in self.lines]
 
     def snapshot(self) -> dict[str, Any]:
         """The status file's ``recent_requests``, ``counters`` and ``latency``."""
