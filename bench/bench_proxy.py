@@ -121,24 +121,28 @@ def start_ours(tmp: Path, upstream: str, tree: Path | None = None, extra: tuple[
     return proc, line.split()[3]
 
 
-def start_bare(tmp: Path, upstream: str, loop: str = "asyncio") -> tuple[subprocess.Popen, str]:
-    """bench/bare_proxy.py: the cost of aiohttp alone (the floor for any aiohttp proxy) on *loop*."""
+def start_bare(tmp: Path, upstream: str, loop: str = "asyncio", wrap: tuple[str, ...] = (),
+               ready: float = 20) -> tuple[subprocess.Popen, str]:
+    """bench/bare_proxy.py: the cost of aiohttp alone (the floor for any aiohttp proxy) on *loop*;
+    *wrap*: a command that runs it (``valgrind ...``), given *ready* seconds to listen."""
     port_file = tmp / f"bare-{loop}.port"
-    proc = subprocess.Popen([PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file), loop],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until(lambda: port_file.exists() and port_file.read_text().strip(), 20, "the bare aiohttp passthrough")
+    proc = subprocess.Popen([*wrap, PY, str(ROOT / "bench" / "bare_proxy.py"), upstream + "/api/v1", str(port_file),
+                             loop], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: port_file.exists() and port_file.read_text().strip(), ready, "the bare aiohttp passthrough")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
 
 
-def start_floor(tmp: Path, upstream: str, loop: str = "asyncio", session: str = "ours") -> tuple[subprocess.Popen, str]:
+def start_floor(tmp: Path, upstream: str, loop: str = "asyncio", session: str = "ours", wrap: tuple[str, ...] = (),
+                ready: float = 30) -> tuple[subprocess.Popen, str]:
     """bench/proxy_floor.py (select, attach, forward, judge only) on a home of the bench keys, on
-    *loop*, with the proxy's upstream session or (*session* ``bare``) the passthrough's."""
+    *loop*, with the proxy's upstream session or (*session* ``bare``) the passthrough's; *wrap*
+    and *ready* as for :func:`start_bare`."""
     home = tmp / f"floor-{loop}-{session}"
     bench_home(home, upstream)
     port_file = tmp / f"floor-{loop}-{session}.port"
-    proc = subprocess.Popen([PY, str(ROOT / "bench" / "proxy_floor.py"), str(home), str(port_file), loop, session],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_until(lambda: port_file.exists() and port_file.read_text().strip(), 30, "the floor proxy")
+    proc = subprocess.Popen([*wrap, PY, str(ROOT / "bench" / "proxy_floor.py"), str(home), str(port_file), loop,
+                             session], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_until(lambda: port_file.exists() and port_file.read_text().strip(), ready, "the floor proxy")
     return proc, f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
 
 

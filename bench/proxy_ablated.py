@@ -16,16 +16,31 @@ same rounds. A measurement, never a way to run: without its parts the proxy brea
 - ``headroom``: the in-flight tickets and the answer's rate-limit readings;
 - ``marks``: the route's ``X-Hermes-*`` headers on an answer;
 - ``timeouts``: the upstream's 600 s read bound (each body noted while read, checked once a
-  second: ``store/proxy/edge/upstream.py``), replaced by aiohttp's default (one timer per request).
+  second: ``store/proxy/edge/upstream.py``), replaced by aiohttp's default (one timer per request);
+- ``background``: the once-a-second work (the status file, the count flush, control files),
+  spent per second and not per request: left out where a count per request must not carry it
+  (``bench/bench_proxy_instr.py``, whose requests run some 30 times slower under valgrind).
+
+- ``batching``: not a part taken out: the usage feed's hand-over made :data:`SLOWER` times
+  longer and the ledger's batches half that, so that about as many answers share one as when
+  the proxy runs at full speed (for the count under valgrind, whose requests run that much slower).
+
+``none`` takes nothing out. Run with ``PYTHONPATH`` set (``bench/bench_proxy.py``'s
+``start_ours`` with a tree), it patches that tree's proxy rather than this one's.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+if not os.environ.get("PYTHONPATH"):        # another tree's proxy when one is named
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+SLOWER = 20        # about how much slower a request runs under valgrind's callgrind here
 
 
 def _none(*_a: Any, **_k: Any) -> None:
@@ -34,6 +49,20 @@ def _none(*_a: Any, **_k: Any) -> None:
 
 def ablate(part: str) -> None:
     """Take *part* out of the proxy (module attributes patched before it starts)."""
+    if part == "none":
+        return
+    if part == "background":        # the parts another tree's proxy is measured without or with
+        from store.proxy import server as _server
+
+        _server.FLUSH_INTERVAL = 24 * 3600.0
+        return
+    if part == "batching":
+        from store.proxy.observing import spend as _spend
+        from store.usage import ledger as _ledger
+
+        _spend.BATCH *= SLOWER
+        _ledger.FLUSH_EVERY *= SLOWER / 2     # 5 s: a few hundred rows a batch (a count waits for it)
+        return
     import aiohttp
 
     from store.proxy import forward, server
