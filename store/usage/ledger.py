@@ -42,9 +42,9 @@ def _null(value: None) -> None:
 # A None parameter has no fast path in the sqlite3 module: for each one it looks for an
 # adapter, then for ``__conform__`` on None, whose AttributeError it formats and drops. A row
 # of the ledger binds several (the token counts an answer did not give, a cost not known):
-# about 1 us a row, a quarter of its write (``bench/bench_proxy_instr.py``, "The usage
-# ledger's NULLs"). An adapter for None is found in one dictionary lookup and binds NULL
-# all the same (it changes nothing else: adapters are consulted for parameters only).
+# about 1 us a row, a quarter of its write (``bench/bench_ledger_nulls.py``). An adapter for
+# None is found in one dictionary lookup and binds NULL all the same (it changes nothing
+# else: adapters are consulted for parameters only).
 sqlite3.register_adapter(type(None), _null)
 
 HOURLY_TABLE = """CREATE TABLE IF NOT EXISTS hourly (
