@@ -12,6 +12,8 @@ same rounds. A measurement, never a way to run: without its parts the proxy brea
 - ``usage``: the usage feed and the budgets' tally (``observing/spend.py``);
 - ``redaction``: the answer's headers and the row's token in its body, the stream's hold-back;
 - ``verdict``: a success's verdict and what takes it (breaker, pin, counters, headroom bench);
+- ``takers``: what takes a success's verdict, the verdict itself still worked out as the floor
+  does (``bench/proxy_floor.py``: the readings, and the usage of a body read whole);
 - ``door``: the inbound key and the model name's bound;
 - ``headroom``: the in-flight tickets and the answer's rate-limit readings;
 - ``marks``: the route's ``X-Hermes-*`` headers on an answer;
@@ -85,6 +87,14 @@ def ablate(part: str) -> None:
         sse.StreamRedaction.flush = lambda self: b""
     elif part == "verdict":
         forward.Forwarder._served = _none
+    elif part == "takers":
+        from store.agent.judge import judge_success
+
+        def judged_only(self: Any, attempt: Any, base: str, body: bytes | None = None) -> None:
+            judge_success(self.chain.clock(), attempt.readings, body=body,
+                          dialect=attempt.dialect if body else None, model=attempt.selection.model)
+
+        forward.Forwarder._served = judged_only
     elif part == "door":
         door.bad_model = _none
         door.Door.allowed = lambda self, request, protocol: True

@@ -117,11 +117,12 @@ def test_a_sigkilled_web_server_leaves_no_console_behind(tmp_home: Home, reading
             os.kill(child, signal.SIGKILL)
 
 
-def _bare_child(home: Home, watch: bool) -> subprocess.Popen[bytes]:
+def _bare_child(home: Home, watch: bool, prefix: str = "") -> subprocess.Popen[bytes]:
     """A session's console as textual-serve starts it, its stdin a pipe we hold; *watch*
-    False runs it with the server watch switched off (the code as it was)."""
+    False runs it with the server watch switched off (the code as it was); *prefix*: code
+    run first (an inherited signal disposition)."""
     off = "" if watch else "child.hang_up_with_server = lambda: None; "
-    code = f"import sys; from tui.web import child; {off}sys.exit(child.main(sys.argv[1:]))"
+    code = f"import sys; {prefix}from tui.web import child; {off}sys.exit(child.main(sys.argv[1:]))"
     env = {**os.environ, "TEXTUAL_DRIVER": "textual.drivers.web_driver:WebDriver", "COLUMNS": "80", "ROWS": "24"}
     return subprocess.Popen([sys.executable, "-c", code, "--home", str(home.root), "--remote", "test", "--read-only"],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -149,3 +150,34 @@ def test_negative_control_without_the_watch_the_console_stays(tmp_home: Home) ->
     finally:
         proc.kill()
         proc.wait(timeout=BOUND)
+
+
+NOHUP = "import signal; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
+
+
+@pytest.mark.timeout(90)
+def test_a_console_that_inherits_sighup_ignored_still_ends_with_its_server(tmp_home: Home) -> None:
+    """A server started under nohup: its consoles inherit SIGHUP ignored, and still end when
+    the server's end closes (the console puts SIGHUP back to its default)."""
+    write_store(tmp_home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [make_row("aaaaaa")]}})
+    proc = _bare_child(tmp_home, watch=True, prefix=NOHUP)
+    try:
+        proc.stdin.close()                                   # type: ignore[union-attr]
+        assert wait_for(lambda: proc.poll() is not None, timeout=BOUND)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.timeout(90)
+def test_negative_control_a_console_keeping_the_inherited_ignore_outlives_its_server(tmp_home: Home) -> None:
+    """The check above can fail: with the ignore kept, the hang-up does nothing."""
+    write_store(tmp_home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [make_row("aaaaaa")]}})
+    kept = NOHUP + "import tui.web.child as c; c.hear_hangups = lambda: None; "
+    proc = _bare_child(tmp_home, watch=True, prefix=kept)
+    try:
+        proc.stdin.close()                                   # type: ignore[union-attr]
+        assert not wait_for(lambda: proc.poll() is not None, timeout=5.0)
+    finally:
+        if proc.poll() is None:
+            proc.kill()

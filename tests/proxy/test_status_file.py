@@ -138,8 +138,8 @@ def test_a_running_proxy_builds_each_document_afresh_and_skips_idle_writes(tmp_h
     real = stats.write_status
 
     def counted(home: Home, status: dict[str, Any]) -> None:
-        writes.append(status)
         real(home, status)
+        writes.append(status)     # after the file is written: a wait on the count may read it
 
     monkeypatch.setattr(stats, "write_status", counted)    # the status file's thread writes through it
     with running_proxy(tmp_home, clock=lambda: now[0], watch=False) as p:

@@ -45,6 +45,7 @@ def build_app(args: argparse.Namespace) -> HermesAdminApp:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    hear_hangups()
     watch = hang_up_with_server()
     app = build_app(args)
     try:
@@ -54,6 +55,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if watch is not None:
             watch.stop()
     return int(app.return_code or 0)
+
+
+def hear_hangups() -> None:
+    """SIGHUP back to its default action when this console inherited it ignored: a server
+    started under ``nohup`` (or from a shell that ignores it) keeps running after its operator
+    logs out, as asked, but its sessions' consoles end by SIGHUP (:func:`hang_up_with_server`),
+    and inheriting the ignore made each one outlive its server and its browser tab."""
+    if signal.getsignal(signal.SIGHUP) == signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def hang_up_with_server() -> session_end.HangupWatch | None:
