@@ -56,12 +56,24 @@ def quick_upstream(monkeypatch):
     monkeypatch.setattr(server, "UPSTREAM_TIMEOUT", aiohttp.ClientTimeout(total=None, sock_connect=2, sock_read=1))
 
 
+_HELD: list[socket.socket] = []
+
+
 def _dead_port() -> int:
+    """A port that refuses connections for the rest of the module: bound and not listening,
+    so no other test's server (the other worker's) can take it meanwhile. A port closed again
+    once chosen was once taken by another test's proxy, which answered 404."""
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    _HELD.append(s)
+    return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _release_dead_ports():
+    yield
+    while _HELD:
+        _HELD.pop().close()
 
 
 @pytest.fixture(scope="module")
