@@ -129,27 +129,28 @@ def _bare_child(home: Home, watch: bool, prefix: str = "") -> subprocess.Popen[b
                             env=env, start_new_session=True)
 
 
-def test_the_server_end_closing_ends_a_console_not_yet_drawn(tmp_home: Home) -> None:
-    """No resize ever sent (a stalled client): the app has not mounted, and still ends."""
-    write_store(tmp_home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [make_row("aaaaaa")]}})
-    proc = _bare_child(tmp_home, watch=True)
+def _ends_when_the_server_end_closes(home: Home, watch: bool = True, prefix: str = "",
+                                     within: float = BOUND) -> bool:
+    """A bare console (:func:`_bare_child`) on *home*: whether it ends within *within*
+    seconds of its stdin's other end closing (the server gone). Killed after either way."""
+    write_store(home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [make_row("aaaaaa")]}})
+    proc = _bare_child(home, watch=watch, prefix=prefix)
     try:
         proc.stdin.close()                                   # type: ignore[union-attr]
-        assert wait_for(lambda: proc.poll() is not None, timeout=BOUND)
+        return wait_for(lambda: proc.poll() is not None, timeout=within)
     finally:
         if proc.poll() is None:
             proc.kill()
+        proc.wait(timeout=BOUND)
+
+
+def test_the_server_end_closing_ends_a_console_not_yet_drawn(tmp_home: Home) -> None:
+    """No resize ever sent (a stalled client): the app has not mounted, and still ends."""
+    assert _ends_when_the_server_end_closes(tmp_home)
 
 
 def test_negative_control_without_the_watch_the_console_stays(tmp_home: Home) -> None:
-    write_store(tmp_home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [make_row("aaaaaa")]}})
-    proc = _bare_child(tmp_home, watch=False)
-    try:
-        proc.stdin.close()                                   # type: ignore[union-attr]
-        assert not wait_for(lambda: proc.poll() is not None, timeout=5.0)   # an orphan: still there
-    finally:
-        proc.kill()
-        proc.wait(timeout=BOUND)
+    assert not _ends_when_the_server_end_closes(tmp_home, watch=False, within=5.0)   # an orphan: still there
 
 
 NOHUP = "import signal; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
@@ -159,25 +160,11 @@ NOHUP = "import signal; signal.signal(signal.SIGHUP, signal.SIG_IGN); "
 def test_a_console_that_inherits_sighup_ignored_still_ends_with_its_server(tmp_home: Home) -> None:
     """A server started under nohup: its consoles inherit SIGHUP ignored, and still end when
     the server's end closes (the console puts SIGHUP back to its default)."""
-    write_store(tmp_home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [make_row("aaaaaa")]}})
-    proc = _bare_child(tmp_home, watch=True, prefix=NOHUP)
-    try:
-        proc.stdin.close()                                   # type: ignore[union-attr]
-        assert wait_for(lambda: proc.poll() is not None, timeout=BOUND)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    assert _ends_when_the_server_end_closes(tmp_home, prefix=NOHUP)
 
 
 @pytest.mark.timeout(90)
 def test_negative_control_a_console_keeping_the_inherited_ignore_outlives_its_server(tmp_home: Home) -> None:
     """The check above can fail: with the ignore kept, the hang-up does nothing."""
-    write_store(tmp_home, {"version": 1, "providers": {}, "credential_pool": {"openrouter": [make_row("aaaaaa")]}})
     kept = NOHUP + "import tui.web.child as c; c.hear_hangups = lambda: None; "
-    proc = _bare_child(tmp_home, watch=True, prefix=kept)
-    try:
-        proc.stdin.close()                                   # type: ignore[union-attr]
-        assert not wait_for(lambda: proc.poll() is not None, timeout=5.0)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    assert not _ends_when_the_server_end_closes(tmp_home, prefix=kept, within=5.0)
