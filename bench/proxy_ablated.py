@@ -21,8 +21,7 @@ same rounds. A measurement, never a way to run: without its parts the proxy brea
   second: ``store/proxy/edge/upstream.py``), replaced by aiohttp's default (one timer per request);
 - ``background``: the once-a-second work (the status file, the count flush, control files),
   spent per second and not per request: left out where a count per request must not carry it
-  (``bench/bench_proxy_instr.py``, whose requests run some 30 times slower under valgrind).
-
+  (``bench/bench_proxy_instr.py``, whose requests run some 20 times slower under valgrind);
 - ``batching``: not a part taken out: the usage feed's hand-over made :data:`SLOWER` times
   longer and the ledger's batches half that, so that about as many answers share one as when
   the proxy runs at full speed (for the count under valgrind, whose requests run that much slower).
