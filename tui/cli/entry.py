@@ -125,6 +125,9 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
     if func not in (_run_dashboard, _run_demo):
         args.redactor = edge.redactor       # what the boundary knows: writes audit with it, no second read
+    if func in (_run_dashboard, _run_demo) and (missing := no_terminal()) is not None:
+        _fail(missing)       # before the guard, which may create the home: nothing is written
+        return EXIT_BAD_INPUT
     try:
         guard.check(args, creates_home=func in (_run_dashboard, _run_demo))
         if func in (_run_dashboard, _run_demo):
@@ -150,6 +153,25 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
         if boundary.debug_enabled():
             sys.stderr.write(crash.report(exc, edge.redactor) + "\n")
         return EXIT_FAILURE
+
+
+def no_terminal() -> str | None:
+    """Why the console cannot run here, or None. It reads keys on standard input and draws
+    on standard error (Textual's terminal driver), so both must be terminals: under ``nohup``
+    or with ``2>file`` it would draw into a file, unseen, and fail at its exit. A driver named
+    in ``TEXTUAL_DRIVER`` (the web console's) draws elsewhere: not checked."""
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return None
+    for fd, name, use in ((0, "standard input", "reads keys"), (2, "standard error", "draws")):
+        try:
+            ok = os.isatty(fd)
+        except OSError:
+            ok = False
+        if not ok:
+            return (f"the console needs a terminal, and {name} is not one (it {use} there); run it in a "
+                    "terminal (over SSH: ssh -t), or use a verb (`hermes-admin list`; every verb: "
+                    "`hermes-admin --help`)")
+    return None
 
 
 def _stdout_refused(exc: OSError | None) -> int:
