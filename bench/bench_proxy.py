@@ -3,6 +3,7 @@ vs LiteLLM proxy, in one run, same upstream.
 
     .venv/bin/python bench/bench_proxy.py [--seconds 3] [--rounds 3] [--no-litellm] [--no-nginx]
                                           [--client raw|aiohttp] [--compare TREE]
+                                          [--ablate PART[,PART]]...
 
 One loopback fake provider (``python -m tui.demo.fake_provider``, its own process) serves
 every target, including a bare aiohttp passthrough (``bench/bare_proxy.py``: no pool, no
@@ -26,6 +27,9 @@ median of its rounds: on a shared machine the load changes between two measureme
 rounds (``hermes-admin@ref``; e.g. ``git archive main store tui | tar -x -C /tmp/ref``), and
 each hermes-admin's ratio to the bare passthrough is printed: on a shared machine a
 before/after measured in two runs differs more by the load than by the change.
+``--ablate PART[,PART]`` (repeatable) also measures hermes-admin with those parts of its work
+taken out (``bench/proxy_ablated.py``; a measurement, never a way to run): what its promises
+cost in latency, judged against the passthrough as hermes-admin is.
 
 LiteLLM is installed by this script into ``.cache/litellm-venv`` (``pip install
 'litellm[proxy]'``) and nginx from Debian (``apt-get install nginx-light``, as root); when
@@ -208,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare", type=Path, metavar="TREE",
                     help="also measure the proxy of another source tree (e.g. `git archive main store tui`"
                          " unpacked), interleaved in the same rounds: a before/after on one machine load")
+    ap.add_argument("--ablate", metavar="PART[,PART]", action="append", default=[],
+                    help="also hermes-admin with those parts of its work taken out (bench/proxy_ablated.py; "
+                         "repeatable): what its promises cost in latency")
     args = ap.parse_args(argv)
     global CLIENT
     CLIENT = args.client
@@ -227,6 +234,11 @@ def main(argv: list[str] | None = None) -> int:
             ref, ref_url = start_ours(tmp, upstream, args.compare.resolve())
             procs.append(ref)
             targets["hermes-admin@ref"] = (ref_url, "any-bearer")
+        for i, parts in enumerate(args.ablate):    # hermes-admin with promises taken out (a measurement only)
+            abl, abl_url = start_ours(tmp, upstream, name=f"ablated{i}",
+                                      wrap=[PY, str(ROOT / "bench" / "proxy_ablated.py"), parts])
+            procs.append(abl)
+            targets[f"hermes-admin without {parts}"] = (abl_url, "any-bearer")
         if args.floor:      # the necessary work alone: whether a pool proxy can meet the goal here at all
             floor, floor_url = start_floor(tmp, upstream)
             procs.append(floor)
