@@ -65,12 +65,14 @@ def argv_secrets(argv: Sequence[str]) -> list[str]:
 
 
 def _opt(argv: Sequence[str], name: str) -> str | None:
+    """The value of option *name* on *argv* as argparse takes it: the last one given."""
+    found = None
     for i, token in enumerate(argv):
         if token == name and i + 1 < len(argv):
-            return argv[i + 1]
-        if token.startswith(name + "="):
-            return token[len(name) + 1:]
-    return None
+            found = argv[i + 1]
+        elif token.startswith(name + "="):
+            found = token[len(name) + 1:]
+    return found
 
 
 def redactor_for(argv: Sequence[str]) -> redact.Redactor:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from store.errors import EXIT_BAD_INPUT, BadInput
 from store.ops import bounds
@@ -66,7 +66,13 @@ AddCommon = Callable[[argparse.ArgumentParser], None]
 
 class Parser(argparse.ArgumentParser):
     """Usage errors are exit 2; the redaction boundary (boundary.py) fingerprints any key
-    in them, so ordinary words such as ``restore-backup`` print as they are."""
+    in them, so ordinary words such as ``restore-backup`` print as they are. No abbreviated
+    options (``--hom``): the boundary reads ``--home`` off the command line before argparse
+    does, to know the home's secrets, and must find the home argparse uses."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
