@@ -129,6 +129,9 @@ def test_remove_renumbers_and_records_audit(capsys, two_keys):
     (["add", "Open Router", "--api-key", "sk-x-abcdefghijklmnop"], "POOL"),
     (["add", "openrouter", "--api-key", "sk-x-abcdefghijklmnop", "--base-url", "ftp://x"], "--base-url"),
     (["strategy", "openrouter", "quota_aware"], "STRATEGY"),
+    (["list", ""], "POOL: is empty"),            # never "no credential pools yet" for a full store
+    (["list", "   ", "--json"], "POOL: is empty"),
+    (["reset", "", "main"], "POOL: is empty"),
 ])
 def test_bad_input_names_the_argument_exits_2_and_writes_nothing(capsys, two_keys, argv, field):
     before = two_keys.auth.read_bytes()

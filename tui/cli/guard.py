@@ -70,6 +70,10 @@ def check(args: argparse.Namespace, *, creates_home: bool = False) -> None:
     if isinstance(target, str) and not target.strip():
         raise BadInput("TARGET", "is empty; name a credential by id, label or #index "
                        "(leave TARGET out to mean the whole pool)")
+    pool = getattr(args, "pool", None)
+    if isinstance(pool, str) and not pool.strip():     # `list ""` never means every pool
+        raise BadInput("POOL", "is empty; name a pool" + (" (leave POOL out to list every pool)"
+                                                          if verb == "list" else ""))
     _check_names(args, verb)
     key = getattr(args, "api_key", None)
     if isinstance(key, str) and key != "-":
