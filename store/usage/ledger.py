@@ -25,6 +25,7 @@ import sqlite3
 import stat
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -103,6 +104,12 @@ def _no_links(path: Path) -> None:
             raise LedgerUnreadable(p, f"is {safeio.kind(st.st_mode)}, not a regular file")
 
 
+def _uri(path: Path) -> str:
+    """*path* as an SQLite URI: ``#``, ``?`` and ``%`` in a folder's name are escaped, not read
+    as the URI's fragment, query or an escape (which opened another file, outside the home)."""
+    return "file:" + urllib.parse.quote(str(path), safe="/")
+
+
 def open_ledger(path: Path, *, write: bool) -> sqlite3.Connection:
     """A connection to the ledger at *path*: for the writer (*write*: created 0600 when
     missing, WAL, its tables made) or read-only (a missing ledger: FileNotFoundError; it
@@ -115,11 +122,14 @@ def open_ledger(path: Path, *, write: bool) -> sqlite3.Connection:
             os.fchmod(fd, 0o600)
         finally:
             os.close(fd)
-        uri = f"file:{path}?mode=rw"
+        uri = f"{_uri(path)}?mode=rw"
     else:
         if not path.exists():
             raise FileNotFoundError(str(path))
-        uri = f"file:{path}?mode=ro"
+        # Reading writes nothing: a ledger no writer has open (no -wal beside it) is read as
+        # immutable, so SQLite makes no -wal or -shm file for the reader (and a home the
+        # reader cannot write still reads); while a writer has it open, as any WAL reader.
+        uri = f"{_uri(path)}?mode=ro" + ("" if os.path.lexists(f"{path}-wal") else "&immutable=1")
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=BUSY_MS / 1000, isolation_level=None,
                                check_same_thread=False)
