@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from store import envelope, safeio, shape
-from store.errors import LinkedStore, StoreUnreadable, WriteFailed
+from store.errors import LinkedStore, StoreUnreadable, WriteFailed, unreadable_value
 from store.model import Doc
 from store.paths import TEMP_PREFIX, Home
 from store.pids import process_exists
@@ -66,6 +66,8 @@ def parse_store(raw: bytes, path: Path, backup: Path | None = None, *,
     except RecursionError:
         # 100,000 nested brackets overflow the parser: a hostile file, not an internal error.
         raise StoreUnreadable(path, "JSON nested too deeply to be a credential store", hint) from None
+    except ValueError as exc:      # an integer past Python's 4,300 digits: a hostile file too
+        raise StoreUnreadable(path, unreadable_value(exc), hint) from None
     if not isinstance(doc, dict):
         raise StoreUnreadable(path, f"top level is a JSON {type(doc).__name__}, not an object", hint)
     if not isinstance(doc.get("providers"), dict) and not isinstance(doc.get("credential_pool"), dict):

@@ -85,3 +85,10 @@ class LockTimeout(HermesAdminError):
             "(a Hermes agent refreshing an OAuth token can hold it ~25s; retry, or raise "
             "--lock-timeout)"
         )
+
+
+def unreadable_value(exc: ValueError) -> str:
+    """What a parser's ValueError that is not a syntax error says of the file."""
+    if "digits" in str(exc):
+        return "holds a number of more than 4,300 digits (no store or setting has one)"
+    return f"holds a value that cannot be read ({str(exc)[:120]})"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from store import safeio, yamlguard
-from store.errors import ConfigUnreadable
+from store.errors import ConfigUnreadable, unreadable_value
 
 if TYPE_CHECKING:  # ruamel is imported by the round-trip functions, when an edit runs
     from ruamel.yaml import YAML
@@ -90,6 +90,8 @@ def load_plain(raw: bytes, path: Path) -> tuple[Any, list[str]]:
         data = loader.get_single_data()
     except yaml.YAMLError as exc:
         raise _yaml_error(path, exc) from None
+    except ValueError as exc:      # an integer past Python's 4,300 digits
+        raise ConfigUnreadable(path, unreadable_value(exc)) from None
     finally:
         loader.dispose()
     return data, loader.duplicates
@@ -168,6 +170,8 @@ def load_tree(raw: bytes | None, path: Path) -> tuple[CommentedMap, YAML]:
         tree = rt.load(text)
     except RtMarkedError as exc:
         raise _yaml_error(path, exc) from None
+    except ValueError as exc:      # an integer past Python's 4,300 digits
+        raise ConfigUnreadable(path, unreadable_value(exc)) from None
     except Exception as exc:  # ruamel raises a few non-marked errors too
         raise ConfigUnreadable(path, f"YAML error: {exc}") from None
     if tree is None:
