@@ -111,6 +111,18 @@ class Pending:
     at: float
     kept: dict[str, str] = field(default_factory=dict)     # file name -> kept copy's name
     meta: dict[str, Any] = field(default_factory=dict)
+    named: bool = False     # the id is final: given (an action on several homes) or stamped under the lock
+
+
+def stamp(pending: Pending) -> None:
+    """Name *pending* by the time its write holds the lock (once; an id given is kept). Ids
+    sort as actions landed: two console writes started together wait for the lock in either
+    order, and an id taken before the wait named the second to land as the older, so undo's
+    "newest" was not the action that came last."""
+    if not pending.named:
+        pending.at = time.time()
+        pending.id = new_id(pending.at)
+        pending.named = True
 
 
 _current: contextvars.ContextVar[Pending | None] = contextvars.ContextVar("hermes_admin_history", default=None)
@@ -120,7 +132,7 @@ _current: contextvars.ContextVar[Pending | None] = contextvars.ContextVar("herme
 def recording(home: Home, now: float, action_id: str | None = None) -> Iterator[Pending]:
     """Around one operator write: the write paths keep their before-copies for it.
     *action_id*: the id an action spanning several homes shares (default: a new one)."""
-    pending = Pending(home, action_id or new_id(now), now)
+    pending = Pending(home, action_id or new_id(now), now, named=action_id is not None)
     token = _current.set(pending)
     try:
         with yamlcas.keeping(keep_config):   # a config edit's replace tells us first
@@ -166,6 +178,7 @@ def keep_config(path: Path, existed: bool, written: Mapping[str, Any], touched: 
     pending = current(Home(path.parent))
     if pending is None:
         return
+    stamp(pending)          # under the config edit's own lock
     if existed:
         keep_before(pending, path, path.name)
     pending.meta["config"] = {"file": path.name, "touched": sorted(touched), "after": {

@@ -159,6 +159,7 @@ def perform(home: Home, job: StoreChange[T] | Callable[[], T], *, via: str,
                 value: Any = None      # a change that calls skip_write() returns nothing and writes nothing
                 with transaction(home, lock_timeout=job.lock_timeout, create=job.create, before_replace=keep) as doc:
                     at = clock()   # inside the lock: after the wait, however long it was
+                    history.stamp(pending)     # the id too: ids sort in the order writes land
                     value = job.change(doc, at)
                     outs = outcomes_of(value)
                     pending.meta["rows"] = touched_rows(doc, outs)
