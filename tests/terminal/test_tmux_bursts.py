@@ -129,3 +129,32 @@ def test_control_without_the_mechanism_a_filter_burst_writes(tmp_home: Home) -> 
         burst(term, "/ready")                    # r, e, a, d, y reach the table: a reset
         wait_written(tmp_home, before, 1)
         assert len(reset_rows(tmp_home)) == 1
+
+
+EDITS = [("xyz", "BSpace", "BSpace", "BSpace", "third"), ("tird", "Left", "Left", "Left", "h"),
+         ("nope", "C-u", "third")]
+
+
+def _filter_burst(term: tmux.Tmux, keys: tuple[str, ...]) -> None:
+    """``/``, then the letters and edits in one send-keys (the pane gets them in one write)."""
+    term.send("/")
+    term.wait_for("\u258a\u2594", timeout=10)       # the filter box is open
+    term.send(*keys)
+
+
+def test_edits_in_a_burst_apply_where_they_were_typed(tmp_home: Home) -> None:
+    """Backspace, Left and Ctrl+U in a burst edit the text typed before them, not after."""
+    seed(tmp_home)
+    with start(tmp_home) as term:
+        for keys in EDITS:
+            _filter_burst(term, keys)
+            term.wait_for("filter \u201cthird\u201d", timeout=10)
+            back_to_table(term)
+
+
+def test_control_without_the_mechanism_edits_land_late(tmp_home: Home) -> None:
+    """Textual's own dispatch: the Backspaces run after ``third`` (``xyzth``)."""
+    seed(tmp_home)
+    with start(tmp_home, order=False) as term:
+        _filter_burst(term, EDITS[0])
+        term.wait_for("filter \u201cxyzth\u201d", timeout=10)

@@ -38,6 +38,7 @@ from typing import Awaitable, Callable
 from textual import events
 from textual.app import App
 from textual.message import Message
+from textual.widgets import Input, TextArea
 
 from tui.widgets.guarded import GuardedModal
 
@@ -54,6 +55,9 @@ MOVES = frozenset({
     "delete_left", "delete_right", "delete_left_word", "delete_right_word", "delete_left_all",
     "delete_right_all",
 })
+
+
+TEXT_FIELDS = (Input, TextArea)      # where letters are inserted as they come, and edits are bound
 
 
 def enabled_by_env() -> bool:
@@ -118,11 +122,15 @@ class KeyOrder:
 
     def _may_open(self, event: events.Key) -> bool:
         """Whether *event* would run an action of the focus chain other than a move (any such
-        action may open, close or focus something)."""
+        action may open, close or focus something), or any action at all while a text field
+        has the focus: Textual runs a field's bound edits (Backspace, Ctrl+U, Left) after the
+        letters already on their way to it, so ``xyz``, three Backspaces and ``third`` in one
+        burst read ``xyzth``. Held, the letters after an edit wait for it."""
         active = self.app.active_bindings
         for key in (event.key, *event.aliases):
             if key in active:
-                return active[key].binding.action.split("(", 1)[0].strip() not in MOVES
+                action = active[key].binding.action.split("(", 1)[0].strip()
+                return action not in MOVES or isinstance(self.app.focused, TEXT_FIELDS)
         return False
 
     def settled(self, message: KeySettled) -> None:
