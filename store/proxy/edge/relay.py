@@ -5,9 +5,10 @@ proxy cannot decode is not relayed (:mod:`store.proxy.edge.encoded`).
 
 Its promises (docs/proxy.md, "The relay's promises"):
 
-- the row's key never reaches the client, however the upstream's chunks split it
-  (:class:`store.proxy.edge.sse.StreamRedaction`: a hold-back of at most the key's length less
-  one byte, nothing held at an event boundary);
+- the row's key never reaches the client, however the upstream's chunks split it, with or
+  without its prefix, plain or JSON-escaped (:class:`store.proxy.edge.sse.StreamRedaction`: a
+  hold-back of at most the key's length less one byte, six times that after a backslash,
+  nothing held at an event boundary); an encoded answer is checked decoded, or not relayed;
 - bytes that reached the client are never tried again elsewhere: a stream the upstream
   breaks has its partial event made the proxy's error event in the protocol's form (its cut
   JSON completed, :mod:`store.proxy.edge.sse_close`), or closed and followed by it, so the

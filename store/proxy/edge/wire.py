@@ -150,24 +150,28 @@ class OwnToken:
         self.secret = token.encode("utf-8", "surrogateescape") if len(token) >= 8 else b""
         self.shown = (fingerprint(token) or "").encode() if self.secret else b""
         self.bare = bare_part(self.secret) or self.secret
-        self._escaped: re.Pattern[bytes] | None = None
+        self._escaped: tuple[re.Pattern[bytes], re.Pattern[bytes]] | None = None
 
     def hide(self, data: bytes) -> bytes:
         secret = self.secret
         if not secret:
             return data
-        if b"\\u" in data:         # the escaped forms (the pattern matches the plain ones too)
-            return self.escaped().sub(self.shown, data)
+        if b"\\u" in data and self.escaped()[0].search(data):   # an escape of one of its characters
+            return self._escaped[1].sub(self.shown, data)    # (the pattern matches the plain forms too)
         if self.bare in data:      # the bare part is in the whole key: one search for either
             data = data.replace(secret, self.shown).replace(self.bare, self.shown)
         return data
 
-    def escaped(self) -> re.Pattern[bytes]:
-        """The secret or its bare part, any of their characters written as a JSON escape."""
+    def escaped(self) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+        """An escape of a character of the secret (what the slow path needs: text in other
+        languages, escaped as JSON, is not for it), and the secret or its bare part with any
+        of their characters written as a JSON escape."""
         if self._escaped is None:
             prefix = self.secret[:len(self.secret) - len(self.bare)]
             head = b"(?:" + b"".join(map(_any_form, prefix)) + b")?" if prefix else b""
-            self._escaped = re.compile(head + b"".join(map(_any_form, self.bare)))
+            codes = b"|".join(sorted({b"%02x" % c for c in self.secret if c < 0x80}))
+            self._escaped = (re.compile(b"\\\\u00(?:" + codes + b")", re.IGNORECASE),
+                             re.compile(head + b"".join(map(_any_form, self.bare))))
         return self._escaped
 
 
