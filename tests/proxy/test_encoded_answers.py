@@ -155,3 +155,11 @@ def test_a_truncated_gzip_stream_is_undecodable_and_a_whole_one_is_not() -> None
     assert decode_whole(z, "gzip") == _sse()
     assert decode_whole(z[:-5], "gzip") is None
     assert decode_whole(z, "br") is None
+
+
+def test_an_empty_encoded_answer_is_no_broken_encoding(proxied) -> None:
+    up, p = proxied
+    assert _decoded([]) == b""
+    up.script(KEY, _encoded(b""))
+    r = _client(p).chat.completions.with_raw_response.create(model="m", messages=MSG)  # type: ignore[arg-type]
+    assert r.http_response.status_code == 200 and r.http_response.content == b""

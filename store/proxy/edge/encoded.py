@@ -58,12 +58,13 @@ class DecodedStream:
     (``b""`` at the end), raising :class:`Undecodable` when the bytes are not the encoding
     they claim or end before it does (the relay treats it as a stream broken)."""
 
-    __slots__ = ("_read", "_d", "_tail")
+    __slots__ = ("_read", "_d", "_tail", "_begun")
 
     def __init__(self, read: Callable[[], Awaitable[bytes]], d: zlib._Decompress) -> None:
         self._read = read
         self._d = d
         self._tail = b""
+        self._begun = False        # an encoded byte came (an empty body is no broken encoding)
 
     async def read(self) -> bytes:
         d = self._d
@@ -73,11 +74,12 @@ class DecodedStream:
             else:
                 data = await self._read()
                 if not data:
-                    if not d.eof:
+                    if self._begun and not d.eof:
                         raise Undecodable("the encoded stream ended before its encoding did")
                     return b""
                 if d.eof:          # bytes after the end of the encoding: not relayed
                     continue
+                self._begun = True
             try:
                 out = d.decompress(data, PIECE)
             except zlib.error as exc:

@@ -102,7 +102,7 @@ class Relay:
                 kind = transport_kind(exc)
                 return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
                                                      f"before the body ended"), None
-            if coded is not None:
+            if coded is not None and data:     # an empty body (a 204, a HEAD) has nothing to decode
                 plain = decode_whole(data, encoding or "")
                 if plain is None:
                     return _unchecked(base, up.status, encoding), None
