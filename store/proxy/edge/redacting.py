@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from store.config.read import Config
+from store.proxy.edge.wire import bare_part
 from store.redaction.crash import LogRedaction
 from store.redaction.redact import HomeSecrets, Redactor, escape_controls
 
@@ -79,10 +80,13 @@ class ProxySecrets:
             (logger.addFilter if on else logger.removeFilter)(self._filter)
 
     def for_row(self, token: str | None) -> Callable[[str], str]:
-        """Redaction of text that may echo *token* (the row's), any secret of the home or a
-        base URL's password."""
+        """Redaction of text that may echo *token* (the row's, with or without its provider
+        prefix: :func:`~store.proxy.edge.wire.bare_part`), any secret of the home or a base
+        URL's password."""
         home = self.redactor()
-        own = Redactor([token] if token else [])
+        bare = bare_part(token.encode("utf-8", "surrogateescape")).decode("utf-8", "surrogateescape") \
+            if token else ""
+        own = Redactor([token, bare] if token else [])     # the key, and its randomness alone
         return lambda text: home.redact(own.redact(text))
 
     def text(self, value: object) -> str:

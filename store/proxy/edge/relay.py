@@ -1,11 +1,14 @@
 """A success on its way to the client: a 2xx or 3xx relayed as it came, its headers
-redacted, a body read whole, a stream (SSE) passed on as it arrives.
+redacted, a body read whole, a stream (SSE) passed on as it arrives. One that came encoded
+(gzip, deflate) is relayed decoded, so it is checked like any other; one in an encoding the
+proxy cannot decode is not relayed (:mod:`store.proxy.edge.encoded`).
 
 Its promises (docs/proxy.md, "The relay's promises"):
 
-- the row's key never reaches the client, however the upstream's chunks split it
-  (:class:`store.proxy.edge.sse.StreamRedaction`: a hold-back of at most the key's length less
-  one byte, nothing held at an event boundary);
+- the row's key never reaches the client, however the upstream's chunks split it, with or
+  without its prefix, plain or JSON-escaped (:class:`store.proxy.edge.sse.StreamRedaction`: a
+  hold-back of at most the key's length less one byte, six times that after a backslash,
+  nothing held at an event boundary); an encoded answer is checked decoded, or not relayed;
 - bytes that reached the client are never tried again elsewhere: a stream the upstream
   breaks has its partial event made the proxy's error event in the protocol's form (its cut
   JSON completed, :mod:`store.proxy.edge.sse_close`), or closed and followed by it, so the
@@ -32,8 +35,9 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
-from store.agent.outcomes import Result
+from store.agent.outcomes import MALFORMED, Result
 from store.dialects.streams import StreamUsage
+from store.proxy.edge.encoded import DecodedStream, Undecodable, decode_whole, decoder, identity
 from store.proxy.edge.redacting import ProxySecrets
 from store.proxy.edge.sse import Framing, StreamRedaction, write_error
 from store.proxy.edge.wire import (
@@ -85,6 +89,12 @@ class Relay:
             if len(self._own) > 4096:
                 self._own.clear()
             own = self._own[sel.token] = OwnToken(sel.token)
+        encoding = up.headers.get("Content-Encoding")
+        coded = None if identity(encoding) else decoder(encoding or "")
+        if coded is None and not identity(encoding):     # bytes it cannot check: never relayed
+            return _unchecked(base, up.status, encoding), None
+        if coded is not None:
+            headers.popall("Content-Encoding", None)      # relayed decoded
         if "text/event-stream" not in up.headers.get("Content-Type", ""):
             try:
                 data = await up.read()
@@ -92,6 +102,11 @@ class Relay:
                 kind = transport_kind(exc)
                 return Result.failed_transport(kind, f"{display(base)}: HTTP {up.status}, then {kind} "
                                                      f"before the body ended"), None
+            if coded is not None and data:     # an empty body (a 204, a HEAD) has nothing to decode
+                plain = decode_whole(data, encoding or "")
+                if plain is None:
+                    return _unchecked(base, up.status, encoding), None
+                data = plain
             resp = web.Response(status=up.status, body=own.hide(data), headers=headers)
             self.mark(resp.headers, attempt)
             # The verdict and its bookkeeping on the loop's next turn: aiohttp writes the
@@ -104,19 +119,20 @@ class Relay:
         await resp.prepare(request)
         scrub, frame = StreamRedaction(own), Framing()
         tap = StreamUsage(attempt.want.protocol if attempt.want is not None else "openai", log.warning) \
-            if self.spend is not None and up.headers.get("Content-Encoding", "identity") == "identity" else None
+            if self.spend is not None else None
+        read = up.content.readany if coded is None else DecodedStream(up.content.readany, coded).read
         sent, whole, judged = 0, False, False
         try:
             while True:
                 try:
-                    chunk = await up.content.readany()
-                except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                    chunk = await read()
+                except (aiohttp.ClientError, OSError, TimeoutError, Undecodable) as exc:
                     # Bytes already reached the client: no retry; the route takes the strike.
                     if not judged:       # the success first: the strike comes after it
                         judged = self._judge(attempt, base, None)
                     self.stats.stream_failures += 1
                     trace.answered_as(trace.STREAM_BROKEN)
-                    kind = transport_kind(exc)
+                    kind = "undecodable" if isinstance(exc, Undecodable) else transport_kind(exc)
                     self.breakers.failed(base, self.clock(), answered=True,
                                                what=f"stream broke after {sent} bytes ({kind})")
                     log.warning("request %s: %s/%s: stream broke after %d bytes (%s); no key benched", rid,
@@ -152,7 +168,7 @@ class Relay:
             await asyncio.shield(self._in_band(request, resp, scrub, frame, "the proxy is shutting down",
                                                "shutting_down", 503, rid))
             raise
-        finally:       # every stream is an answer of its key; an encoded one's usage is not read
+        finally:       # every stream is an answer of its key
             if not judged:
                 self._judge(attempt, base, None)
             if self.spend is not None:
@@ -177,6 +193,13 @@ class Relay:
         rest = scrub.flush()
         frame.note(rest)
         await write_error(resp, rest + frame.ending(request.path, message, kind, code, rid))
+
+
+def _unchecked(base: str, status: int, encoding: str | None) -> Result:
+    """A success whose bytes the proxy cannot check for keys: not relayed, the route's fault
+    (nothing reached the client: another route may serve)."""
+    return Result.failed_transport(MALFORMED, f"{display(base)}: HTTP {status} with a body in an encoding "
+                                              f"the proxy cannot check for keys ({encoding}); not relayed")
 
 
 def after_write(fn: Callable[..., object], *args: object) -> None:

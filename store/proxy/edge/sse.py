@@ -2,10 +2,12 @@
 the whole stream, where its events end, and the proxy's own error event in each
 protocol's form.
 
-- :class:`StreamRedaction`: the row's own secret hidden over the stream, not per chunk.
-  A chunk's tail that may begin the secret is held back (at most the secret's length less
-  one byte) until the next chunk shows whether it does; a key holds no line break, so
-  nothing is ever held across an event boundary, and the end of the stream flushes it.
+- :class:`StreamRedaction`: the row's own secret hidden over the stream, not per chunk,
+  with or without its prefix, plain or JSON-escaped (:class:`OwnToken`). A chunk's tail
+  that may begin the secret is held back (at most the secret's length less one byte; six
+  times that when a backslash is near the end, as an escape may begin it) until the next
+  chunk shows whether it does; a key holds no line break, so nothing is ever held across an
+  event boundary, and the end of the stream flushes it.
 - :class:`Framing`: the event left open by what reached the client; an upstream cut
   mid-event leaves a partial event, made the proxy's error event itself
   (:mod:`store.proxy.edge.sse_close`: its cut JSON completed, its name the protocol's error
@@ -36,12 +38,13 @@ class StreamRedaction:
     """The row's secret (*own*) replaced by its fingerprint over a whole stream, however the
     upstream's chunks split it. ``held`` is the number of bytes held back now."""
 
-    __slots__ = ("own", "_secret", "_shown", "_pending")
+    __slots__ = ("own", "_secret", "_bare", "_window", "_pending")
 
     def __init__(self, own: OwnToken) -> None:
         self.own = own
         self._secret = own.secret
-        self._shown = own.shown
+        self._bare = own.bare if own.bare != own.secret else b""
+        self._window = 6 * len(own.secret) - 1     # the longest escaped form less one byte
         self._pending = b""
 
     @property
@@ -55,8 +58,7 @@ class StreamRedaction:
             return data
         if self._pending:
             data, self._pending = self._pending + data, b""
-        if secret in data:
-            data = data.replace(secret, self._shown)
+        data = self.own.hide(data)
         keep = self._tail(data)
         if keep:
             self._pending = data[-keep:]
@@ -69,16 +71,29 @@ class StreamRedaction:
         return out
 
     def _tail(self, data: bytes) -> int:
-        """The length of *data*'s longest end that begins the secret (0: none): the
-        leftmost such start in the last (secret's length - 1) bytes."""
-        secret = self._secret
+        """The length of *data*'s end that may begin the secret or its bare part (0: none):
+        the longest end that begins either as written; when a backslash is near the end (a
+        JSON escape may begin the secret), all of the last escaped secret's length less one
+        byte that follows the last line break (a key, escaped or not, holds none)."""
         n = len(data)
-        i = data.find(secret[0], max(0, n - len(secret) + 1))
-        while i >= 0:
-            if secret.startswith(data[i:]):
-                return n - i
-            i = data.find(secret[0], i + 1)
-        return 0
+        start = max(0, n - self._window)
+        if data.find(b"\\", start) >= 0:
+            brk = max(data.rfind(b"\n", start), data.rfind(b"\r", start))
+            return n - max(start, brk + 1)
+        keep = _begins(data, self._secret)
+        return max(keep, _begins(data, self._bare)) if self._bare else keep
+
+
+def _begins(data: bytes, secret: bytes) -> int:
+    """The length of *data*'s longest end that begins *secret* (0: none): the leftmost such
+    start in the last (secret's length - 1) bytes."""
+    n = len(data)
+    i = data.find(secret[0], max(0, n - len(secret) + 1))
+    while i >= 0:
+        if secret.startswith(data[i:]):
+            return n - i
+        i = data.find(secret[0], i + 1)
+    return 0
 
 
 class Framing:

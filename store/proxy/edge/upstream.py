@@ -20,13 +20,14 @@ log = logging.getLogger("hermes_admin.proxy")
 def open_session(timeout: aiohttp.ClientTimeout) -> aiohttp.ClientSession:
     """The upstream session: *timeout*'s bounds less its read bound (kept by :class:`Reads`).
     No cookie jar: one session serves every client, and one client's upstream cookies must
-    not ride along on another's requests. Answers are relayed as they came (no decoding: a
-    gzip body stays gzip, with its Content-Encoding)."""
+    not ride along on another's requests. Every request asks for ``Accept-Encoding: identity``
+    (the client's own is never forwarded): the proxy checks each answer for keys, so it wants
+    them plain; one encoded anyway is decoded or refused (:mod:`store.proxy.edge.encoded`)."""
     return aiohttp.ClientSession(
         connector=aiohttp.TCPConnector(limit=0, keepalive_timeout=60, ttl_dns_cache=300),
         timeout=aiohttp.ClientTimeout(total=timeout.total, connect=timeout.connect, sock_connect=timeout.sock_connect,
                                       ceil_threshold=timeout.ceil_threshold),
-        auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(),
+        auto_decompress=False, cookie_jar=aiohttp.DummyCookieJar(), headers={"Accept-Encoding": "identity"},
         skip_auto_headers=("Accept-Encoding", "User-Agent"))
 
 

@@ -136,16 +136,66 @@ class OwnToken:
     A success's body is the model's output, where key-shaped text may well belong (code,
     examples), so only the token this request was sent with is hidden: an upstream has no
     business echoing it. One bytes search per body; a stream is redacted over its chunks
-    (:class:`store.proxy.edge.sse.StreamRedaction`), so a token split across them is seen too."""
+    (:class:`store.proxy.edge.sse.StreamRedaction`), so a token split across them is seen too.
 
-    __slots__ = ("secret", "shown")
+    Hidden too: the token without its provider prefix (``bare``: what follows the leading
+    short lower-case segments such as ``sk-or-v1-``, when at least :data:`BARE_MIN` long: the
+    key's randomness), and either written with JSON escapes (``\\u0041`` for ``A``, any
+    character, any number of them), which a client's JSON decoding turns back into the key.
+    Bytes without a ``\\u`` escape take the plain search alone (:meth:`hide`)."""
+
+    __slots__ = ("secret", "shown", "bare", "_escaped")
 
     def __init__(self, token: str) -> None:
         self.secret = token.encode("utf-8", "surrogateescape") if len(token) >= 8 else b""
         self.shown = (fingerprint(token) or "").encode() if self.secret else b""
+        self.bare = bare_part(self.secret) or self.secret
+        self._escaped: tuple[re.Pattern[bytes], re.Pattern[bytes]] | None = None
 
     def hide(self, data: bytes) -> bytes:
-        return data.replace(self.secret, self.shown) if self.secret and self.secret in data else data
+        secret = self.secret
+        if not secret:
+            return data
+        if b"\\u" in data and self.escaped()[0].search(data):   # an escape of one of its characters
+            return self._escaped[1].sub(self.shown, data)    # (the pattern matches the plain forms too)
+        if self.bare in data:      # the bare part is in the whole key: one search for either
+            data = data.replace(secret, self.shown).replace(self.bare, self.shown)
+        return data
+
+    def escaped(self) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+        """An escape of a character of the secret (what the slow path needs: text in other
+        languages, escaped as JSON, is not for it), and the secret or its bare part with any
+        of their characters written as a JSON escape."""
+        if self._escaped is None:
+            prefix = self.secret[:len(self.secret) - len(self.bare)]
+            head = b"(?:" + b"".join(map(_any_form, prefix)) + b")?" if prefix else b""
+            codes = b"|".join(sorted({b"%02x" % c for c in self.secret if c < 0x80}))
+            self._escaped = (re.compile(b"\\\\u00(?:" + codes + b")", re.IGNORECASE),
+                             re.compile(head + b"".join(map(_any_form, self.bare))))
+        return self._escaped
+
+
+BARE_MIN = 16      # a key's part without its prefix, hidden on its own only from this length
+_PREFIX = re.compile(rb"(?:[a-z0-9]{1,8}[-_])+")
+
+
+def bare_part(secret: bytes) -> bytes:
+    """*secret* without its provider prefix (``sk-or-v1-``, ``sk-ant-api03-``, ``ghp_``...):
+    its randomness; empty when there is no prefix or what remains is under :data:`BARE_MIN`."""
+    m = _PREFIX.match(secret)
+    if m is None or len(secret) - m.end() < BARE_MIN:
+        return b""
+    return secret[m.end():]
+
+
+def _any_form(ch: int) -> bytes:
+    """A pattern for the byte *ch* as it is or, for ASCII, as a JSON ``\\uXXXX`` escape."""
+    plain = re.escape(bytes([ch]))
+    if ch >= 0x80:
+        return plain
+    hexes = b"".join(b"[%s%s]" % (c.encode(), c.upper().encode()) if c.isalpha() else c.encode()
+                     for c in f"{ch:04x}")
+    return b"(?:" + plain + b"|\\\\u" + hexes + b")"
 
 
 def header_value(text: str) -> str:
@@ -265,12 +315,33 @@ def result_of(status: int, headers: Any, raw: bytes) -> Result:
 
 
 def redact_body(raw: bytes, secrets: Iterable[Callable[[str], str]]) -> bytes:
-    """*raw* (UTF-8, or bytes kept as they are) with each redactor of *secrets* applied."""
+    """*raw* (UTF-8, or bytes kept as they are) with each redactor of *secrets* applied, to
+    the text as it is and, when it holds a ``\\u`` escape, to each JSON string decoded (a
+    string that changed is written again, ASCII-escaped): a secret written with JSON escapes
+    is a secret to the client that decodes them."""
     text = raw.decode("utf-8", "surrogateescape")
     out = text
     for redact in secrets:
         out = redact(out)
+        if "\\u" in out:
+            out = _JSON_STRING.sub(lambda m, fn=redact: _decoded_redacted(m.group(0), fn), out)
     return raw if out == text else out.encode("utf-8", "surrogateescape")
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\\r\n]|\\.)*"')
+
+
+def _decoded_redacted(literal: str, redact: Callable[[str], str]) -> str:
+    """The JSON string *literal* with *redact* applied to what it decodes to (unchanged
+    when nothing in it was a secret)."""
+    if "\\u" not in literal:
+        return literal
+    try:
+        value = json.loads(literal)
+    except ValueError:
+        return literal
+    hidden = redact(value)
+    return literal if hidden == value else json.dumps(hidden)
 
 
 def transport_kind(exc: BaseException) -> str:
