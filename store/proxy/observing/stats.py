@@ -215,19 +215,44 @@ def _read_own(path: Path) -> bytes | None:
         os.close(fd)
 
 
+LISTS = ("chain", "upstreams", "credentials", "recent_requests")      # of objects, where present
+OBJECTS = ("pools", "pool_totals", "counters", "latency", "affinity", "conversations")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")        # NaN, Infinity: no status file of ours holds one
+
+
+def well_formed(status: dict[str, Any]) -> bool:
+    """Whether a status file read back has the shape every reader relies on: a proxy never
+    writes another, so one that differs (a wrong type, a pid that is no process id) is a file
+    someone else made, skipped as unreadable rather than shown or taken for a live proxy."""
+    pid = status.get("pid")
+    if pid is not None and (type(pid) is not int or not 0 < pid < 2**31):
+        return False
+    port = status.get("port")
+    if port is not None and (type(port) is not int or not 0 < port < 65536):
+        return False
+    for key in LISTS:
+        v = status.get(key)
+        if v is not None and (not isinstance(v, list) or not all(isinstance(e, dict) for e in v)):
+            return False
+    return all(status.get(key) is None or isinstance(status.get(key), dict) for key in OBJECTS)
+
+
 def read_statuses(home: Home) -> list[dict[str, Any]]:
     """Every proxy status file on *home*, the most recently updated first; unreadable ones
-    (and links, special files, giants) skipped."""
+    (and links, special files, giants, ill-formed ones: :func:`well_formed`) skipped."""
     out = []
     for path in home.root.glob(f"{STATUS_PREFIX}*.json"):
         raw = _read_own(path)
         if raw is None:
             continue
         try:
-            data = json.loads(raw)
+            data = json.loads(raw, parse_constant=_no_constant)
         except (ValueError, RecursionError):
             continue
-        if isinstance(data, dict):
+        if isinstance(data, dict) and well_formed(data):
             out.append(data)
     return sorted(out, key=lambda d: d.get("updated_at") if isinstance(d.get("updated_at"), (int, float))
                   else 0.0, reverse=True)
