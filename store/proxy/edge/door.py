@@ -10,6 +10,11 @@ here (:func:`~store.proxy.routing.protocols.model_of`), and the model it names i
 and handed on to the chain (:class:`~store.proxy.routing.protocols.Want`), which needs it
 anyway; a body that fast parse cannot read is scanned for ``"model": "..."`` instead.
 
+A gzip or deflate body is decoded to read its model, bounded by the body cap
+(:mod:`store.proxy.edge.coding`: a bomb is a 413 at the cap, a coding the proxy cannot read
+a 415, a body that does not decode a 400); the model read is the chain's as for a plain
+body (a 429 benches that model, not the key), and the bytes that go on are the ones that came.
+
 Every refusal is an answer with the request id the log line carries (RELIABILITY 43). A key
 is a bearer, or on the Anthropic paths ``x-api-key`` (what the Anthropic SDKs and Claude Code
 send); the key itself is never logged or echoed.
@@ -35,6 +40,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
+from store.proxy.edge.coding import Refused, codings, decoded
 from store.proxy.edge.inbound import Gate
 from store.proxy.edge.wire import error_body
 from store.proxy.observing.requests import answered_as
@@ -106,8 +112,9 @@ class Door:
         return key is not None and self.gate.allows("Bearer " + key)
 
     async def body(self, request: web.BaseRequest, n: int) -> tuple[bytes, str | None] | web.StreamResponse:
-        """The request body as it came (still encoded) and the model it names (None: none, or
-        not read: an encoded body), or the answer that refuses it."""
+        """The request body as it came (still encoded) and the model it names (None: none), or
+        the answer that refuses it. A gzip or deflate body is decoded (bounded by the body cap)
+        to read its model; the bytes that go on are the ones that came (:mod:`.coding`)."""
         try:
             if request.content.is_eof():      # all there already (most requests): no timer
                 raw = await request.read()
@@ -126,12 +133,16 @@ class Door:
                                "bad_request_body")
             resp.force_close()
             return resp
-        model = None
-        if request.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
-            model = model_of(raw)
-            problem = bad_model(raw, model)
-            if problem is not None:
-                return self.refuse(n, 400, problem, "invalid_model", param="model")
+        plain = raw
+        if "Content-Encoding" in request.headers:     # read as the upstream will, bounded by the cap
+            try:
+                plain = decoded(raw, codings(request.headers), self.body_cap)
+            except Refused as exc:
+                return self.refuse(n, exc.status, exc.message, exc.kind, param="Content-Encoding")
+        model = model_of(plain)
+        problem = bad_model(plain, model)
+        if problem is not None:
+            return self.refuse(n, 400, problem, "invalid_model", param="model")
         return raw, model
 
     def too_large(self, n: int) -> web.Response:
