@@ -10,6 +10,7 @@
 - a decompression bomb is a 413, never expanded past the cap; a coding the proxy cannot read
   (br, zstd, unknown) a 415 and one that does not decode a 400, both naming
   ``Content-Encoding``, before anything is forwarded and with no key benched;
+- a body that names ``model`` twice (one a hostile name) is refused, plain or encoded;
 
 and the controls: a door that does not decode lets the bad name through.
 """
@@ -109,7 +110,7 @@ def test_the_door_gives_one_verdict_in_every_encoding(tmp_home, up) -> None:
     with running_chain_proxy(tmp_home) as p:
 
         @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-        @given(name=NAMES, twice=st.just(False), ascii_only=st.booleans())
+        @given(name=NAMES, twice=st.booleans(), ascii_only=st.booleans())
         def run(name: str, twice: bool, ascii_only: bool) -> None:
             doc = json.dumps({"model": name, "messages": [{"role": "user", "content": "hi"}]}, ensure_ascii=ascii_only)
             if twice:                 # the hostile name first, a fine one last (what json.loads keeps)
@@ -303,6 +304,36 @@ def test_a_server_that_decodes_bodies_has_its_lie_refused_at_the_door(tmp_home, 
     assert r.status_code == 400 and r.json()["error"]["type"] == "invalid_content_encoding" and up.seen == []
 
 
+# --- a model named twice --------------------------------------------------------------------------------
+
+TWICE = [
+    '{"model": "' + "A" * 300 + '", "model": "m", "messages": []}',
+    '{"model": "bad\\u0001name", "model": "m", "messages": []}',
+    '{"m\\u006fdel": "' + "A" * 300 + '", "model": "m", "messages": []}',
+    '{"model": "' + "A" * 300 + '", "model": 5, "messages": []}',
+    '{"model": "m", "messages": [], "model": "m"}',
+]
+
+
+@pytest.mark.parametrize("doc", TWICE)
+@pytest.mark.parametrize("how", ["identity", "gzip"])
+def test_a_body_naming_model_twice_is_refused(tmp_home, up, doc, how) -> None:
+    edge_seed(tmp_home, up.url, fallback=False)
+    with running_chain_proxy(tmp_home) as p:
+        r = post(p, *pack(doc.encode(), how))
+    err = r.json()["error"]
+    assert r.status_code == 400 and err["type"] == "invalid_model" and err["param"] == "model"
+    assert up.seen == []
+
+
+def test_a_nested_model_is_not_a_second_one(tmp_home, up) -> None:
+    edge_seed(tmp_home, up.url, fallback=False)
+    doc = {"model": "m", "messages": [{"role": "model", "content": "hi"}], "metadata": {"model": "x" * 300}}
+    with running_chain_proxy(tmp_home) as p:
+        r = post(p, json.dumps(doc).encode(), {})
+    assert r.status_code == 200 and len(up.seen) == 1
+
+
 # --- controls ---------------------------------------------------------------------------------------
 
 def test_control_a_door_that_does_not_decode_lets_the_bad_name_through(tmp_home, up, monkeypatch) -> None:
@@ -312,3 +343,10 @@ def test_control_a_door_that_does_not_decode_lets_the_bad_name_through(tmp_home,
         r = post(p, *pack(json.dumps({"model": "A" * 300, "messages": []}).encode(), "gzip"))
     assert r.status_code == 200 and len(up.seen) == 1
     assert json.loads(gzip.decompress(up.seen[0].body))["model"] == "A" * 300
+
+
+def test_control_the_last_model_alone_passes_a_body_named_twice(monkeypatch) -> None:
+    body = TWICE[0].encode()
+    assert door.bad_model(body, "m") is not None
+    monkeypatch.setattr(door, "_parsed", lambda body: None)
+    assert door.bad_model(body, "m") is None
