@@ -54,6 +54,8 @@ def decoded(body: bytes, applied: tuple[str, ...], cap: int) -> bytes:
     """*body* with the codings *applied* undone (the last applied first), at most *cap*
     bytes at every step; raises :class:`Refused` for a coding the proxy cannot read, a body
     that does not decode, or one over *cap* once decoded."""
+    if not body:
+        return body             # nothing to read (a GET that names a coding)
     named = ", ".join(applied)
     unknown = [c for c in applied if c not in READABLE]
     if unknown:
@@ -63,8 +65,6 @@ def decoded(body: bytes, applied: tuple[str, ...], cap: int) -> bytes:
     if len(applied) > MAX_CODINGS:
         raise Refused(415, "unsupported_content_encoding", f"Content-Encoding: {len(applied)} codings on one request "
                       f"body; the hermes-admin proxy reads at most {MAX_CODINGS}")
-    if not body:
-        return body
     for coding in reversed(applied):
         try:
             body = _inflate(body, coding, cap)
