@@ -10,7 +10,8 @@
 - a decompression bomb is a 413, never expanded past the cap; a coding the proxy cannot read
   (br, zstd, unknown) a 415 and one that does not decode a 400, both naming
   ``Content-Encoding``, before anything is forwarded and with no key benched;
-- a body that names ``model`` twice (one a hostile name) is refused, plain or encoded;
+- a body that names ``model`` twice (one a hostile name) is refused, plain or encoded, and
+  so is a hostile name in a body that is not JSON (a lenient reader may still read it);
 
 and the controls: a door that does not decode lets the bad name through.
 """
@@ -275,6 +276,13 @@ def test_a_body_it_cannot_read_is_refused_naming_content_encoding(tmp_home, up, 
     assert up.seen == [] and status_fields(tmp_home) == before        # nothing went on, no key benched
 
 
+def test_a_request_without_a_body_is_not_refused_for_its_coding(tmp_home, up) -> None:
+    edge_seed(tmp_home, up.url, fallback=False)
+    with running_chain_proxy(tmp_home) as p:
+        r = httpx.get(p.url + "/models", headers={"Content-Encoding": "br"}, timeout=20)
+    assert r.status_code == 200 and len(up.seen) == 1
+
+
 def test_every_content_encoding_header_counts(tmp_home, up) -> None:
     edge_seed(tmp_home, up.url, fallback=False)
     bad = gzip.compress(json.dumps({"model": "A" * 300, "messages": []}).encode())
@@ -332,6 +340,26 @@ def test_a_nested_model_is_not_a_second_one(tmp_home, up) -> None:
     with running_chain_proxy(tmp_home) as p:
         r = post(p, json.dumps(doc).encode(), {})
     assert r.status_code == 200 and len(up.seen) == 1
+
+
+# --- a body only a lenient reader reads -----------------------------------------------------------
+
+LONG = json.dumps({"model": "A" * 300, "messages": []}).encode()
+
+
+@pytest.mark.parametrize("body, head", [
+    (LONG + b" trailing", {}),                                               # a reader that stops after a value
+    (LONG + b"\x00", {}),
+    (gzip.compress(LONG) + gzip.compress(b" trailing"), {"Content-Encoding": "gzip"}),   # one that reads a member
+    (b'[{"model": "' + b"A" * 300 + b'"}', {}),                             # cut short
+])
+def test_a_bad_name_in_a_body_that_is_not_json_is_refused(tmp_home, up, body, head) -> None:
+    edge_seed(tmp_home, up.url, fallback=False)
+    with running_chain_proxy(tmp_home) as p:
+        r = post(p, body, head)
+        ok = post(p, b'{"model": "m"} trailing', {})      # not JSON, a fine name: the upstream judges it
+    assert r.status_code == 400 and r.json()["error"]["param"] == "model"
+    assert ok.status_code == 200 and [s.body for s in up.seen] == [b'{"model": "m"} trailing']
 
 
 # --- controls ---------------------------------------------------------------------------------------

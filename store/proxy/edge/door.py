@@ -59,7 +59,7 @@ _ESCAPED = b"\\u006"   # a key's m, o, d, e or l written as an escape ("m\\u006f
 
 def bad_model(body: bytes, model: str | None = None) -> str | None:
     """What is wrong with the ``model`` a JSON *body* names (too long, a control character,
-    named twice), or None (fine, none named, or not JSON: the upstream judges that); *model*:
+    named twice), or None (fine, or none named); *model*:
     the name :func:`~store.proxy.routing.protocols.model_of` read from *body*, if it read one."""
     if model is not None:
         if len(model) > MODEL_CAP or not model.isascii() or not model.isprintable():
@@ -94,12 +94,27 @@ def _parsed(body: bytes) -> str | None:
     try:
         data = json.loads(body, object_pairs_hook=pairs)
     except (ValueError, RecursionError):
-        return None
+        return _scanned(body)
     if not isinstance(data, dict):
         return None
     if len(top) > 1:
         return f"model: a request body names model once; this one names it {len(top)} times"
     return _wrong(top[0]) if top and isinstance(top[0], str) else None
+
+
+def _scanned(body: bytes) -> str | None:
+    """:func:`bad_model` on a body that is not JSON to ``json.loads``, which a lenient reader
+    may still read (one that stops after the first value, or reads one gzip member): each
+    ``"model": "..."`` in it is bounded as a name."""
+    for m in _MODEL_VALUE.finditer(body):
+        raw = m.group(1)
+        try:
+            name = json.loads(b'"' + raw + b'"')
+        except ValueError:
+            name = raw.decode("utf-8", "replace")
+        if (problem := _wrong(name)) is not None:
+            return problem
+    return None
 
 
 def _wrong(model: str) -> str | None:
