@@ -50,6 +50,7 @@ from store.agent.outcomes import (
 from store.dialects.dialect import Credential
 from store.dialects.registry import dialect_for
 from store.proxy.edge.answers import Answers
+from store.proxy.edge.coding import codings
 from store.proxy.edge.redacting import ProxySecrets
 from store.proxy.edge.relay import Relay
 from store.proxy.edge.upstream import Reads, open_session
@@ -131,8 +132,9 @@ class Forwarder:
         only routes that speak it, never a row benched for the model it asks for (*model*: what
         the door read of the body, if it read it)."""
         chain = self.chain
-        encoded = request.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
-        want = Want(protocol, body, encoded, endpoint_of(path), model)
+        encoded = "Content-Encoding" in request.headers and bool(codings(request.headers))
+        # The door read the model of an encoded body too (decoded, edge/coding.py): the chain gets it.
+        want = Want(protocol, body, encoded and model is ..., endpoint_of(path), model)
         if want.endpoint is None and body and not encoded and chain.pins.may_apply():
             want.conversation = Conversation(protocol, body, request.headers)   # named on first use (#30)
         got = await self._walk(request, path, body, rid, want, encoded, chain.select(want=want))

@@ -10,6 +10,14 @@ here (:func:`~store.proxy.routing.protocols.model_of`), and the model it names i
 and handed on to the chain (:class:`~store.proxy.routing.protocols.Want`), which needs it
 anyway; a body that fast parse cannot read is scanned for ``"model": "..."`` instead.
 
+A gzip or deflate body is decoded to read its model, bounded by the body cap
+(:mod:`store.proxy.edge.coding`: a bomb is a 413 at the cap, a coding the proxy cannot read
+a 415, a body that does not decode a 400); the model read is the chain's as for a plain
+body (a 429 benches that model, not the key), and the bytes that go on are the ones that came.
+A body whose top-level object names ``model`` twice is refused as well: one upstream reads
+the first, ``json.loads`` the last. The fast path stays a scan for a second ``"model"`` (or
+an escaped letter of it); only such a body is parsed with every key kept.
+
 Every refusal is an answer with the request id the log line carries (RELIABILITY 43). A key
 is a bearer, or on the Anthropic paths ``x-api-key`` (what the Anthropic SDKs and Claude Code
 send); the key itself is never logged or echoed.
@@ -35,6 +43,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.web_protocol import RequestHandler
 
+from store.proxy.edge.coding import Refused, codings, decoded
 from store.proxy.edge.inbound import Gate
 from store.proxy.edge.wire import error_body
 from store.proxy.observing.requests import answered_as
@@ -45,16 +54,20 @@ MODEL_CAP = 256           # characters in a model name
 _MODEL_VALUE = re.compile(rb'"model"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _PLAIN = re.compile(rb"[\x20-\x7e]*")
 _CONTROLS = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_ESCAPED = b"\\u006"   # a key's m, o, d, e or l written as an escape ("m\\u006fdel"): parsed to see it
 
 
 def bad_model(body: bytes, model: str | None = None) -> str | None:
-    """What is wrong with the ``model`` a JSON *body* names (too long, a control character),
-    or None (fine, none named, or not JSON: the upstream judges that); *model*: the name
-    :func:`~store.proxy.routing.protocols.model_of` read from *body*, if it read one."""
+    """What is wrong with the ``model`` a JSON *body* names (too long, a control character,
+    named twice), or None (fine, or none named); *model*:
+    the name :func:`~store.proxy.routing.protocols.model_of` read from *body*, if it read one."""
     if model is not None:
-        if len(model) <= MODEL_CAP and model.isascii() and model.isprintable():
-            return None               # a short, plain ASCII name: the fast path
-        return _wrong(model)
+        if len(model) > MODEL_CAP or not model.isascii() or not model.isprintable():
+            return _wrong(model)
+        i = body.find(b'"model"')
+        if i >= 0 and body.find(b'"model"', i + 7) < 0 and _ESCAPED not in body:
+            return None               # a short, plain ASCII name, named once: the fast path
+        return _parsed(body)
     i = body.find(b'"model"')
     while i >= 0:
         m = _MODEL_VALUE.match(body, i)
@@ -64,13 +77,44 @@ def bad_model(body: bytes, model: str | None = None) -> str | None:
                 break
         i = body.find(b'"model"', i + 7)
     else:
-        return None                   # every model string is short, plain ASCII: the fast path
+        if _ESCAPED not in body:
+            return None               # every model string is short, plain ASCII: the fast path
+    return _parsed(body)
+
+
+def _parsed(body: bytes) -> str | None:
+    """:func:`bad_model` on the parsed *body*: every ``model`` of its top-level object (a
+    reader may take the first of two, ``json.loads`` takes the last), or None (not JSON)."""
+    top: list[Any] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        top[:] = [v for k, v in items if k == "model"]     # the top-level object is the last one closed
+        return dict(items)
+
     try:
-        data = json.loads(body)
+        data = json.loads(body, object_pairs_hook=pairs)
     except (ValueError, RecursionError):
+        return _scanned(body)
+    if not isinstance(data, dict):
         return None
-    model = data.get("model") if isinstance(data, dict) else None
-    return _wrong(model) if isinstance(model, str) else None
+    if len(top) > 1:
+        return f"model: a request body names model once; this one names it {len(top)} times"
+    return _wrong(top[0]) if top and isinstance(top[0], str) else None
+
+
+def _scanned(body: bytes) -> str | None:
+    """:func:`bad_model` on a body that is not JSON to ``json.loads``, which a lenient reader
+    may still read (one that stops after the first value, or reads one gzip member): each
+    ``"model": "..."`` in it is bounded as a name."""
+    for m in _MODEL_VALUE.finditer(body):
+        raw = m.group(1)
+        try:
+            name = json.loads(b'"' + raw + b'"')
+        except ValueError:
+            name = raw.decode("utf-8", "replace")
+        if (problem := _wrong(name)) is not None:
+            return problem
+    return None
 
 
 def _wrong(model: str) -> str | None:
@@ -106,8 +150,9 @@ class Door:
         return key is not None and self.gate.allows("Bearer " + key)
 
     async def body(self, request: web.BaseRequest, n: int) -> tuple[bytes, str | None] | web.StreamResponse:
-        """The request body as it came (still encoded) and the model it names (None: none, or
-        not read: an encoded body), or the answer that refuses it."""
+        """The request body as it came (still encoded) and the model it names (None: none), or
+        the answer that refuses it. A gzip or deflate body is decoded (bounded by the body cap)
+        to read its model; the bytes that go on are the ones that came (:mod:`.coding`)."""
         try:
             if request.content.is_eof():      # all there already (most requests): no timer
                 raw = await request.read()
@@ -126,12 +171,16 @@ class Door:
                                "bad_request_body")
             resp.force_close()
             return resp
-        model = None
-        if request.headers.get("Content-Encoding", "identity").strip().lower() in ("", "identity"):
-            model = model_of(raw)
-            problem = bad_model(raw, model)
-            if problem is not None:
-                return self.refuse(n, 400, problem, "invalid_model", param="model")
+        plain = raw
+        if "Content-Encoding" in request.headers:     # read as the upstream will, bounded by the cap
+            try:
+                plain = decoded(raw, codings(request.headers), self.body_cap)
+            except Refused as exc:
+                return self.refuse(n, exc.status, exc.message, exc.kind, param="Content-Encoding")
+        model = model_of(plain)
+        problem = bad_model(plain, model)
+        if problem is not None:
+            return self.refuse(n, 400, problem, "invalid_model", param="model")
         return raw, model
 
     def too_large(self, n: int) -> web.Response:
