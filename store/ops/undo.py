@@ -7,8 +7,10 @@ the file as it was before the action, and what the action left. It then works on
 - a row the action removed comes back, as it was, at its place (the source it suppressed
   is unsuppressed); a row it added goes;
 - for a row it changed, each field it changed goes back to its old value if nobody has
-  changed that field since; a field changed since (an agent benched the key again, say)
-  is kept, and the result says so;
+  changed that field since; a field changed since is kept, and the result says so. Fields
+  one writer sets together (:data:`UNITS`: the bench, the per-model bench, the key and its
+  fingerprint and expiry) go back together or not at all: an agent that benched the key
+  again since keeps its whole bench, never half of it;
 - a config.yaml edit: each top-level key it changed goes back if it still reads as the
   edit left it, with its comments, in one locked edit.
 
@@ -38,7 +40,7 @@ from store.config import yamledit, yamlread
 from store.config.edit import ConfigChange
 from store.errors import BadInput, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import SECRET_FIELDS, Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
+from store.model import SECRET_FIELDS, STATUS_FIELDS, Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
 from store.ops import history
 from store.ops.actions import Change, Outcome, status_fields
 from store.paths import AUTH_FILE, CONFIG_FILE, Home
@@ -218,7 +220,8 @@ def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any,
     was = status_fields(fresh)
     kept = _put_back_fields(doc, pool, before, after, fresh)
     if kept:
-        out.notes.append(f"{fresh.get('label') or rid}: kept {', '.join(kept)} (changed since by another writer)")
+        out.notes.append(f"{fresh.get('label') or rid}: kept {', '.join(kept)} as another writer left it "
+                         "(changed since the action)")
     out.changes.append(Change(pool, rid, str(fresh.get("label") or ""), was, status_fields(fresh)))
 
 
@@ -228,22 +231,38 @@ def _key_changed(after: dict[str, Any], fresh: Row) -> bool:
     return any(after.get(f) != now.get(f) for f in SECRET_FIELDS if f in after or f in now)
 
 
+# Fields one writer sets together: when another writer changed any of them since the action,
+# it left the whole group as it meant it, so undo puts back all of the group or none of it.
+# A bench half put back (last_status null beside an agent's 402 and reset time) is a row
+# that contradicts itself; so is a key beside another key's fingerprint or expiry.
+UNITS = (
+    ("bench", (*STATUS_FIELDS, "failure_reason", "status_cleared_at")),
+    ("per-model bench", ("model_cooldowns", "model_cooldown_observed_at")),
+    ("key", (*SECRET_FIELDS, "secret_fingerprint", "expires_at", "expires_at_ms", "last_refresh",
+             "agent_key_expires_at")),
+)
+
+
 def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -> list[str]:
-    """Each field the action changed goes back where nobody changed it since; the kept ones.
+    """Each field the action changed goes back where nobody changed it (or its unit, see
+    :data:`UNITS`) since; what was kept, as the note names it.
     *after* holds the digests of what the action left (:func:`store.ops.history.digests`)."""
     b, f = history.digests(before), history.digests(fresh)
-    kept = []
+    changed = {k for k in set(b) | set(after) if b.get(k, _MISSING) != after.get(k, _MISSING)}
+    since = {k for k in set(f) | set(after) if f.get(k, _MISSING) != after.get(k, _MISSING)}
+    kept, held = [], set()
+    for name, unit in UNITS:
+        if changed & set(unit) and since & set(unit):
+            held |= set(unit)
+            kept.append(f"its whole {name} ({', '.join(sorted(since & set(unit)))} changed)")
     new_priority = None
-    for key in sorted(set(b) | set(after)):
-        bv, av = b.get(key, _MISSING), after.get(key, _MISSING)
-        if bv == av:
-            continue
-        if f.get(key, _MISSING) != av:
+    for key in sorted(changed - held):
+        if key in since:
             kept.append(key)
             continue
         if key == "priority" and isinstance(before.get("priority"), int):
             new_priority = before["priority"]
-        elif bv is _MISSING:
+        elif key not in b:
             fresh.pop(key, None)
         else:
             fresh[key] = json.loads(json.dumps(before[key]))

@@ -61,9 +61,9 @@ def test_a_field_changed_since_by_another_writer_is_kept_and_said(tmp_home: Home
     with transaction(tmp_home) as doc:          # an agent benches it again, for its own reason
         doc["credential_pool"]["openrouter"][0]["last_error_reason"] = "rate_limit"
     out = run_cli(tmp_home, "undo", "--yes").stdout
-    assert "kept last_error_reason" in out
-    row = _row(tmp_home, "r0")
-    assert row["last_error_reason"] == "rate_limit" and row["last_status"] is None
+    assert "kept its whole bench (last_error_reason changed)" in out
+    row = _row(tmp_home, "r0")      # the bench is one unit: never last_status null beside the agent's reason
+    assert row["last_error_reason"] == "rate_limit" and row["last_status"] == "exhausted"
 
 
 def test_a_later_operator_action_on_the_same_row_refuses_unless_forced(tmp_home: Home) -> None:

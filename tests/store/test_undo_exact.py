@@ -284,12 +284,24 @@ def test_a_changed_row_gets_back_each_field_nobody_changed_since():
     doc = _doc(fresh)
     out = store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
     got = doc["credential_pool"][POOL][0]
-    assert got["last_status"] is None and got["last_status_at"] is None
+    # The bench is one unit: the agent's code stays, and so does the rest of the bench it left.
+    assert got["last_status"] == "exhausted" and got["last_status_at"] == T
     assert got["last_error_code"] == 402 and got["note"] == "old" and "added" not in got
-    assert out[0].notes == [f"undo of {_id(1)}", "key-a: kept last_error_code (changed since by another writer)"]
+    assert out[0].notes == [f"undo of {_id(1)}", "key-a: kept its whole bench (last_error_code changed) "
+                            "as another writer left it (changed since the action)"]
     ch = out[0].changes[0]
     assert (ch.pool, ch.id, ch.label) == (POOL, "a", "key-a")
-    assert (ch.before["last_status"], ch.after["last_status"]) == ("exhausted", None)
+    assert (ch.before["last_status"], ch.after["last_status"]) == ("exhausted", "exhausted")
+
+
+def test_a_field_outside_any_unit_changed_since_is_kept_alone():
+    before = make_row("a", token=KEY, last_status=None, note="old", tag="x")
+    left = dict(before, last_status="exhausted", note="new", tag="y")
+    doc = _doc(dict(left, tag="z"))                          # another writer changed tag since
+    out = store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
+    got = doc["credential_pool"][POOL][0]
+    assert (got["last_status"], got["note"], got["tag"]) == (None, "old", "z")
+    assert out[0].notes[1] == "key-a: kept tag as another writer left it (changed since the action)"
 
 
 def test_a_field_put_back_is_a_copy_of_the_kept_value():
@@ -353,14 +365,25 @@ def test_a_changed_row_removed_since_is_said():
 # --- negative control ----------------------------------------------------------------------------------
 
 def test_control_an_undo_that_ignores_later_writers_is_caught():
-    broken = mutant("store.ops.undo", "        if f.get(key, _MISSING) != av:\n            kept.append(key)\n"
+    broken = mutant("store.ops.undo", "        if key in since:\n            kept.append(key)\n"
                     "            continue\n", "")
-    before = make_row("a", token=KEY, last_error_code=None)
-    left = dict(before, last_error_code=429)
-    doc = _doc(dict(left, last_error_code=402))
+    before = make_row("a", token=KEY, tag=None)
+    left = dict(before, tag="ours")
+    doc = _doc(dict(left, tag="theirs"))
     broken.store_change(broken.Plan({"id": _id(1), "rows": [{"pool": POOL, "id": "a",
                                                             "after": history.digests(left)}]}, _doc(before)))(doc, T)
-    assert doc["credential_pool"][POOL][0]["last_error_code"] is None     # the slip: the agent's 402 is gone
+    assert doc["credential_pool"][POOL][0]["tag"] is None     # the slip: the other writer's value is gone
+
+
+def test_control_an_undo_that_reverts_half_a_bench_is_caught():
+    broken = mutant("store.ops.undo", "if changed & set(unit) and since & set(unit):", "if False:")
+    before = make_row("a", token=KEY)
+    left = dict(before, last_status="exhausted", last_error_code=None, last_error_reset_at=T + 60)
+    doc = _doc(dict(left, last_error_code=402, last_error_reset_at=T + 86400))     # an agent benched it again
+    broken.store_change(broken.Plan({"id": _id(1), "rows": [{"pool": POOL, "id": "a",
+                                                            "after": history.digests(left)}]}, _doc(before)))(doc, T)
+    got = doc["credential_pool"][POOL][0]
+    assert got["last_status"] is None and got["last_error_code"] == 402     # the slip: half a bench
 
 
 
