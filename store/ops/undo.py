@@ -89,9 +89,14 @@ def _find(doc: Doc | None, pool: str, rid: str) -> Row | None:
 
 
 def resolve(home: Home, which: str | None, now: float | None = None) -> str:
-    """The id named by *which*: an id, ``N`` (the Nth newest action) or None (the newest)."""
+    """The id named by *which*: an id, ``N`` (the Nth newest action) or None (the newest).
+    An empty or blank *which* is refused: ``undo --yes "$ID"`` with ID unset must not undo
+    the newest action, one the script never named."""
+    if which is not None and not which.strip():
+        raise BadInput("ID", "is empty; name an action by its id or N from `hermes-admin history` "
+                       "(leave ID out to mean the newest); nothing was undone")
     ids = list_ids(home, now)
-    if which is None or which.strip() in ("", "1"):
+    if which is None or which.strip() == "1":
         if not ids:
             raise BadInput("ID", "no operator action is kept in the history of this home")
         return ids[-1]
