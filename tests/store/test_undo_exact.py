@@ -70,7 +70,7 @@ def test_list_ids_without_a_folder_is_empty(tmp_home):
 
 
 @pytest.mark.parametrize("which,want", [
-    (None, 3), ("", 3), ("  ", 3), ("1", 3), (" 1 ", 3), ("01", 3), ("2", 2), ("3", 1), ("0003", 1), ("000003", 1),
+    (None, 3), ("1", 3), (" 1 ", 3), ("01", 3), ("2", 2), ("3", 1), ("0003", 1), ("000003", 1),
 ])
 def test_resolve_names_the_nth_newest(tmp_home, which, want):
     for n in (1, 2, 3):
@@ -87,6 +87,8 @@ def test_resolve_names_the_nth_newest(tmp_home, which, want):
     ("../x", "ID", "is not a history id (see `hermes-admin history`)"),
     ("20991114T221320000000Z-ffffff", "ID", "lies in the future"),
     ("20231114T221320000000Z-ffffff", "ID", "is not kept in this home's history"),
+    ("", "ID", "is empty"),                  # `undo --yes "$ID"` with ID unset: never the newest
+    ("  ", "ID", "is empty"),
 ])
 def test_resolve_refuses_with_the_argument_named(tmp_home, which, field, words):
     for n in (1, 2, 3):
