@@ -13,6 +13,10 @@ the file as it was before the action, and what the action left. It then works on
   again since keeps its whole bench, never half of it;
 - a config.yaml edit: each top-level key it changed goes back if it still reads as the
   edit left it, with its comments, in one locked edit.
+- when nothing at all goes back in a file (everything was changed since), that half raises
+  NothingToChange with the kept notes: nothing is written, and the CLI says "nothing was
+  undone" (exit 2), never "undone"; :meth:`Plan.describe` previews the same on the files as
+  they read now.
 
 - a row whose key (``access_token``, ``refresh_token``, ``agent_key``) changed since the
   action (an agent rotated it, an OAuth refresh) is a different credential now: it is kept
@@ -38,11 +42,11 @@ from typing import Any
 from store import authfile
 from store.config import yamledit, yamlread
 from store.config.edit import ConfigChange
-from store.errors import BadInput, StoreUnreadable
+from store.errors import BadInput, HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import SECRET_FIELDS, STATUS_FIELDS, Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
 from store.ops import history
-from store.ops.actions import Change, Outcome, status_fields
+from store.ops.actions import Change, NothingToChange, Outcome, status_fields
 from store.paths import AUTH_FILE, CONFIG_FILE, Home
 from store.pools import policy
 
@@ -56,6 +60,7 @@ class Plan:
     meta: dict[str, Any]
     before_doc: Doc | None
     conflicts: list[str] = field(default_factory=list)   # later operator actions on the same rows
+    home: Home | None = None                              # to say what config.yaml holds now
 
     @property
     def id(self) -> str:
@@ -69,19 +74,61 @@ class Plan:
     def describe(self) -> list[str]:
         """What comes back, in the words a confirmation shows (labels and ids, no secret)."""
         out = []
+        preview = self._row_preview()
         for r in self.rows:
             before = _find(self.before_doc, r["pool"], r["id"])
             label = r.get("label") or r["id"]
+            landed, notes = preview.get(f"{r['pool']}/{r['id']}", (True, [])) if preview else (True, [])
+            if not landed:
+                out.append(f"{r['pool']} {label} (id={r['id']}): nothing put back: {'; '.join(notes)}")
+                continue
             if r.get("after") is None:
                 out.append(f"{r['pool']} {label} (id={r['id']}): comes back")
             elif before is None:
                 out.append(f"{r['pool']} {label} (id={r['id']}): is removed again")
             else:
                 out.append(f"{r['pool']} {label} (id={r['id']}): fields put back")
+            out.extend(f"{r['pool']} {n}" for n in notes)
         cfg = self.meta.get("config")
         if isinstance(cfg, dict):
-            out.append(f"config.yaml: {', '.join(map(str, cfg.get('touched', [])))} put back")
+            out.extend(self._config_lines(cfg))
         return out
+
+    def _row_preview(self) -> dict[str, tuple[bool, list[str]]] | None:
+        """Each row's undo tried on a copy of auth.json as it reads now (no lock, never
+        written: a preview; the write decides again on the fresh file under the lock):
+        whether anything goes back, and the notes (what is kept)."""
+        if self.home is None or not self.rows:
+            return None
+        try:
+            doc = json.loads(json.dumps(authfile.read_store(self.home).doc or {}))
+        except (HermesAdminError, ValueError):
+            return None
+        got = {}
+        for r in self.rows:
+            out = Outcome("undo", str(r["pool"]))
+            _undo_row(doc, self.before_doc, str(r["pool"]), str(r["id"]), r.get("after"), out)
+            got[f"{r['pool']}/{r['id']}"] = (bool(out.changes), out.notes)
+        return got
+
+    def _config_lines(self, cfg: dict[str, Any]) -> list[str]:
+        """config.yaml's keys as they read now (no lock: a preview; the edit decides again
+        under its lock): those that go back, and those changed since, which stay."""
+        touched = [k for k in cfg.get("touched") or [] if isinstance(k, str)]
+        try:
+            if self.home is None or not isinstance(cfg.get("after"), dict):
+                raise LookupError
+            raw = history.kept_bytes(self.home, self.meta, CONFIG_FILE)
+            before = yamlread.load_plain(raw, self.home.config)[0] if raw is not None else {}
+            raw = yamlread.read_bytes(self.home.config)
+            now = yamlread.load_plain(raw, self.home.config)[0] if raw is not None else {}
+        except (LookupError, HermesAdminError):
+            return [f"{CONFIG_FILE}: {', '.join(touched)} put back where unchanged since the action"]
+        back, kept = _config_split(touched, cfg["after"], before, now)
+        lines = [f"{CONFIG_FILE}: {', '.join(back)} put back"] if back else []
+        if kept:
+            lines.append(f"{CONFIG_FILE}: {', '.join(kept)} changed since the action: kept as it is, not put back")
+        return lines or [f"{CONFIG_FILE}: nothing to put back"]
 
 
 def _find(doc: Doc | None, pool: str, rid: str) -> Row | None:
@@ -138,7 +185,7 @@ def plan(home: Home, action_id: str) -> Plan:
     elif meta.get("rows") and not meta.get("created"):
         raise StoreUnreadable(record, f"keeps no copy of {AUTH_FILE} to put its rows back from; "
                               "refused (nothing was written)")
-    p = Plan(meta, before)
+    p = Plan(meta, before, home=home)
     mine = _touched(meta)
     for later in list_ids(home):
         if later <= action_id:
@@ -186,6 +233,11 @@ def store_change(p: Plan) -> Callable[[Doc, float], list[Outcome]]:
             pool, rid = str(r["pool"]), str(r["id"])
             out = outcomes.setdefault(pool, Outcome("undo", pool, notes=[f"undo of {p.id}"]))
             _undo_row(doc, p.before_doc, pool, rid, r.get("after"), out)
+        if not any(o.changes for o in outcomes.values()):
+            # Every row was changed since (or is already as it was): nothing is written, and
+            # the caller says "nothing undone" with the reason, never "undone".
+            why = "; ".join(n for o in outcomes.values() for n in o.notes[1:])
+            raise NothingToChange(f"{AUTH_FILE}: nothing undone: {why or 'nothing to put back'}")
         return [o for o in outcomes.values() if o.changes or len(o.notes) > 1]
     return change
 
@@ -223,11 +275,12 @@ def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any,
         out.notes.append(f"{rid}: removed since; nothing to put back")
         return
     was = status_fields(fresh)
-    kept = _put_back_fields(doc, pool, before, after, fresh)
+    kept, back = _put_back_fields(doc, pool, before, after, fresh)
     if kept:
         out.notes.append(f"{fresh.get('label') or rid}: kept {', '.join(kept)} as another writer left it "
                          "(changed since the action)")
-    out.changes.append(Change(pool, rid, str(fresh.get("label") or ""), was, status_fields(fresh)))
+    if back:
+        out.changes.append(Change(pool, rid, str(fresh.get("label") or ""), was, status_fields(fresh)))
 
 
 def _key_changed(after: dict[str, Any], fresh: Row) -> bool:
@@ -248,9 +301,9 @@ UNITS = (
 )
 
 
-def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -> list[str]:
+def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -> tuple[list[str], list[str]]:
     """Each field the action changed goes back where nobody changed it (or its unit, see
-    :data:`UNITS`) since; what was kept, as the note names it.
+    :data:`UNITS`) since; (what was kept, as the note names it; the fields put back).
     *after* holds the digests of what the action left (:func:`store.ops.history.digests`)."""
     b, f = history.digests(before), history.digests(fresh)
     changed = {k for k in set(b) | set(after) if b.get(k, _MISSING) != after.get(k, _MISSING)}
@@ -260,11 +313,12 @@ def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -
         if changed & set(unit) and since & set(unit):
             held |= set(unit)
             kept.append(f"its whole {name} ({', '.join(sorted(since & set(unit)))} changed)")
-    new_priority = None
+    new_priority, back = None, []
     for key in sorted(changed - held):
         if key in since:
             kept.append(key)
             continue
+        back.append(key)
         if key == "priority" and isinstance(before.get("priority"), int):
             new_priority = before["priority"]
         elif key not in b:
@@ -273,7 +327,7 @@ def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -
             fresh[key] = json.loads(json.dumps(before[key]))
     if new_priority is not None:
         policy.move(ensure_pool(doc, pool), fresh, new_priority)
-    return kept
+    return kept, back
 
 
 def _unsuppress(doc: Doc, before_doc: Doc | None, pool: str, row: Row) -> None:
@@ -300,23 +354,35 @@ def config_edit(home: Home, p: Plan, lock_timeout: float = DEFAULT_LOCK_TIMEOUT)
     before_tree = yamlread.load_tree(raw_before, path)[0]
     before_plain = before_plain if isinstance(before_plain, dict) else {}
 
-    def now_digest(plain: dict[str, Any], key: str) -> str:
-        return history.digest(plain.get(key, history.ABSENT))
-
-    back, kept = [], []
     with yamledit.locked_edit(path, home.config_lock, touched=frozenset(keys), lock_timeout=lock_timeout) as s:
-        for key in keys:
-            if now_digest(before_plain, key) == after.get(key):
-                continue                                     # the action did not change it
-            if now_digest(s.plain, key) != after.get(key):
-                kept.append(key)
-                continue
+        back, kept = _config_split(keys, after, before_plain, s.plain)
+        for key in back:
             if key in before_tree:
                 s.tree[key] = before_tree[key]
             else:
                 s.tree.pop(key, None)
-            back.append(key)
         s.dirty = bool(back)
-    notes = tuple([f"undo of {p.id}"] + ([f"kept {', '.join(kept)} (changed since)"] if kept else []))
+    if not back:        # the lock is released and nothing was written: say so, never "undone"
+        raise NothingToChange(f"{CONFIG_FILE}: nothing undone: " + (_kept_note(kept) if kept else
+                              "the action left nothing here that differs from before it"))
+    notes = tuple([f"undo of {p.id}"] + ([f"{CONFIG_FILE}: {_kept_note(kept)}"] if kept else []))
     return ConfigChange("undo", ",".join(back) or ",".join(keys), {k: "as the action left it" for k in back},
                         {k: before_plain.get(k) for k in back}, written=bool(back), notes=notes)
+
+
+def _config_split(keys: list[str], after: dict[str, Any], before: Any, now: Any) -> tuple[list[str], list[str]]:
+    """(back, kept): of the keys the action changed, those still as it left them, and those
+    changed since (by hand, by Hermes, by another edit), which undo leaves as they are."""
+    def digest(plain: Any, key: str) -> str:
+        return history.digest(plain.get(key, history.ABSENT) if isinstance(plain, dict) else history.ABSENT)
+
+    back, kept = [], []
+    for key in keys:
+        if digest(before, key) != after.get(key):           # else the action did not change it
+            (back if digest(now, key) == after.get(key) else kept).append(key)
+    return back, kept
+
+
+def _kept_note(kept: list[str]) -> str:
+    return (f"kept {', '.join(kept)} as it is now: changed since the action (by hand or by another "
+            "writer), so not put back")

@@ -79,10 +79,11 @@ def test_undo_keeps_the_whole_bench_an_agent_wrote_since(tmp_path: Path, code: i
     assert run_main(["cooldown", "openrouter", "backup", "--for", "2h", "--reason", "review", *h], b"")[0] == 0
     agent = _agent_bench(code, time.time())
     agent_writes(home, "bbbbbb", agent)
-    _code, out, err = run_main(["undo", "--yes", *h], b"")
+    code, out, err = run_main(["undo", "--yes", *h], b"")
     row = _backup(home)
     assert _bench(row) == {**agent, "failure_reason": None}, (out, err)   # all of it, last_status too
     assert "whole bench" in out + err and "another writer" in out + err
+    assert code == 2 and "nothing was undone" in err and "undone 2" not in out     # nothing else went back
 
 
 def test_undo_with_no_later_writer_puts_the_whole_bench_back(tmp_path: Path) -> None:
