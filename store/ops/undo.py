@@ -45,7 +45,7 @@ from store.config.edit import ConfigChange
 from store.errors import BadInput, HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
 from store.model import SECRET_FIELDS, STATUS_FIELDS, Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
-from store.ops import history
+from store.ops import history, undo_dup
 from store.ops.actions import Change, NothingToChange, Outcome, status_fields
 from store.paths import AUTH_FILE, CONFIG_FILE, Home
 from store.pools import policy
@@ -61,6 +61,7 @@ class Plan:
     before_doc: Doc | None
     conflicts: list[str] = field(default_factory=list)   # later operator actions on the same rows
     home: Home | None = None                              # to say what config.yaml holds now
+    force: bool = False                                   # bring a row back beside its key's twin
 
     @property
     def id(self) -> str:
@@ -107,7 +108,10 @@ class Plan:
         got = {}
         for r in self.rows:
             out = Outcome("undo", str(r["pool"]))
-            _undo_row(doc, self.before_doc, str(r["pool"]), str(r["id"]), r.get("after"), out)
+            try:
+                _undo_row(doc, self.before_doc, str(r["pool"]), str(r["id"]), r.get("after"), out, self.force)
+            except BadInput as exc:
+                out.notes.append(f"refused: {exc}")
             got[f"{r['pool']}/{r['id']}"] = (bool(out.changes), out.notes)
         return got
 
@@ -232,7 +236,7 @@ def store_change(p: Plan) -> Callable[[Doc, float], list[Outcome]]:
         for r in p.rows:
             pool, rid = str(r["pool"]), str(r["id"])
             out = outcomes.setdefault(pool, Outcome("undo", pool, notes=[f"undo of {p.id}"]))
-            _undo_row(doc, p.before_doc, pool, rid, r.get("after"), out)
+            _undo_row(doc, p.before_doc, pool, rid, r.get("after"), out, p.force)
         if not any(o.changes for o in outcomes.values()):
             # Every row was changed since (or is already as it was): nothing is written, and
             # the caller says "nothing undone" with the reason, never "undone".
@@ -242,13 +246,15 @@ def store_change(p: Plan) -> Callable[[Doc, float], list[Outcome]]:
     return change
 
 
-def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any, out: Outcome) -> None:
+def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any, out: Outcome,
+              force: bool = False) -> None:
     before = _find(before_doc, pool, rid)
     fresh = _find(doc, pool, rid)
     if after is None:                              # the action removed it: it comes back
         if before is None or fresh is not None:
             out.notes.append(f"{rid}: already there, left as it is")
             return
+        undo_dup.refuse_duplicate(doc, pool, before, force)
         rows = ensure_pool(doc, pool)
         back = json.loads(json.dumps(before))
         at = next(i for i, r in enumerate(pool_rows(before_doc or {}, pool)) if r is before)

@@ -243,7 +243,7 @@ def test_a_source_suppressed_before_the_action_stays_suppressed():
 
 
 def test_a_removed_row_at_the_end_of_a_shorter_pool_comes_back_last():
-    rows = [make_row(x, priority=i, token=KEY) for i, x in enumerate("abc")]
+    rows = [make_row(x, priority=i, token=KEY + x) for i, x in enumerate("abc")]   # one key each: no twin
     before = _doc(*rows)
     fresh = _doc(json.loads(json.dumps(rows[0])))
     store_change(_plan(before, ("c", None)))(fresh, T)

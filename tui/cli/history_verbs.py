@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p = sub.add_parser("undo", help="put back what an operator action changed (default: the newest)")
     p.add_argument("which", nargs="?", metavar="ID|N", help="an id from `history`, or N (1 = the newest)")
     p.add_argument("--force", action="store_true",
-                   help="undo even when a later operator action changed the same rows")
+                   help="undo even when a later operator action changed the same rows, or a removed "
+                        "row comes back beside a row added since with the same key")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (required when not on a terminal)")
     add_common(p)
     p.set_defaults(func=cmd_undo)
@@ -74,6 +75,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
     home = home_of(args)
     action_id = undo.resolve(home, args.which)
     hps = undo_all.plans(home, action_id)      # a record that cannot be used is refused here
+    for hp in hps:
+        hp.plan.force = args.force             # also: a row may come back beside its key's twin
     conflicts = undo_all.conflicts(hps)
     if conflicts and not args.force:
         raise BadInput("--force", "a later operator action changed the same rows: "
