@@ -7,10 +7,16 @@ the file as it was before the action, and what the action left. It then works on
 - a row the action removed comes back, as it was, at its place (the source it suppressed
   is unsuppressed); a row it added goes;
 - for a row it changed, each field it changed goes back to its old value if nobody has
-  changed that field since; a field changed since (an agent benched the key again, say)
-  is kept, and the result says so;
+  changed that field since; a field changed since is kept, and the result says so. Fields
+  one writer sets together (:data:`UNITS`: the bench, the per-model bench, the key and its
+  fingerprint and expiry) go back together or not at all: an agent that benched the key
+  again since keeps its whole bench, never half of it;
 - a config.yaml edit: each top-level key it changed goes back if it still reads as the
   edit left it, with its comments, in one locked edit.
+- when nothing at all goes back in a file (everything was changed since), that half raises
+  NothingToChange with the kept notes: nothing is written, and the CLI says "nothing was
+  undone" (exit 2), never "undone"; :meth:`Plan.describe` previews the same on the files as
+  they read now.
 
 - a row whose key (``access_token``, ``refresh_token``, ``agent_key``) changed since the
   action (an agent rotated it, an OAuth refresh) is a different credential now: it is kept
@@ -36,11 +42,11 @@ from typing import Any
 from store import authfile
 from store.config import yamledit, yamlread
 from store.config.edit import ConfigChange
-from store.errors import BadInput, StoreUnreadable
+from store.errors import BadInput, HermesAdminError, StoreUnreadable
 from store.lock import DEFAULT_LOCK_TIMEOUT
-from store.model import SECRET_FIELDS, Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
-from store.ops import history
-from store.ops.actions import Change, Outcome, status_fields
+from store.model import SECRET_FIELDS, STATUS_FIELDS, Doc, Row, ensure_pool, is_manual_source, pool_rows, row_by_id
+from store.ops import history, undo_dup
+from store.ops.actions import Change, NothingToChange, Outcome, status_fields
 from store.paths import AUTH_FILE, CONFIG_FILE, Home
 from store.pools import policy
 
@@ -54,6 +60,8 @@ class Plan:
     meta: dict[str, Any]
     before_doc: Doc | None
     conflicts: list[str] = field(default_factory=list)   # later operator actions on the same rows
+    home: Home | None = None                              # to say what config.yaml holds now
+    force: bool = False                                   # bring a row back beside its key's twin
 
     @property
     def id(self) -> str:
@@ -67,19 +75,64 @@ class Plan:
     def describe(self) -> list[str]:
         """What comes back, in the words a confirmation shows (labels and ids, no secret)."""
         out = []
+        preview = self._row_preview()
         for r in self.rows:
             before = _find(self.before_doc, r["pool"], r["id"])
             label = r.get("label") or r["id"]
+            landed, notes = preview.get(f"{r['pool']}/{r['id']}", (True, [])) if preview else (True, [])
+            if not landed:
+                out.append(f"{r['pool']} {label} (id={r['id']}): nothing put back: {'; '.join(notes)}")
+                continue
             if r.get("after") is None:
                 out.append(f"{r['pool']} {label} (id={r['id']}): comes back")
             elif before is None:
                 out.append(f"{r['pool']} {label} (id={r['id']}): is removed again")
             else:
                 out.append(f"{r['pool']} {label} (id={r['id']}): fields put back")
+            out.extend(f"{r['pool']} {n}" for n in notes)
         cfg = self.meta.get("config")
         if isinstance(cfg, dict):
-            out.append(f"config.yaml: {', '.join(map(str, cfg.get('touched', [])))} put back")
+            out.extend(self._config_lines(cfg))
         return out
+
+    def _row_preview(self) -> dict[str, tuple[bool, list[str]]] | None:
+        """Each row's undo tried on a copy of auth.json as it reads now (no lock, never
+        written: a preview; the write decides again on the fresh file under the lock):
+        whether anything goes back, and the notes (what is kept)."""
+        if self.home is None or not self.rows:
+            return None
+        try:
+            doc = json.loads(json.dumps(authfile.read_store(self.home).doc or {}))
+        except (HermesAdminError, ValueError):
+            return None
+        got = {}
+        for r in self.rows:
+            out = Outcome("undo", str(r["pool"]))
+            try:
+                _undo_row(doc, self.before_doc, str(r["pool"]), str(r["id"]), r.get("after"), out, self.force)
+            except BadInput as exc:
+                out.notes.append(f"refused: {exc}")
+            got[f"{r['pool']}/{r['id']}"] = (bool(out.changes), out.notes)
+        return got
+
+    def _config_lines(self, cfg: dict[str, Any]) -> list[str]:
+        """config.yaml's keys as they read now (no lock: a preview; the edit decides again
+        under its lock): those that go back, and those changed since, which stay."""
+        touched = [k for k in cfg.get("touched") or [] if isinstance(k, str)]
+        try:
+            if self.home is None or not isinstance(cfg.get("after"), dict):
+                raise LookupError
+            raw = history.kept_bytes(self.home, self.meta, CONFIG_FILE)
+            before = yamlread.load_plain(raw, self.home.config)[0] if raw is not None else {}
+            raw = yamlread.read_bytes(self.home.config)
+            now = yamlread.load_plain(raw, self.home.config)[0] if raw is not None else {}
+        except (LookupError, HermesAdminError):
+            return [f"{CONFIG_FILE}: {', '.join(touched)} put back where unchanged since the action"]
+        back, kept = _config_split(touched, cfg["after"], before, now)
+        lines = [f"{CONFIG_FILE}: {', '.join(back)} put back"] if back else []
+        if kept:
+            lines.append(f"{CONFIG_FILE}: {', '.join(kept)} changed since the action: kept as it is, not put back")
+        return lines or [f"{CONFIG_FILE}: nothing to put back"]
 
 
 def _find(doc: Doc | None, pool: str, rid: str) -> Row | None:
@@ -87,9 +140,14 @@ def _find(doc: Doc | None, pool: str, rid: str) -> Row | None:
 
 
 def resolve(home: Home, which: str | None, now: float | None = None) -> str:
-    """The id named by *which*: an id, ``N`` (the Nth newest action) or None (the newest)."""
+    """The id named by *which*: an id, ``N`` (the Nth newest action) or None (the newest).
+    An empty or blank *which* is refused: ``undo --yes "$ID"`` with ID unset must not undo
+    the newest action, one the script never named."""
+    if which is not None and not which.strip():
+        raise BadInput("ID", "is empty; name an action by its id or N from `hermes-admin history` "
+                       "(leave ID out to mean the newest); nothing was undone")
     ids = list_ids(home, now)
-    if which is None or which.strip() in ("", "1"):
+    if which is None or which.strip() == "1":
         if not ids:
             raise BadInput("ID", "no operator action is kept in the history of this home")
         return ids[-1]
@@ -131,7 +189,7 @@ def plan(home: Home, action_id: str) -> Plan:
     elif meta.get("rows") and not meta.get("created"):
         raise StoreUnreadable(record, f"keeps no copy of {AUTH_FILE} to put its rows back from; "
                               "refused (nothing was written)")
-    p = Plan(meta, before)
+    p = Plan(meta, before, home=home)
     mine = _touched(meta)
     for later in list_ids(home):
         if later <= action_id:
@@ -178,18 +236,25 @@ def store_change(p: Plan) -> Callable[[Doc, float], list[Outcome]]:
         for r in p.rows:
             pool, rid = str(r["pool"]), str(r["id"])
             out = outcomes.setdefault(pool, Outcome("undo", pool, notes=[f"undo of {p.id}"]))
-            _undo_row(doc, p.before_doc, pool, rid, r.get("after"), out)
+            _undo_row(doc, p.before_doc, pool, rid, r.get("after"), out, p.force)
+        if not any(o.changes for o in outcomes.values()):
+            # Every row was changed since (or is already as it was): nothing is written, and
+            # the caller says "nothing undone" with the reason, never "undone".
+            why = "; ".join(n for o in outcomes.values() for n in o.notes[1:])
+            raise NothingToChange(f"{AUTH_FILE}: nothing undone: {why or 'nothing to put back'}")
         return [o for o in outcomes.values() if o.changes or len(o.notes) > 1]
     return change
 
 
-def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any, out: Outcome) -> None:
+def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any, out: Outcome,
+              force: bool = False) -> None:
     before = _find(before_doc, pool, rid)
     fresh = _find(doc, pool, rid)
     if after is None:                              # the action removed it: it comes back
         if before is None or fresh is not None:
             out.notes.append(f"{rid}: already there, left as it is")
             return
+        undo_dup.refuse_duplicate(doc, pool, before, force)
         rows = ensure_pool(doc, pool)
         back = json.loads(json.dumps(before))
         at = next(i for i, r in enumerate(pool_rows(before_doc or {}, pool)) if r is before)
@@ -216,10 +281,12 @@ def _undo_row(doc: Doc, before_doc: Doc | None, pool: str, rid: str, after: Any,
         out.notes.append(f"{rid}: removed since; nothing to put back")
         return
     was = status_fields(fresh)
-    kept = _put_back_fields(doc, pool, before, after, fresh)
+    kept, back = _put_back_fields(doc, pool, before, after, fresh)
     if kept:
-        out.notes.append(f"{fresh.get('label') or rid}: kept {', '.join(kept)} (changed since by another writer)")
-    out.changes.append(Change(pool, rid, str(fresh.get("label") or ""), was, status_fields(fresh)))
+        out.notes.append(f"{fresh.get('label') or rid}: kept {', '.join(kept)} as another writer left it "
+                         "(changed since the action)")
+    if back:
+        out.changes.append(Change(pool, rid, str(fresh.get("label") or ""), was, status_fields(fresh)))
 
 
 def _key_changed(after: dict[str, Any], fresh: Row) -> bool:
@@ -228,28 +295,45 @@ def _key_changed(after: dict[str, Any], fresh: Row) -> bool:
     return any(after.get(f) != now.get(f) for f in SECRET_FIELDS if f in after or f in now)
 
 
-def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -> list[str]:
-    """Each field the action changed goes back where nobody changed it since; the kept ones.
+# Fields one writer sets together: when another writer changed any of them since the action,
+# it left the whole group as it meant it, so undo puts back all of the group or none of it.
+# A bench half put back (last_status null beside an agent's 402 and reset time) is a row
+# that contradicts itself; so is a key beside another key's fingerprint or expiry.
+UNITS = (
+    ("bench", (*STATUS_FIELDS, "failure_reason", "status_cleared_at")),
+    ("per-model bench", ("model_cooldowns", "model_cooldown_observed_at")),
+    ("key", (*SECRET_FIELDS, "secret_fingerprint", "expires_at", "expires_at_ms", "last_refresh",
+             "agent_key_expires_at")),
+)
+
+
+def _put_back_fields(doc: Doc, pool: str, before: Row, after: Row, fresh: Row) -> tuple[list[str], list[str]]:
+    """Each field the action changed goes back where nobody changed it (or its unit, see
+    :data:`UNITS`) since; (what was kept, as the note names it; the fields put back).
     *after* holds the digests of what the action left (:func:`store.ops.history.digests`)."""
     b, f = history.digests(before), history.digests(fresh)
-    kept = []
-    new_priority = None
-    for key in sorted(set(b) | set(after)):
-        bv, av = b.get(key, _MISSING), after.get(key, _MISSING)
-        if bv == av:
-            continue
-        if f.get(key, _MISSING) != av:
+    changed = {k for k in set(b) | set(after) if b.get(k, _MISSING) != after.get(k, _MISSING)}
+    since = {k for k in set(f) | set(after) if f.get(k, _MISSING) != after.get(k, _MISSING)}
+    kept, held = [], set()
+    for name, unit in UNITS:
+        if changed & set(unit) and since & set(unit):
+            held |= set(unit)
+            kept.append(f"its whole {name} ({', '.join(sorted(since & set(unit)))} changed)")
+    new_priority, back = None, []
+    for key in sorted(changed - held):
+        if key in since:
             kept.append(key)
             continue
+        back.append(key)
         if key == "priority" and isinstance(before.get("priority"), int):
             new_priority = before["priority"]
-        elif bv is _MISSING:
+        elif key not in b:
             fresh.pop(key, None)
         else:
             fresh[key] = json.loads(json.dumps(before[key]))
     if new_priority is not None:
         policy.move(ensure_pool(doc, pool), fresh, new_priority)
-    return kept
+    return kept, back
 
 
 def _unsuppress(doc: Doc, before_doc: Doc | None, pool: str, row: Row) -> None:
@@ -276,23 +360,35 @@ def config_edit(home: Home, p: Plan, lock_timeout: float = DEFAULT_LOCK_TIMEOUT)
     before_tree = yamlread.load_tree(raw_before, path)[0]
     before_plain = before_plain if isinstance(before_plain, dict) else {}
 
-    def now_digest(plain: dict[str, Any], key: str) -> str:
-        return history.digest(plain.get(key, history.ABSENT))
-
-    back, kept = [], []
     with yamledit.locked_edit(path, home.config_lock, touched=frozenset(keys), lock_timeout=lock_timeout) as s:
-        for key in keys:
-            if now_digest(before_plain, key) == after.get(key):
-                continue                                     # the action did not change it
-            if now_digest(s.plain, key) != after.get(key):
-                kept.append(key)
-                continue
+        back, kept = _config_split(keys, after, before_plain, s.plain)
+        for key in back:
             if key in before_tree:
                 s.tree[key] = before_tree[key]
             else:
                 s.tree.pop(key, None)
-            back.append(key)
         s.dirty = bool(back)
-    notes = tuple([f"undo of {p.id}"] + ([f"kept {', '.join(kept)} (changed since)"] if kept else []))
+    if not back:        # the lock is released and nothing was written: say so, never "undone"
+        raise NothingToChange(f"{CONFIG_FILE}: nothing undone: " + (_kept_note(kept) if kept else
+                              "the action left nothing here that differs from before it"))
+    notes = tuple([f"undo of {p.id}"] + ([f"{CONFIG_FILE}: {_kept_note(kept)}"] if kept else []))
     return ConfigChange("undo", ",".join(back) or ",".join(keys), {k: "as the action left it" for k in back},
                         {k: before_plain.get(k) for k in back}, written=bool(back), notes=notes)
+
+
+def _config_split(keys: list[str], after: dict[str, Any], before: Any, now: Any) -> tuple[list[str], list[str]]:
+    """(back, kept): of the keys the action changed, those still as it left them, and those
+    changed since (by hand, by Hermes, by another edit), which undo leaves as they are."""
+    def digest(plain: Any, key: str) -> str:
+        return history.digest(plain.get(key, history.ABSENT) if isinstance(plain, dict) else history.ABSENT)
+
+    back, kept = [], []
+    for key in keys:
+        if digest(before, key) != after.get(key):           # else the action did not change it
+            (back if digest(now, key) == after.get(key) else kept).append(key)
+    return back, kept
+
+
+def _kept_note(kept: list[str]) -> str:
+    return (f"kept {', '.join(kept)} as it is now: changed since the action (by hand or by another "
+            "writer), so not put back")

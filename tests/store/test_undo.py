@@ -60,10 +60,11 @@ def test_a_field_changed_since_by_another_writer_is_kept_and_said(tmp_home: Home
     run_cli(tmp_home, "cooldown", "openrouter", "k0", "--for", "1h")
     with transaction(tmp_home) as doc:          # an agent benches it again, for its own reason
         doc["credential_pool"]["openrouter"][0]["last_error_reason"] = "rate_limit"
-    out = run_cli(tmp_home, "undo", "--yes").stdout
-    assert "kept last_error_reason" in out
-    row = _row(tmp_home, "r0")
-    assert row["last_error_reason"] == "rate_limit" and row["last_status"] is None
+    proc = run_cli(tmp_home, "undo", "--yes", ok=False)     # all it changed is kept: nothing undone
+    assert proc.returncode == 2 and "nothing was undone" in proc.stderr
+    assert "kept its whole bench (last_error_reason changed)" in proc.stdout
+    row = _row(tmp_home, "r0")      # the bench is one unit: never last_status null beside the agent's reason
+    assert row["last_error_reason"] == "rate_limit" and row["last_status"] == "exhausted"
 
 
 def test_a_later_operator_action_on_the_same_row_refuses_unless_forced(tmp_home: Home) -> None:
@@ -74,7 +75,10 @@ def test_a_later_operator_action_on_the_same_row_refuses_unless_forced(tmp_home:
     proc = run_cli(tmp_home, "undo", "2", "--yes", ok=False)
     assert proc.returncode == 2 and "--force" in proc.stderr and "reset" in proc.stderr
     assert tmp_home.auth.read_bytes() == before
-    run_cli(tmp_home, "undo", "2", "--yes", "--force")
+    proc = run_cli(tmp_home, "undo", "2", "--yes", "--force", ok=False)
+    # --force passes the check; the reset's bench is then kept whole, so nothing goes back.
+    assert proc.returncode == 2 and "--force" not in proc.stderr and "nothing was undone" in proc.stderr
+    assert tmp_home.auth.read_bytes() == before
 
 
 def test_undo_of_an_add_removes_the_row_and_undo_of_the_undo_brings_it_back(tmp_home: Home) -> None:

@@ -18,6 +18,7 @@ import pytest
 
 from store.errors import BadInput, StoreUnreadable
 from store.ops import history, undo
+from store.ops.actions import NothingToChange
 from store.ops.undo import Plan, store_change
 from store.paths import Home
 from tests.conftest import make_row, make_store
@@ -70,7 +71,7 @@ def test_list_ids_without_a_folder_is_empty(tmp_home):
 
 
 @pytest.mark.parametrize("which,want", [
-    (None, 3), ("", 3), ("  ", 3), ("1", 3), (" 1 ", 3), ("01", 3), ("2", 2), ("3", 1), ("0003", 1), ("000003", 1),
+    (None, 3), ("1", 3), (" 1 ", 3), ("01", 3), ("2", 2), ("3", 1), ("0003", 1), ("000003", 1),
 ])
 def test_resolve_names_the_nth_newest(tmp_home, which, want):
     for n in (1, 2, 3):
@@ -87,6 +88,8 @@ def test_resolve_names_the_nth_newest(tmp_home, which, want):
     ("../x", "ID", "is not a history id (see `hermes-admin history`)"),
     ("20991114T221320000000Z-ffffff", "ID", "lies in the future"),
     ("20231114T221320000000Z-ffffff", "ID", "is not kept in this home's history"),
+    ("", "ID", "is empty"),                  # `undo --yes "$ID"` with ID unset: never the newest
+    ("  ", "ID", "is empty"),
 ])
 def test_resolve_refuses_with_the_argument_named(tmp_home, which, field, words):
     for n in (1, 2, 3):
@@ -194,7 +197,7 @@ def test_describe_says_what_comes_back():
             "config": {"touched": ["model", "x"]}}
     assert Plan(meta, before).describe() == [
         f"{POOL} k0 (id=r0): comes back", f"{POOL} r2 (id=r2): is removed again",
-        f"{POOL} k1 (id=r1): fields put back", "config.yaml: model, x put back"]
+        f"{POOL} k1 (id=r1): fields put back", "config.yaml: model, x put back where unchanged since the action"]
     assert Plan({"id": "x", "rows": "junk"}, None).rows == []
 
 
@@ -240,7 +243,7 @@ def test_a_source_suppressed_before_the_action_stays_suppressed():
 
 
 def test_a_removed_row_at_the_end_of_a_shorter_pool_comes_back_last():
-    rows = [make_row(x, priority=i, token=KEY) for i, x in enumerate("abc")]
+    rows = [make_row(x, priority=i, token=KEY + x) for i, x in enumerate("abc")]   # one key each: no twin
     before = _doc(*rows)
     fresh = _doc(json.loads(json.dumps(rows[0])))
     store_change(_plan(before, ("c", None)))(fresh, T)
@@ -250,10 +253,11 @@ def test_a_removed_row_at_the_end_of_a_shorter_pool_comes_back_last():
 def test_a_removed_row_already_there_is_left_and_said():
     row = make_row("a", token=KEY)
     fresh = _doc(dict(row, label="renamed"))
-    out = store_change(_plan(_doc(row), ("a", None), ("z", None)))(fresh, T)
+    with pytest.raises(NothingToChange) as got:          # nothing goes back: nothing is written
+        store_change(_plan(_doc(row), ("a", None), ("z", None)))(fresh, T)
     assert fresh["credential_pool"][POOL][0]["label"] == "renamed"
-    assert out[0].notes == [f"undo of {_id(1)}", "a: already there, left as it is", "z: already there, left as it is"]
-    assert out[0].changes == []
+    assert str(got.value) == ("auth.json: nothing undone: a: already there, left as it is; "
+                              "z: already there, left as it is")
 
 
 def test_an_added_row_goes_and_the_pool_is_renumbered():
@@ -267,13 +271,18 @@ def test_an_added_row_goes_and_the_pool_is_renumbered():
 
 
 def test_an_added_row_already_gone_is_said():
-    out = store_change(_plan(_doc(), ("b", {})))(_doc(), T)
-    assert out[0].notes == [f"undo of {_id(1)}", "b: already gone"] and out[0].changes == []
+    with pytest.raises(NothingToChange, match="^auth.json: nothing undone: b: already gone$"):
+        store_change(_plan(_doc(), ("b", {})))(_doc(), T)
 
 
 def test_an_untouched_outcome_is_left_out():
-    out = store_change(Plan({"id": _id(1), "rows": []}, _doc()))(_doc(), T)
-    assert out == []
+    with pytest.raises(NothingToChange, match="nothing undone: nothing to put back"):
+        store_change(Plan({"id": _id(1), "rows": []}, _doc()))(_doc(), T)
+    row, gone = make_row("a", token=KEY), make_row("b", token=KEY)
+    fresh = _doc(dict(row, label="renamed"), gone)              # "a" already there; "b" goes again
+    out = store_change(_plan(_doc(row), ("a", None), ("b", history.digests(gone))))(fresh, T)
+    assert [c.id for c in out[0].changes] == ["b"] and out[0].notes[1] == "a: already there, left as it is"
+    assert [(r["id"], r["label"]) for r in fresh["credential_pool"][POOL]] == [("a", "renamed")]
 
 
 def test_a_changed_row_gets_back_each_field_nobody_changed_since():
@@ -284,12 +293,24 @@ def test_a_changed_row_gets_back_each_field_nobody_changed_since():
     doc = _doc(fresh)
     out = store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
     got = doc["credential_pool"][POOL][0]
-    assert got["last_status"] is None and got["last_status_at"] is None
+    # The bench is one unit: the agent's code stays, and so does the rest of the bench it left.
+    assert got["last_status"] == "exhausted" and got["last_status_at"] == T
     assert got["last_error_code"] == 402 and got["note"] == "old" and "added" not in got
-    assert out[0].notes == [f"undo of {_id(1)}", "key-a: kept last_error_code (changed since by another writer)"]
+    assert out[0].notes == [f"undo of {_id(1)}", "key-a: kept its whole bench (last_error_code changed) "
+                            "as another writer left it (changed since the action)"]
     ch = out[0].changes[0]
     assert (ch.pool, ch.id, ch.label) == (POOL, "a", "key-a")
-    assert (ch.before["last_status"], ch.after["last_status"]) == ("exhausted", None)
+    assert (ch.before["last_status"], ch.after["last_status"]) == ("exhausted", "exhausted")
+
+
+def test_a_field_outside_any_unit_changed_since_is_kept_alone():
+    before = make_row("a", token=KEY, last_status=None, note="old", tag="x")
+    left = dict(before, last_status="exhausted", note="new", tag="y")
+    doc = _doc(dict(left, tag="z"))                          # another writer changed tag since
+    out = store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
+    got = doc["credential_pool"][POOL][0]
+    assert (got["last_status"], got["note"], got["tag"]) == (None, "old", "z")
+    assert out[0].notes[1] == "key-a: kept tag as another writer left it (changed since the action)"
 
 
 def test_a_field_put_back_is_a_copy_of_the_kept_value():
@@ -316,22 +337,26 @@ def test_a_row_whose_key_changed_since_is_kept_whole():
     left = dict(before, last_status="exhausted")
     fresh = dict(left, access_token=KEY2)
     doc = _doc(dict(fresh))
-    out = store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
+    with pytest.raises(NothingToChange) as got:
+        store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
     assert doc["credential_pool"][POOL][0] == fresh
-    assert out[0].notes[1] == ("key-a: kept as it is: its key changed since the action "
-                               "(another writer put a new one in this row)")
+    assert str(got.value) == ("auth.json: nothing undone: key-a: kept as it is: its key changed since the action "
+                              "(another writer put a new one in this row)")
     gone = dict(left)
     gone.pop("access_token")
     doc = _doc(dict(gone))
-    store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
+    with pytest.raises(NothingToChange):
+        store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
     assert doc["credential_pool"][POOL][0] == gone                      # a key removed: changed too
     grown = dict(left, refresh_token="rt-" + "r" * 30)
     doc = _doc(dict(grown))
-    store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
+    with pytest.raises(NothingToChange):
+        store_change(_plan(_doc(before), ("a", history.digests(left))))(doc, T)
     assert doc["credential_pool"][POOL][0] == grown                     # a key added: changed too
     added = make_row("n", token=KEY)
     doc = _doc(dict(added, access_token=KEY2))
-    store_change(_plan(_doc(), ("n", history.digests(added))))(doc, T)
+    with pytest.raises(NothingToChange):
+        store_change(_plan(_doc(), ("n", history.digests(added))))(doc, T)
     assert [r["id"] for r in doc["credential_pool"][POOL]] == ["n"]     # an added row rotated since stays
 
 
@@ -346,21 +371,32 @@ def test_each_pool_has_its_own_outcome():
 
 def test_a_changed_row_removed_since_is_said():
     before = make_row("a", token=KEY)
-    out = store_change(_plan(_doc(before), ("a", history.digests(dict(before, x=1)))))(_doc(), T)
-    assert out[0].notes == [f"undo of {_id(1)}", "a: removed since; nothing to put back"]
+    with pytest.raises(NothingToChange, match="^auth.json: nothing undone: a: removed since; nothing to put back$"):
+        store_change(_plan(_doc(before), ("a", history.digests(dict(before, x=1)))))(_doc(), T)
 
 
 # --- negative control ----------------------------------------------------------------------------------
 
 def test_control_an_undo_that_ignores_later_writers_is_caught():
-    broken = mutant("store.ops.undo", "        if f.get(key, _MISSING) != av:\n            kept.append(key)\n"
+    broken = mutant("store.ops.undo", "        if key in since:\n            kept.append(key)\n"
                     "            continue\n", "")
-    before = make_row("a", token=KEY, last_error_code=None)
-    left = dict(before, last_error_code=429)
-    doc = _doc(dict(left, last_error_code=402))
+    before = make_row("a", token=KEY, tag=None)
+    left = dict(before, tag="ours")
+    doc = _doc(dict(left, tag="theirs"))
     broken.store_change(broken.Plan({"id": _id(1), "rows": [{"pool": POOL, "id": "a",
                                                             "after": history.digests(left)}]}, _doc(before)))(doc, T)
-    assert doc["credential_pool"][POOL][0]["last_error_code"] is None     # the slip: the agent's 402 is gone
+    assert doc["credential_pool"][POOL][0]["tag"] is None     # the slip: the other writer's value is gone
+
+
+def test_control_an_undo_that_reverts_half_a_bench_is_caught():
+    broken = mutant("store.ops.undo", "if changed & set(unit) and since & set(unit):", "if False:")
+    before = make_row("a", token=KEY)
+    left = dict(before, last_status="exhausted", last_error_code=None, last_error_reset_at=T + 60)
+    doc = _doc(dict(left, last_error_code=402, last_error_reset_at=T + 86400))     # an agent benched it again
+    broken.store_change(broken.Plan({"id": _id(1), "rows": [{"pool": POOL, "id": "a",
+                                                            "after": history.digests(left)}]}, _doc(before)))(doc, T)
+    got = doc["credential_pool"][POOL][0]
+    assert got["last_status"] is None and got["last_error_code"] == 402     # the slip: half a bench
 
 
 
@@ -390,16 +426,18 @@ def test_config_edit_puts_back_changed_keys_and_keeps_later_edits(tmp_home):
     assert (got.action, got.key, got.written) == ("undo", "model,new", True)
     assert got.before == {"model": "as the action left it", "new": "as the action left it"}
     assert got.after == {"model": {"provider": "a"}, "new": None}
-    assert got.notes == (f"undo of {_id(1)}", "kept other (changed since)")
+    assert got.notes == (f"undo of {_id(1)}", "config.yaml: kept other as it is now: changed since the action "
+                         "(by hand or by another writer), so not put back")
 
 
 def test_config_edit_with_everything_changed_since_writes_nothing(tmp_home):
     p = _config_plan(tmp_home, {"model": history.digest({"provider": "b"})}, ["model"])
     tmp_home.config.write_text("model:\n  provider: c\n")
-    got = undo.config_edit(tmp_home, p)
+    with pytest.raises(NothingToChange) as got:      # never a ConfigChange the CLI calls "undone"
+        undo.config_edit(tmp_home, p)
     assert tmp_home.config.read_text() == "model:\n  provider: c\n"
-    assert (got.key, got.written, got.before, got.after) == ("model", False, {}, {})
-    assert got.notes == (f"undo of {_id(1)}", "kept model (changed since)")
+    assert str(got.value) == ("config.yaml: nothing undone: kept model as it is now: changed since the action "
+                              "(by hand or by another writer), so not put back")
 
 
 def test_config_edit_of_a_config_the_action_created(tmp_home):

@@ -87,9 +87,10 @@ def test_undo_of_an_add_keeps_the_row_an_agent_put_a_new_key_in(
     if not guard:           # negative control: without the key check undo removes the agent's key
         monkeypatch.setattr(undo, "_key_changed", lambda after, fresh: False)
     code, out, err = cli(capsys, tmp_home, "undo", "--yes")
-    assert code == 0, err
+    assert code == (2 if guard else 0), err     # the row kept whole: nothing undone, never "undone"
     row = _row(tmp_home, rid)
     if guard:
+        assert "nothing was undone" in err and "undone" not in out.replace("nothing undone", "")
         assert row is not None and row["access_token"] == NEW_KEY
         assert "its key changed since the action" in out
     else:
@@ -107,7 +108,7 @@ def test_undo_of_a_cooldown_does_not_bench_the_rotated_key(
     if not guard:
         monkeypatch.setattr(undo, "_key_changed", lambda after, fresh: False)
     code, out, err = cli(capsys, tmp_home, "undo", "--yes")
-    assert code == 0, err
+    assert code == (2 if guard else 0), err     # the row kept whole: nothing undone, never "undone"
     if guard:
         assert read_doc(tmp_home)["credential_pool"] == before["credential_pool"]
         assert "k0: kept as it is: its key changed since the action" in out

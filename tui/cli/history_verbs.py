@@ -13,7 +13,7 @@ import json
 import sys
 from typing import Any, Callable
 
-from store.errors import BadInput
+from store.errors import EXIT_BAD_INPUT, BadInput
 from store.ops import audit, undo
 from store.profiles import undo_all
 from tui.cli.common import confirm, home_of, print_notes
@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction, add_common: AddCommon) -> None:
     p = sub.add_parser("undo", help="put back what an operator action changed (default: the newest)")
     p.add_argument("which", nargs="?", metavar="ID|N", help="an id from `history`, or N (1 = the newest)")
     p.add_argument("--force", action="store_true",
-                   help="undo even when a later operator action changed the same rows")
+                   help="undo even when a later operator action changed the same rows, or a removed "
+                        "row comes back beside a row added since with the same key")
     p.add_argument("--yes", "-y", action="store_true", help="do not ask (required when not on a terminal)")
     add_common(p)
     p.set_defaults(func=cmd_undo)
@@ -74,6 +75,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
     home = home_of(args)
     action_id = undo.resolve(home, args.which)
     hps = undo_all.plans(home, action_id)      # a record that cannot be used is refused here
+    for hp in hps:
+        hp.plan.force = args.force             # also: a row may come back beside its key's twin
     conflicts = undo_all.conflicts(hps)
     if conflicts and not args.force:
         raise BadInput("--force", "a later operator action changed the same rows: "
@@ -92,6 +95,8 @@ def cmd_undo(args: argparse.Namespace) -> int:
     for hp in hps:
         for w in hp.written:
             print_notes(w.outcomes)
+            if w.unchanged is not None:     # changed since by another writer: kept, nothing written
+                print(f"note: {(hp.profile + ': ') if len(hps) > 1 else ''}{shown(w.unchanged)}")
             if w.audit_error:
                 print(f"warning: {w.audit_error}", file=sys.stderr)
         if hp.error is not None:
@@ -100,5 +105,12 @@ def cmd_undo(args: argparse.Namespace) -> int:
     ids = sorted({w.history_id for hp in hps for w in hp.written if w.history_id})
     if code:
         return code
-    print(f"undone {action_id}" + (f" (this undo is {ids[0]}: `hermes-admin undo {ids[0]}` redoes it)" if ids else ""))
+    if all(w.unchanged is not None for hp in hps for w in hp.written):   # every part changed since
+        sys.stderr.write(f"hermes-admin: error: ID: {action_id}: nothing was undone: what it changed was "
+                         "changed since by another writer (or by hand) and is kept as it is (see the notes); "
+                         "nothing written\n")
+        return EXIT_BAD_INPUT
+    part = " in part (the rest is kept, see the notes)" if any(w.unchanged for hp in hps for w in hp.written) else ""
+    print(f"undone {action_id}{part}" + (f" (this undo is {ids[0]}: `hermes-admin undo {ids[0]}` redoes it)"
+                                         if ids else ""))
     return 0
