@@ -64,8 +64,11 @@ GUARDS: dict[str, list[str]] = {
                                   "tests/agent"],
     # undo and history
     "store/ops/history.py": ["tests/store/test_history_exact.py", "tests/guards/test_guard_history.py",
-                             "tests/store/test_undo_harm.py"],
-    "store/ops/undo.py": ["tests/store/test_undo_exact.py", "tests/store/test_undo_harm.py"],
+                             "tests/store/test_undo_harm.py", "tests/store/test_history_order.py"],
+    "store/ops/undo.py": ["tests/store/test_undo_exact.py", "tests/store/test_undo_harm.py",
+                          "tests/store/test_undo_units.py", "tests/store/test_undo_empty_id.py",
+                          "tests/store/test_undo_config_changed_since.py"],
+    "store/ops/undo_dup.py": ["tests/store/test_undo_duplicate_key.py", "tests/store/test_undo_exact.py"],
     # alerts
     "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
@@ -94,7 +97,7 @@ GUARDS: dict[str, list[str]] = {
                           "tests/store/test_hostile_files.py",
                           "tests/store/test_hostile_shape.py", "tests/store/test_one_helper.py",
                           "tests/store/test_own_files.py", "tests/store/test_linked_store.py",
-                          "tests/store/test_write_exact.py"],
+                          "tests/store/test_write_exact.py", "tests/cli/test_huge_integers.py"],
 }
 
 # Modules whose listed tests run with the ones marked slow too: the slow mark there mostly means
