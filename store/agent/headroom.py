@@ -11,7 +11,8 @@ which checks every value like any outside input; a running process takes in what
 others wrote with :meth:`Headroom.follow`.
 
 What the readings decide (:func:`hold`, :func:`held_back`): a key whose provider said
-"nothing left until T" is held until T, whatever else happens; a key at or under the
+"nothing left until T" is held until T (never sooner than the store's bench floor after the
+reading: :func:`store.agent.ratelimits.reopens_at`), whatever else happens; a key at or under the
 pool's threshold (hermes-admin's own settings; 0 by default) yields to any key above it
 and is still used when none is.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from store import safeio
-from store.agent.ratelimits import blocked_until, tightest
+from store.agent.ratelimits import blocked_until, reopens_at, tightest
 from store.authfile import atomic_write_bytes
 from store.dialects.readings import Reading
 from store.errors import HermesAdminError, LockTimeout, StoreUnreadable
@@ -76,9 +77,9 @@ def hold(readings: Iterable[Reading], now: float, threshold: float = 0.0) -> Hol
     """
     readings = list(readings)
     for limit, exhausted in ((0.0, True), (threshold, False)):
-        until = blocked_until(readings, now, limit) if limit > 0 or exhausted else None
+        until = blocked_until(readings, now, limit, floored=True) if limit > 0 or exhausted else None
         if until is not None:
-            deciding = next(r for r in readings if r.reset_at == until and r.left is not None and r.left <= limit)
+            deciding = next(r for r in readings if reopens_at(r) == until and r.left is not None and r.left <= limit)
             return Hold(until, exhausted, deciding)
     return None
 
