@@ -12,6 +12,8 @@ both take that time. The fake provider and the proxy share a fake clock: no slee
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import openai
 import pytest
@@ -24,13 +26,43 @@ from store.agent.ratelimits import blocked_until, reopens_at
 from store.dialects.readings import Reading
 from store.paths import Home
 from store.pools import policy
+from store.proxy.edge.inbound import Gate
+from store.proxy.routing.chain import Chain
+from store.proxy.server import ProxyServer
 from tests.conftest import read_doc
-from tests.proxy.test_proxy_headroom import MSG, Clock, proxy, sdk, served_by
-from tests.proxy_helpers import OR_KEYS, seed, wait_until
+from tests.proxy_helpers import OR_KEYS, Running, seed, serving, wait_until
 from tui.demo.fake_provider import FakeProvider, Quota
 
 T = 1_800_000_000.0
 IDS = ["or0aaa", "or1aaa", "or2aaa"]
+MSG = [{"role": "user", "content": "hi"}]
+
+
+class Clock:
+    """The fake clock the fake provider and the proxy share."""
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+
+@contextmanager
+def proxy(home: Home, clock: Clock) -> Iterator[Running]:
+    chain = Chain(home, "openrouter", env=None, lock_timeout=5.0, clock=clock)
+    with serving(ProxyServer(home, chain, Gate(None), port=0, watch=False, clock=clock)) as running:
+        yield running
+
+
+def sdk(url: str) -> openai.OpenAI:
+    return openai.OpenAI(base_url=url, api_key="any-client-bearer", max_retries=0, timeout=20)
+
+
+def served_by(c: openai.OpenAI) -> str:
+    raw = c.chat.completions.with_raw_response.create(model="m", messages=MSG)
+    assert raw.http_response.status_code == 200
+    return raw.headers["x-hermes-credential"]
 
 
 @settings(max_examples=300, deadline=None)
