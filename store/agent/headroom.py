@@ -11,7 +11,9 @@ which checks every value like any outside input; a running process takes in what
 others wrote with :meth:`Headroom.follow`.
 
 What the readings decide (:func:`hold`, :func:`held_back`): a key whose provider said
-"nothing left until T" is held until T, whatever else happens; a key at or under the
+"nothing left until T" is held until T (never sooner than the store's bench floor after the
+reading: :func:`store.agent.ratelimits.reopens_at`), whatever else happens but an operator's
+reset of the row (readings taken before it say nothing); a key at or under the
 pool's threshold (hermes-admin's own settings; 0 by default) yields to any key above it
 and is still used when none is.
 """
@@ -28,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from store import safeio
-from store.agent.ratelimits import blocked_until, tightest
+from store.agent.ratelimits import blocked_until, reopens_at, tightest
 from store.authfile import atomic_write_bytes
 from store.dialects.readings import Reading
 from store.errors import HermesAdminError, LockTimeout, StoreUnreadable
@@ -76,9 +78,9 @@ def hold(readings: Iterable[Reading], now: float, threshold: float = 0.0) -> Hol
     """
     readings = list(readings)
     for limit, exhausted in ((0.0, True), (threshold, False)):
-        until = blocked_until(readings, now, limit) if limit > 0 or exhausted else None
+        until = blocked_until(readings, now, limit, floored=True) if limit > 0 or exhausted else None
         if until is not None:
-            deciding = next(r for r in readings if r.reset_at == until and r.left is not None and r.left <= limit)
+            deciding = next(r for r in readings if reopens_at(r) == until and r.left is not None and r.left <= limit)
             return Hold(until, exhausted, deciding)
     return None
 
@@ -135,6 +137,7 @@ class Headroom:
         self._lock = threading.Lock()
         self._seen: tuple[int, int, int] | None = None   # the sidecar as last read or written here
         self.notices: list[str] = []
+        self._cleared: dict[RowKey, float] = {}   # an operator's reset per row: older readings say nothing
 
     def record(self, pool: str, row_id: str, fp: str | None, readings: Iterable[Reading]) -> None:
         """Readings of one response, against the row that served it (in memory only)."""
@@ -154,9 +157,23 @@ class Headroom:
         return self._dirty
 
     def readings(self, pool: str, row_id: str, fp: str | None) -> list[Reading]:
+        """The row's readings bound to *fp*, less those taken before an operator's reset of it."""
         with self._lock:
             entry = self.rows.get((pool, row_id))
-            return list(entry.windows.values()) if entry is not None and entry.fp == fp else []
+            if entry is None or entry.fp != fp:
+                return []
+            cleared = self._cleared.get((pool, row_id)) if self._cleared else None
+            return [r for r in entry.windows.values() if cleared is None or r.read_at > cleared]
+
+    def cleared(self, pool: str, row_id: str, at: float) -> bool:
+        """An operator reset the row at *at* (its ``status_cleared_at``, spec section 5): the
+        readings taken before it hold it no more (they stay in the sidecar, for what was
+        said). True when *at* is newer than any reset known of the row."""
+        with self._lock:
+            if at <= self._cleared.get((pool, row_id), float("-inf")):
+                return False
+            self._cleared[(pool, row_id)] = at
+            return True
 
     def blocked_until(self, pool: str, row_id: str, fp: str | None, now: float,
                       threshold: float = 0.0) -> float | None:

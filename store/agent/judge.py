@@ -56,7 +56,7 @@ def judge(result: Result, now: float, *, pool: str | None = None, readings: Sequ
     got = tuple(readings) if readings is not None else (
         tuple(read_headers(result.headers, now)) if result.headers else ())
     if v.fault is None:
-        return Verdict(None, v.kind, read_at=now, readings=got, exhausted_until=blocked_until(got, now),
+        return Verdict(None, v.kind, read_at=now, readings=got, exhausted_until=blocked_until(got, now, floored=True),
                        model=model, endpoint=endpoint)
     reset = reset_time(result, now, notice)
     if reset is None and v.fault is not None:
@@ -78,7 +78,8 @@ def judge_success(now: float, readings: Sequence[Reading] = (), *, dialect: Dial
     usage = usage_in(dialect, body, notice) if dialect is not None and body else None
     if not got and usage is None and model is None and endpoint is None:
         return SUCCESS          # nothing in this answer for any consumer: the shared plain success
-    return Verdict(None, "ok", read_at=now, readings=got, exhausted_until=blocked_until(got, now) if got else None,
+    return Verdict(None, "ok", read_at=now, readings=got,
+                   exhausted_until=blocked_until(got, now, floored=True) if got else None,
                    model=model, endpoint=endpoint, usage=usage)
 
 

@@ -85,7 +85,7 @@ class PoolHeadroom:
         held = self.exhausted(sel, now)
         if held is None:
             return None
-        reset_at = policy.bench_reset(held.until, now)
+        reset_at = held.until      # floored at its reading already: the hold's time, to the instant
         try:
             with transaction(self.home, lock_timeout=self.lock_timeout) as doc:
                 rows = pool_list(doc, self.pool)

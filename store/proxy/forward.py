@@ -201,7 +201,7 @@ class Forwarder:
                 return self._pass_on(answer, attempt, rid) if answer is not None else \
                     self._error(result.status, result.message or "the request failed", "invalid_request", rid)
             if verdict.fault == ROUTE:
-                chain.breakers.failed(base, chain.clock(), answered=verdict.answered,
+                chain.breakers.failed(base, chain.clock(), answered=verdict.answered, request=rid,
                                       what=f"{verdict.kind}: {result.message or result.status}")
                 log.info("request %s: %s/%s via %s: %s (%s): the route's fault, no key benched", rid, sel.pool,
                          sel.row_id, display(base), result.message or f"HTTP {result.status}", verdict.kind)

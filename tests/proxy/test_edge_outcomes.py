@@ -183,14 +183,21 @@ def test_a_route_failure_on_every_route_is_one_answer_and_no_bench(tmp_home, up,
     with running_chain_proxy(tmp_home) as p:
         r = httpx.post(p.url + "/chat/completions", json=MSG, timeout=30)
         p.settled()
+        one = {b["upstream"]: b for b in p.chain.breakers.snapshot(p.chain.clock())}
+        r2 = httpx.post(p.url + "/chat/completions", json=MSG, timeout=30)
+        p.settled()
         snapshot = {b["upstream"]: b for b in p.chain.breakers.snapshot(p.chain.clock())}
+        sent = up.hits(EDGE_KEYS[0]) + up.hits(EDGE_KEYS[1]) + up.hits(EDGE_NOUS)
         again = [httpx.post(p.url + "/chat/completions", json=MSG, timeout=30) for _ in range(2)]
     assert r.status_code == 503 and r.json()["error"]["message"] == "down for maintenance"
-    assert up.hits(EDGE_KEYS[0]) == 1 and up.hits(EDGE_KEYS[1]) == 1 and up.hits(EDGE_NOUS) == 2
-    assert snapshot[up.url + "/api/v1"]["state"] == "open"      # two strikes in a row
+    assert r2.status_code == 503 and r2.json()["error"]["message"] == "down for maintenance"
+    # One request failing on both keys is one strike: one request never opens a breaker alone.
+    assert one[up.url + "/api/v1"]["state"] == "closed" and one[up.url + "/api/v1"]["strikes"] == 1
+    assert snapshot[up.url + "/api/v1"]["state"] == "open"      # two requests failed in a row
+    assert snapshot[up.url + "/nous/v1"]["state"] == "open"
     assert status_fields(tmp_home) == before
     # While the breakers are open nothing is sent there: the client is told when to come back.
-    assert up.hits(EDGE_KEYS[0]) + up.hits(EDGE_KEYS[1]) == 2
+    assert up.hits(EDGE_KEYS[0]) + up.hits(EDGE_KEYS[1]) + up.hits(EDGE_NOUS) == sent
     last = again[-1].json()["error"]
     # The real reason (#27): every upstream is failing, no key is cooling.
     assert last["type"] == "upstream_unavailable" and int(again[-1].headers["retry-after"]) >= 1

@@ -1,5 +1,6 @@
 """The reason a request got no key is built from the eligibility filters that refused each
-key (#27). The reported answer: an upstream answering 500 opens the breaker, and the next
+key (#27). The reported answer: an upstream answering 500 (to two requests in a row) opens
+the breaker, and the next
 request was told that every credential is cooling while no key was benched. With the real
 ``openai`` SDK as the client."""
 
@@ -31,9 +32,10 @@ def second_answer(home, up) -> dict:
     before = status_fields(home)
     with running_chain_proxy(home) as p:
         c = openai.OpenAI(base_url=p.url, api_key="local", max_retries=0, timeout=30)
-        with pytest.raises(openai.InternalServerError) as first:
-            c.chat.completions.create(**MSG)
-        assert first.value.status_code == 500            # the upstream's own answer, passed on
+        for _ in range(2):       # two requests in a row answered 500 open the breaker (one alone does not)
+            with pytest.raises(openai.InternalServerError) as first:
+                c.chat.completions.create(**MSG)
+            assert first.value.status_code == 500        # the upstream's own answer, passed on
         with pytest.raises(openai.APIStatusError) as second:
             c.chat.completions.create(**MSG)
     assert status_fields(home) == before                 # no key benched

@@ -22,7 +22,7 @@ from store.agent import probe
 from store.agent.outcomes import OUT
 from store.paths import Home
 from store.pools import policy
-from store.proxy.routing import chain as chain_module
+from store.proxy.routing import steering
 from store.proxy.routing.chain import Chain
 from store.proxy.routing.steering import lifted_rows
 from tests.conftest import make_row, make_store, run_cli, write_store
@@ -83,7 +83,7 @@ def test_an_operator_reset_brings_the_next_request_back_to_the_primary(tmp_home:
 
 @pytest.mark.slow
 def test_control_a_probe_only_proxy_waits_for_the_restore_interval(tmp_home: Home, fake, monkeypatch) -> None:
-    monkeypatch.setattr(chain_module, "lifted_rows", lambda *a, **k: [])
+    monkeypatch.setattr(steering, "lifted_rows", lambda *a, **k: [])
     seed(tmp_home, fake)
     with running_proxy(tmp_home, restore_interval=300.0) as p:
         _on_fallback_after_a_check(tmp_home, fake, p)

@@ -44,7 +44,7 @@ from store.proxy.routing.picks import Usable, choose, preferred, rotated, usable
 from store.proxy.routing.pins import Pins, pinned
 from store.proxy.routing.protocols import OPENAI, Want, route_protocols
 from store.proxy.routing.request_client import RequestClient
-from store.proxy.routing.steering import Steering, lifted_rows
+from store.proxy.routing.steering import Steering
 from store.proxy.routing.upstreams import Breakers, route_name
 from store.proxy.routing.verdict import judge_attempt
 
@@ -131,10 +131,8 @@ class Chain:
             self._applied = ticket
             self.counts.apply(fresh)
             self.overlay.apply(fresh)
-            rt, primary = self.runtime, self.routes[0].pool
-            if primary and not rt.on_primary and self.steer.pin is None:    # an operator's reset: back now
-                self.steer.saw_lifted(primary, lifted_rows(self._rows.get(primary), fresh.get(primary), self.clock(),
-                                                           self._ttls, rt.last_restore_check))
+            self.steer.saw_store(self.runtime, self._rows, fresh, self.clock(), self._ttls)  # a reset: back now
+            self.headroom.cleared(fresh)       # and what its readings held before it is lifted
             self._rows = fresh
             self.last_doc = doc
             self._generation += 1

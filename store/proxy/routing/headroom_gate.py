@@ -17,9 +17,11 @@ up the few rows held now:
   no row has room, and released as soon as one of those answers is in.
 
 Held rows are not a fallback: they are skipped like a row on an open breaker, and a 503
-counts their reset in ``Retry-After``. Holds bind to the secret's display fingerprint (a
-re-keyed row starts afresh). Pure and fast on the event loop (a dict lookup per pick while
-nothing is held); only :meth:`flush` and :meth:`follow` do file IO, off the loop.
+counts their reset in ``Retry-After``. An operator's reset of a row, seen in the store
+(:meth:`HeadroomGate.cleared`), lifts what readings taken before it held. Holds bind to the
+secret's display fingerprint (a re-keyed row starts afresh). Pure and fast on the event loop
+(a dict lookup per pick while nothing is held); only :meth:`flush` and :meth:`follow` do
+file IO, off the loop.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from store.config import settings as settings_file
 from store.dialects.readings import Reading
 from store.dialects.registry import read_headers
 from store.errors import HermesAdminError
-from store.model import Row
+from store.model import Row, parse_epoch
 from store.pools.view import row_fingerprint
 
 _NONE: frozenset[str] = frozenset()
@@ -117,7 +119,10 @@ class HeadroomGate:
     def _spend(self, key: tuple[str, str], now: float) -> None:
         """Whether the requests in flight to the row have spent what its last reading left."""
         pool, rid = key
-        fp, r = self._budgets[key]
+        got = self._budgets.get(key)      # an operator's reset may have dropped it (the watcher's thread)
+        if got is None:
+            return
+        fp, r = got
         live = r.reset_at is not None and r.reset_at > now
         if not live:
             del self._budgets[key]           # a new window: the next answer says what is left
@@ -168,6 +173,31 @@ class HeadroomGate:
             else:
                 fresh[row_id] = (fp, h)
             self._holds[pool] = fresh
+
+    def cleared(self, rows_by_pool: Mapping[str, Iterable[Row]]) -> None:
+        """The store as just read: a row an operator reset (``status_cleared_at`` newer than
+        any reset seen) is held no more by readings taken before it, hard or soft, so the
+        next request may go to it (the watcher's thread; picks read the holds without a lock)."""
+        if not self.enabled:
+            return
+        now = self.clock()
+        for pool, rows in rows_by_pool.items():
+            for row in rows:
+                at = parse_epoch(row.get("status_cleared_at"))
+                rid = str(row.get("id"))
+                if at is None or not self.room.cleared(pool, rid, at):
+                    continue
+                key = (pool, rid)
+                budget = self._budgets.get(key)
+                if budget is not None and budget[1].read_at <= at:
+                    self._budgets.pop(key, None)
+                with self._lock:
+                    spent = self._spent.get(pool) or {}
+                    if rid in spent and spent[rid][1].reading.read_at <= at:
+                        self._spent[pool] = {k: v for k, v in spent.items() if k != rid}
+                held = (self._holds.get(pool) or {}).get(rid)
+                if held is not None:
+                    self._judge(pool, rid, held[0], now)     # judged again on what was said since
 
     # -- what picks ask --
 

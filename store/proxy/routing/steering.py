@@ -24,7 +24,7 @@ of the store. Pure: no IO, clock passed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from store.agent.outcomes import Notice
@@ -87,6 +87,15 @@ class Steering:
         """Rows of the primary *pool* were lifted in the store: the next request goes back."""
         if ids:
             self.wanted = f"operator reset of {pool} {', '.join(ids[:4])}{' …' if len(ids) > 4 else ''}"
+
+    def saw_store(self, runtime: Any, before: Mapping[str, Sequence[Row]], after: Mapping[str, Sequence[Row]],
+                  now: float, ttls: policy.Ttls) -> None:
+        """A new read of the store (*after*; *before*: the view's rows): a primary row lifted by
+        someone's write while on a fallback (and not pinned) brings the next request back."""
+        primary = runtime.routes[0].pool
+        if primary and not runtime.on_primary and self.pin is None:
+            self.saw_lifted(primary, lifted_rows(before.get(primary), after.get(primary), now, ttls,
+                                                 runtime.last_restore_check))
 
     def take(self) -> str | None:
         """Why the chain goes back to its primary now, once; None when it does not."""

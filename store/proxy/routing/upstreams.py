@@ -4,18 +4,21 @@ A route's failure (RELIABILITY 31: refused, reset, timed out, TLS, a malformed o
 answer, a 5xx) is never a key's: nothing is benched and nothing written. What remembers it
 is a :class:`Breakers`, in memory only: per upstream base URL, a short circuit breaker.
 An upstream that gave no answer at all opens at once (another key to the same host cannot
-help); one that answered badly opens at its second failure in a row (the first lets the
-request try another key). While open, no request is sent there: the chain serves from the
-next route, or answers 503 with the time it reopens. It opens for :data:`FIRST_OPEN`
-seconds, twice as long each time a trial after it fails again (up to :data:`LONGEST_OPEN`),
-and a success closes it and forgets. A restarted proxy starts with every breaker closed.
+help); one that answered badly opens at the second request in a row it failed (the first lets
+the request try another key). A request counts once: its retry on another key of the same
+upstream failing too is the same request's failure, not a second one, so one bad request (a
+body the provider chokes on) never shuts the route for everyone. While open, no request is
+sent there: the chain serves from the next route, or answers 503 with the time it reopens.
+It opens for :data:`FIRST_OPEN` seconds, twice as long each time a trial after it fails
+again (up to :data:`LONGEST_OPEN`), and a success closes it and forgets. A restarted proxy starts with every breaker
+closed.
 
 Pure bookkeeping with the clock passed in; the event loop is its only user (no lock).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -23,7 +26,7 @@ from store.dialects.registry import default_base
 
 FIRST_OPEN = 2.0        # seconds
 LONGEST_OPEN = 60.0
-STRIKES = 2             # answered failures in a row that open a breaker
+STRIKES = 2             # requests in a row answered badly that open a breaker
 
 
 def base_for(pool: str, base_url: str | None) -> str:
@@ -53,7 +56,8 @@ def route_name(name: str) -> str:
 class Breaker:
     """One upstream's recent failures."""
 
-    strikes: int = 0            # answered failures in a row
+    strikes: int = 0            # requests in a row it answered badly
+    struck: set[str] = field(default_factory=set)   # those requests (each counts once)
     opened: int = 0             # times opened in a row (the next opening lasts longer)
     open_until: float = 0.0
     last_error: str = ""
@@ -79,19 +83,25 @@ class Breakers:
         b = self._by_base.get(base)
         return b.open_until if b is not None and b.open_until else None
 
-    def failed(self, base: str, now: float, *, answered: bool, what: str) -> None:
-        """A route failure on *base* (*answered*: the upstream sent an HTTP answer)."""
+    def failed(self, base: str, now: float, *, answered: bool, what: str, request: str | None = None) -> None:
+        """A route failure on *base* (*answered*: the upstream sent an HTTP answer; *request*:
+        the client request it failed, which strikes once however many keys it tries)."""
         b = self._by_base.get(base)
         if b is None:
             b = self._by_base[base] = Breaker(since=now)
         b.last_error = what
         if now < b.open_until:
             return              # sent before it opened: the opening already counts it
+        if answered and request is not None:
+            if request in b.struck:
+                return          # the same request again, on another key: one failure
+            b.struck.add(request)
         b.strikes += 1
         if not answered or b.strikes >= STRIKES:
             b.open_until = now + min(LONGEST_OPEN, FIRST_OPEN * 2 ** b.opened)
             b.opened += 1
             b.strikes = 0
+            b.struck = set()
 
     def succeeded(self, base: str) -> None:
         """*base* answered: its breaker closes and forgets."""
