@@ -76,7 +76,8 @@ GUARDS: dict[str, list[str]] = {
                                     "tests/monitor/test_conditions_gaps_exact.py"],
     # steering
     "store/proxy/routing/steering.py": ["tests/proxy/test_operator_reset.py", "tests/proxy/test_steering_exact.py",
-                                "tests/guards/test_guard_alerts_steering.py", "tests/proxy/test_reset_lifts_headroom.py"],
+                                "tests/guards/test_guard_alerts_steering.py",
+                                "tests/proxy/test_reset_lifts_headroom.py"],
     # outside values
     "store/outside.py": ["tests/store/test_outside.py", "tests/store/test_outside_exact.py",
                          "tests/store/test_stored_times.py"],
