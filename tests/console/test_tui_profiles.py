@@ -76,6 +76,7 @@ def test_a_single_home_opens_the_plain_console(tmp_path: Path, monkeypatch) -> N
     seen: list[str] = []
     monkeypatch.setattr(tui.app.console, "run", lambda *a, **k: seen.append("home") or 0)
     monkeypatch.setattr(tui.app.root_console, "run_root", lambda *a, **k: seen.append("root") or 0)
+    monkeypatch.setattr(entry, "no_terminal", lambda: None)     # in-process: no terminal, not the point here
     single = home(Root(tmp_path / "single"), "default")
     write_store(single, make_store({"openrouter": [make_row("x", token=SHARED)]}))
     entry.main(["--home", str(single.root)])

@@ -66,7 +66,21 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+class NoTerminal(HermesAdminError):
+    """The console was started where it cannot draw or read keys (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+def _need_terminal() -> None:
+    """The console's refusal off a terminal (:func:`no_terminal`): after the arguments' own
+    checks (a bad option is named first), before anything is written or started."""
+    if (missing := no_terminal()) is not None:
+        raise NoTerminal(missing)
+
+
 def _run_demo(args: argparse.Namespace) -> int:
+    _need_terminal()
     # Imported on use: `hermes-admin list` should not pay for the demo's modules.
     if args.fleet_demo:
         from tui.demo.fleet import run_fleet_demo
@@ -86,6 +100,7 @@ def _run_dashboard(args: argparse.Namespace) -> int:
 
         # A --home/$HERMES_HOME inside profiles/ opens narrowed to it; `P` widens it again.
         profile = None if args.console_root else home_profile(root, home)
+        _need_terminal()
         return run_root(root, profile=None if profile == DEFAULT_PROFILE else profile,
                         read_only=args.read_only, lock_timeout=args.lock_timeout)
     from tui.app.console import run
@@ -95,6 +110,7 @@ def _run_dashboard(args: argparse.Namespace) -> int:
         from tui.cli.fleet import console_config
 
         fleet = console_config(args)
+    _need_terminal()
     return run(home, read_only=args.read_only, lock_timeout=args.lock_timeout, fleet=fleet)
 
 
@@ -125,9 +141,6 @@ def _main(argv: Sequence[str] | None, edge: boundary.Boundary) -> int:
     func: Callable[[argparse.Namespace], int] = getattr(args, "func", _run_dashboard)
     if func not in (_run_dashboard, _run_demo):
         args.redactor = edge.redactor       # what the boundary knows: writes audit with it, no second read
-    if func in (_run_dashboard, _run_demo) and (missing := no_terminal()) is not None:
-        _fail(missing)       # before the guard, which may create the home: nothing is written
-        return EXIT_BAD_INPUT
     try:
         guard.check(args, creates_home=func in (_run_dashboard, _run_demo))
         if func in (_run_dashboard, _run_demo):
