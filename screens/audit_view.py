@@ -28,6 +28,7 @@ from tui.services.write_feedback import value_words
 from tui.text.format import NULL, ellipsize
 from tui.text.paths import tilde
 from tui.text.shown import shown, shown_lines
+from tui.widgets.plain_table import PlainTable
 
 COLUMNS = ("time", "who", "via", "action", "pool", "rows", "status", "notes")
 
@@ -152,7 +153,7 @@ class AuditScreen(ModalScreen[None]):
             yield Static(Text(shown(tilde(title))), classes="modal-title")
             if not self.rows:
                 yield Static("No operator action recorded yet.", classes="modal-hint")
-            yield DataTable(id="audit-table", cursor_type="row", zebra_stripes=True)
+            yield PlainTable(id="audit-table", cursor_type="row", zebra_stripes=True)
             yield Static(id="audit-detail")
             yield Static("↑↓: entry · u: undo it · Esc: close", classes="modal-keys")
 

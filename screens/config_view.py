@@ -150,6 +150,13 @@ COLUMNS: dict[str, tuple[tuple[str, ...], str]] = {
 }
 
 
+# What a row key says on a tab with no rows.
+EMPTY = {
+    "strategies": "no pools: auth.json and config.yaml name none",
+    "fallback": "the fallback chain is empty (a adds an entry)",
+    "routing": "no routing settings",
+}
+
 # action -> the tabs it works in
 EDITS: dict[str, tuple[str, ...]] = {
     "edit": ("strategies", "routing"),
@@ -277,6 +284,8 @@ class ConfigScreen(Screen):
             return None
         row = self._row()
         if row is None:
+            if not self.shown_rows.get(self._table().id or ""):
+                return EMPTY.get(self.active_tab, "this tab is empty")
             return "move the cursor to a row first"
         if action == "move_entry":
             n = len(fallback_rows(self.config))

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Label, Static
 
-from screens.form import ErrorLine
+from screens.form import ErrorLine, forget_key, refused_key
 from store.errors import BadInput
 from store.ops import textcheck
 from tui.text.durations import parse_duration_or_time
@@ -114,7 +114,10 @@ class CooldownScreen(GuardedModal["tuple[float, str | None] | None"]):
             textcheck.check_text("reason", reason or "")
         except BadInput as exc:
             self.query_one(ErrorLine).set_error(f"reason: {exc.problem}")
-            self.query_one("#cooldown-reason", Input).focus()
+            field = self.query_one("#cooldown-reason", Input)
+            if refused_key(exc.problem):
+                forget_key(field)    # never left on screen under "it was not used or shown"
+            field.focus()
             return
         self.dismiss((until, reason))
 

@@ -86,6 +86,7 @@ class DashboardScreen(Screen):
                 tooltip="Pause / resume live updates — hold store changes while reading"),
         Binding("e", "events", "Events", show=False, id="dashboard.events",
                 tooltip="Toggle events timeline — transitions seen in the store"),
+        Binding("escape", "close_events", "Close events", show=False, id="dashboard.close_events"),
         Binding("v", "config", "Config", id="dashboard.config"),
         Binding("l", "request_log", "Requests", show=False, id="dashboard.request_log",
                 tooltip="Request log — the row's recent requests through any proxy on this home"),
@@ -258,6 +259,8 @@ class DashboardScreen(Screen):
             return self._ready and self.table.range_active
         if action == "clear_filter":
             return self._ready and (bool(self.filter_text) or self.filter_box.has_class("-shown"))
+        if action == "close_events":
+            return self.timeline.shown
         return True
 
     def on_key(self, event: events.Key) -> None:
@@ -385,6 +388,9 @@ class DashboardScreen(Screen):
         self.controls.toggle_wide()
 
     def action_events(self) -> None:
+        self.timeline.toggle()
+
+    def action_close_events(self) -> None:
         self.timeline.toggle()
 
     def action_config(self) -> None:

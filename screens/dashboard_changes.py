@@ -68,4 +68,7 @@ def listing(cvs: list[CredentialView], limit: int = LIST_LIMIT) -> list[str]:
 
 
 def count(n: int, what: str = "credential") -> str:
-    return f"{n} {what}{'s' if n != 1 else ''}"
+    """``2 credentials``, ``1 row``, ``2 longer benches``."""
+    if n == 1:
+        return f"{n} {what}"
+    return f"{n} {what}{'es' if what.endswith(('ch', 'sh', 's', 'x')) else 's'}"

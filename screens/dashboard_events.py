@@ -52,5 +52,11 @@ class EventsTimeline:
         else:
             self.widget.add(events)
 
+    @property
+    def shown(self) -> bool:
+        """Whether the log is on screen (Esc then closes it, as ``e`` does)."""
+        return self.widget is not None and self.widget.has_class("-shown")
+
     def toggle(self) -> None:
         self.log().toggle_class("-shown")
+        self.screen.refresh_bindings()

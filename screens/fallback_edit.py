@@ -31,6 +31,9 @@ class FallbackAddScreen(FormScreen):
         Binding("ctrl+s", "submit", "Add the entry", id="fallback_add.submit"),
     ]
 
+    FIELDS = {"PROVIDER": "#fb-provider", "MODEL": "#fb-model", "--base-url": "#fb-base-url",
+              "--key-env": "#fb-key-env"}
+
     def __init__(self) -> None:
         super().__init__(id="fallback-add")
 
@@ -68,7 +71,7 @@ class FallbackAddScreen(FormScreen):
                 textcheck.check_text(fld, values[name], keys=keys)
             values["provider"] = providers.checked("PROVIDER", values["provider"])
         except BadInput as exc:
-            self.show_error(field_message(exc.field, exc.problem))
+            self.show_error(field_message(exc.field, exc.problem), exc.field)
             return
         app = host(self)
         home, timeout = app.home, app.lock_timeout

@@ -36,6 +36,7 @@ from tui.text.format import BAD_TIME, NULL, countdown, ellipsize, local_time
 from tui.text.sentences import READ_ONLY, RESET_WARNING
 from tui.text.shown import shown_lines
 from tui.widgets.footer import KeysFooter
+from tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
     from store.fleet.model import FleetSnapshot, HostInfo, KeyInfo
@@ -146,7 +147,7 @@ class FleetScreen(Screen):
 
     def compose(self) -> ComposeResult:
         yield Static(Text(f"fleet: connecting to {self.link.safe_url}…"), id="fleet-status")
-        table: DataTable[Text] = DataTable(id="fleet-keys", cursor_type="row", zebra_stripes=False)
+        table: PlainTable = PlainTable(id="fleet-keys", cursor_type="row", zebra_stripes=False)
         yield table
         yield Static(Text(NULL), id="fleet-detail")
         yield Static(Text("hosts: " + NULL), id="fleet-hosts")

@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Input, Static
 
+from store.ops.textcheck import KEY_HINT
 from tui.services.host import host
 from tui.services.writer import BAD_INPUT, WriteRequest, WriteResult
 from tui.text.shown import shown_lines
@@ -36,6 +37,18 @@ def field_message(field: str | None, problem: str) -> str:
     if not field:
         return problem
     return f"{FIELD_NAMES.get(field, field)}: {problem}"
+
+
+def refused_key(message: str | None) -> bool:
+    """*message* is textcheck's refusal of a key-shaped value (``looks like an API key``)."""
+    return bool(message) and KEY_HINT in str(message)
+
+
+def forget_key(widget: Widget | None) -> None:
+    """Empty a text field whose value was refused as a key, so the key is never left on
+    screen under a message saying it was not shown (a masked field already hides it)."""
+    if isinstance(widget, Input) and not widget.password:
+        widget.value = ""
 
 
 class ErrorLine(Static):
@@ -93,21 +106,30 @@ class FormScreen(ModalScreen[Any]):
         return self.query_one(ErrorLine).text
 
     def show_error(self, message: str | None, field: str | None = None) -> None:
-        """Show *message* under the form (None clears it); focus goes to *field*'s widget."""
+        """Show *message* under the form (None clears it); focus goes to *field*'s widget.
+        A value refused as a key is emptied from its field (:func:`forget_key`)."""
         self.query_one(ErrorLine).set_error(message)
+        if refused_key(message):
+            forget_key(self.field_widget(field))
         self.focus_field(field)
 
     def field_selector(self, field: str | None) -> str | None:
         """The widget the operator fixes *field* in (a form whose fields move overrides it)."""
         return self.FIELDS.get(field or "")
 
-    def focus_field(self, field: str | None) -> None:
+    def field_widget(self, field: str | None) -> Widget | None:
         selector = self.field_selector(field)
-        if selector is not None:
-            try:
-                self.query_one(selector).focus()
-            except NoMatches:
-                pass
+        if selector is None:
+            return None
+        try:
+            return self.query_one(selector)
+        except NoMatches:
+            return None
+
+    def focus_field(self, field: str | None) -> None:
+        widget = self.field_widget(field)
+        if widget is not None:
+            widget.focus()
 
     def submit_write(self, what: str, fn: Any, **kwargs: Any) -> bool:
         """Hand *fn* to the writer; the result comes back to :meth:`write_done`."""

@@ -30,6 +30,7 @@ from tui.services.host import host
 from tui.text.paths import tilde
 from tui.text.shown import shown
 from tui.widgets.footer import KeysFooter
+from tui.widgets.plain_table import PlainTable
 
 POLL_SECONDS = 1.0          # while the view is open
 
@@ -71,10 +72,10 @@ class MonitorScreen(Screen[None]):
         yield Static(id="monitor-errors", classes="monitor-line")
         yield Static(id="monitor-none")
         yield Static(id="monitor-alerts-title", classes="monitor-title")
-        yield DataTable(id="monitor-alerts", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="monitor-alerts", cursor_type="row", zebra_stripes=True)
         yield Static(id="monitor-alert-text", classes="monitor-line")
         yield Static(id="monitor-deliveries-title", classes="monitor-title")
-        yield DataTable(id="monitor-deliveries", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="monitor-deliveries", cursor_type="row", zebra_stripes=True)
         yield KeysFooter(compact=True)
 
     def on_mount(self) -> None:

@@ -45,6 +45,7 @@ from tui.text.shown import shown
 from tui.widgets.flash import FlashLine
 from tui.widgets.footer import KeysFooter
 from tui.widgets.guarded import GuardedModal
+from tui.widgets.plain_table import PlainTable
 
 POLL_SECONDS = PROXY_POLL_SECONDS   # the proxy rewrites its status file every second
 
@@ -163,9 +164,9 @@ class ProxyScreen(Screen[None]):
         yield Static(id="proxy-breakers", classes="proxy-line")
         yield Static(id="proxy-feedback", classes="proxy-line")
         yield Static(id="proxy-none")
-        yield DataTable(id="proxy-creds", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="proxy-creds", cursor_type="row", zebra_stripes=True)
         yield VerticalScroll(id="proxy-sparks")
-        yield DataTable(id="proxy-requests", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="proxy-requests", cursor_type="row", zebra_stripes=True)
         yield FlashLine(id="flash")     # messages on one line below the tables, never over them
         yield KeysFooter(compact=True)
 

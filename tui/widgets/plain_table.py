@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from tui.text.shown import shown
+from tui.widgets.table_cursor import FIRST_LAST
 
 PADDING = 2          # a DataTable column's cell padding, both sides
 SCROLLBAR = 2
@@ -24,7 +25,20 @@ MIN_FLEX = 16
 MIN_WRAP = 6         # no column wraps narrower than this (or its header)
 
 
-class FittedTable(DataTable):
+class PlainTable(DataTable):
+    """A DataTable whose Home and End go to the first and last row, as the dashboard's do
+    (Textual's own scroll sideways, which a row cursor cannot see)."""
+
+    BINDINGS = FIRST_LAST
+
+    def action_move(self, where: str) -> None:
+        if where == "first":
+            self.action_scroll_top()
+        elif where == "last":
+            self.action_scroll_bottom()
+
+
+class FittedTable(PlainTable):
     """A read-only DataTable whose columns its screen fits to its width: it posts
     :class:`FittedTable.WidthChanged` when its width changes (the first layout included),
     and ``fitted`` is the width its columns were last fitted to (tests wait on it)."""

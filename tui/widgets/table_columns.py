@@ -16,7 +16,9 @@ layouts once any key has a reading, from 80 columns on; it is the first to give 
 shrinks before any other column (a shorter bar, then none) and goes first when the terminal
 is narrower than 80. The spend column (today's cost, #29) joins the same way once any key has
 a figure, as the auto layout's second extra (after the message), and gives way before the
-code/reason column does. Whatever the layout, columns keep one order (:data:`ORDER`). Spare cells go, in order, to
+code/reason column does. Whatever the layout, columns keep one order (:data:`ORDER`). While
+the code/reason column is short of every Hermes reason (80 columns), the label and the key give
+it the cells their longest texts do not need (:data:`RECLAIM`). Spare cells go, in order, to
 the label and the key (up to their longest texts), the code/reason or reason column (up to
 the longest reason Hermes writes, :data:`REASON_WANT`, or the longest shown when that is
 longer), the source (up to its longest text), and the message column takes the rest. The set
@@ -180,6 +182,31 @@ def columns_for(mode: str, chosen: Sequence[str], total: int,
     return tuple(BASE[k] for k in ORDER if k in keys)
 
 
+# Short of room for every reason Hermes writes (80 columns), these give the code/reason (or
+# reason) column the cells their longest text does not need, down to at least their title.
+RECLAIM: tuple[str, ...] = ("label", "fingerprint")
+
+
+def _reclaim(out: dict[str, int], spare: int, natural: dict[str, int], minimum: dict[str, int]) -> None:
+    """Move into the reason column, from the RECLAIM columns, the cells it lacks that the
+    *spare* cells will not give it: a label column 13 wide for 10-cell labels leaves a
+    ``429 rate_limit_e…``. A column whose longest text is not known keeps its width."""
+    for wanting in ("error", "reason"):
+        if wanting not in out or spare < 0:
+            continue
+        cap = CODE_WIDTH + REASON_CAP if wanting == "error" else REASON_CAP
+        short = min(cap, max(natural.get(wanting, 0), want(wanting))) - out[wanting] - spare
+        for key in RECLAIM:
+            if short <= 0 or key not in out or key not in natural:
+                continue
+            least = max(natural[key], len(TITLES[key]), minimum.get(key, 0))
+            take = min(short, out[key] - least)
+            if take > 0:
+                out[key] -= take
+                out[wanting] += take
+                short -= take
+
+
 def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
            minimum: dict[str, int] | None = None) -> tuple[int, ...]:
     """Each column's text width for a table *total* cells wide.
@@ -211,6 +238,7 @@ def widths(specs: Sequence[ColumnSpec], total: int, natural: dict[str, int],
             take = min(out[key] - floor, -spare)
             out[key] -= take
             spare += take
+    _reclaim(out, spare, natural, minimum)
     for key, how, cap in GROW:
         if spare <= 0:
             break

@@ -28,6 +28,13 @@ class RowMessage(Message):
         self.row_key = row_key
 
 
+# Home/End: the first and last row. Every table of the console binds them so, under these ids
+# (tui.widgets.plain_table.PlainTable for the others): one keymap entry moves them all.
+FIRST_LAST = [
+    Binding("home,ctrl+home", "move('first')", "First row", show=False, id="table.top"),
+    Binding("end,ctrl+end", "move('last')", "Last row", show=False, id="table.bottom"),
+]
+
 # The table's keys (tui.widgets.credential_table.CredentialTable.BINDINGS).
 TABLE_BINDINGS = [
     Binding("enter", "select_cursor", "Open detail / fold pool", show=False, id="table.select"),
@@ -40,8 +47,7 @@ TABLE_BINDINGS = [
     # vi's and less's half page (#28)
     Binding("ctrl+d", "move('half_down')", "Half a page down", show=False, id="table.half_down"),
     Binding("ctrl+u", "move('half_up')", "Half a page up", show=False, id="table.half_up"),
-    Binding("home,ctrl+home", "move('first')", "First row", show=False, id="table.top"),
-    Binding("end,ctrl+end", "move('last')", "Last row", show=False, id="table.bottom"),
+    *FIRST_LAST,
     Binding("left_square_bracket", "move('prev_pool')", "Previous pool", show=False, key_display="[",
             id="table.prev_pool"),
     Binding("right_square_bracket", "move('next_pool')", "Next pool", show=False, key_display="]",

@@ -3,8 +3,8 @@ over the cells of its row, and a profile's banner, at any width without losing t
 
 A pool header is words poured into the row's cells, left to right; a word too long for a
 cell spans the cells after it. A long pool name (``custom:together.ai-…``) may span
-several; when the words do not all fit, the name is shortened first, then the strategy
-goes, and the counts are the last thing cut (only when the whole line is narrower than
+several; when the words do not all fit, the strategy goes first, then the name is
+shortened, and the counts are the last thing cut (only when the whole line is narrower than
 they are). Pure functions: the painter draws
 what they return.
 """
@@ -60,9 +60,9 @@ def pool_header(name: str, rest: Sequence[str], widths: Sequence[int],
     (its forms, longest first: ``usable again at 14:05``, ``usable 14:05``) when one fits in
     what the line leaves: it never shortens the name nor cuts a count (the strategy goes first).
 
-    The name takes as few cells as hold it; when the rest then does not fit, the name is
-    cut to leave them room; when not even one cell of name does, the strategy (rest[0]) is
-    left out; and the counts are cut only when the line is too narrow for them alone.
+    The name takes as few cells as hold it; when the rest then does not fit, the strategy
+    (rest[0]) is left out; when the counts still do not fit, the name is cut to leave them
+    room; and the counts are cut only when the line is too narrow for them alone.
     """
     n = len(widths)
     if n == 0:
@@ -80,11 +80,12 @@ def pool_header(name: str, rest: Sequence[str], widths: Sequence[int],
 
 def _laid(name: str, tries: Sequence[Sequence[str]], widths: Sequence[int], keep: int = 1) -> list[Run] | None:
     """The first of *tries* (token lists) that fits after the name, the name spanning as few
-    cells as hold it, or fewer down to *keep*; None when none fits."""
+    cells as hold it, or fewer down to *keep* only when none of *tries* fits after it whole
+    (a later try, without the strategy, before a shortened name); None when none fits."""
     n = len(widths)
     whole = next((j for j in range(1, n + 1) if len(name) <= span_width(widths, j)), n)
-    for tokens in tries:
-        for j in range(whole, keep - 1, -1):
+    for j in range(whole, keep - 1, -1):     # the name whole before the strategy: the name says which pool
+        for tokens in tries:
             runs = fill(tokens, widths[j:])
             if runs is not None:
                 shown = name if len(name) <= span_width(widths, j) else ellipsize(name, span_width(widths, j))
