@@ -21,54 +21,24 @@ from store.agent import judge as judge_mod
 from store.dialects import anthropic as proxy_anthropic
 from store.proxy.edge.inbound import Gate
 from store.proxy.routing.chain import Chain
-from tests.conftest import make_row, make_store, read_doc, write_store
+from tests.conftest import read_doc, write_store
+from tests.proxy.anthropic_helpers import API_KEY, CLIENT_BETA, HAIKU, OAUTH, OR_KEY, SONNET, client, seed
 from tests.proxy.upstream import ScriptedUpstream, http, stream
 from tests.proxy_helpers import running_chain_proxy
 
 pytestmark = pytest.mark.slow
 
-API_KEY = "sk-ant-api03-proxytest-" + "A" * 40
-OAUTH = "sk-ant-oat01-proxytest-" + "B" * 40
-OR_KEY = "sk-or-v1-anthropictest-" + "0" * 30
-SONNET, HAIKU = "claude-sonnet-4-5", "claude-haiku-4-5"
-CLIENT_BETA = "interleaved-thinking-2025-05-14"
 MESSAGE = {"id": "msg_01", "type": "message", "role": "assistant", "model": SONNET,
            "content": [{"type": "text", "text": "ok (scripted)"}], "stop_reason": "end_turn",
            "stop_sequence": None, "usage": {"input_tokens": 3, "output_tokens": 2}}
 RATE_LIMITED = http(429, {"retry-after": "30"}, {"type": "error", "error": {
     "type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}})
-CONFIG = """\
-model:
-  provider: anthropic
-  default: claude-sonnet-4-5
-fallback_providers:
-  - provider: openrouter
-    model: openai/gpt-5
-"""
 
 
 @pytest.fixture
 def up():
     with ScriptedUpstream() as u:
         yield u
-
-
-def seed(home, base: str, *, oauth_first: bool = False, fallback: bool = False) -> None:
-    rows = [make_row("an0key", label="api-key", priority=0, token=API_KEY, base_url=base),
-            make_row("an1oat", label="claude-max", priority=1, token=OAUTH, auth_type="oauth",
-                     source="hermes_pkce", base_url=base)]
-    if oauth_first:
-        rows[0]["priority"], rows[1]["priority"] = 1, 0
-    pools = {"anthropic": rows}
-    if fallback:
-        pools["openrouter"] = [make_row("or0key", token=OR_KEY, base_url=base + "/api/v1")]
-    write_store(home, make_store(pools))
-    home.config.write_text(CONFIG if fallback else CONFIG.split("fallback_providers")[0])
-
-
-def client(p, **kw) -> anthropic.Anthropic:
-    # The SDK appends /v1/messages to its base URL; no retries of its own (the proxy rotates).
-    return anthropic.Anthropic(base_url=p.url[:-3], api_key="local", max_retries=0, timeout=30, **kw)
 
 
 def messages(up: ScriptedUpstream) -> list:

@@ -15,7 +15,7 @@ import anthropic
 import pytest
 
 from store.redaction.fingerprints import fingerprint
-from tests.proxy.test_anthropic import API_KEY, SONNET, client, seed
+from tests.proxy.anthropic_helpers import API_KEY, SONNET, client, seed
 from tests.proxy.upstream import Behaviour, ScriptedUpstream
 from tests.proxy_helpers import running_chain_proxy
 

@@ -295,7 +295,9 @@ def test_control_without_the_relays_tap_a_stream_records_no_tokens(tmp_home, up,
     assert [r[3:5] for r in ledger_rows(tmp_home)] == [(None, None)]     # what the real tap test sees, gone
 
 
-def test_an_encoded_stream_is_recorded_as_a_request_its_usage_unread(tmp_home, up) -> None:
+def test_an_encoded_stream_is_recorded_with_its_usage_read_decoded(tmp_home, up) -> None:
+    """A gzip stream is relayed decoded (tests/proxy/test_encoded_answers.py), so its usage is
+    read as a plain stream's."""
     import gzip
 
     from tests.proxy.upstream import Behaviour
@@ -309,4 +311,4 @@ def test_an_encoded_stream_is_recorded_as_a_request_its_usage_unread(tmp_home, u
                          json={"model": "m", "messages": MSG, "stream": True})
         settled(p)
     assert raw.status_code == 200
-    assert [r[:5] for r in ledger_rows(tmp_home)] == [("openrouter", "or0edg", "m", None, None)]
+    assert [r[:5] for r in ledger_rows(tmp_home)] == [("openrouter", "or0edg", "m", 9, 1)]
