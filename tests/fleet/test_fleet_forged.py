@@ -227,6 +227,20 @@ def test_forged_redis_data_never_reaches_auth_json_nor_stops_the_daemon(fleet: A
     assert leaks(text, SECRETS) == []
 
 
+@pytest.mark.parametrize("counter", ["711492031726357", "1000000000000", "999999999999999"])
+def test_a_forged_counter_past_what_readers_take_does_not_wedge_the_next_bench(fleet: Any, redis_server: Any,
+                                                                               counter: str) -> None:
+    """Found by the property above: a version counter of 15 digits passed the update script's
+    check but not the readers' (at most 1e12), and INCR carried it further: every later state
+    was ignored as not a counter, and no bench reached auth.json again. The script now starts
+    such a counter over, as it does one that is not a number."""
+    home, daemon, b, _heard = fleet
+    r = connect(redis_server.url)
+    forge(r, ("version", FP_1, "status", counter, "nan"))
+    next_good_state(home, daemon, b, 1)
+    still_alive(daemon)
+
+
 def test_forged_data_in_every_key_at_once_then_a_good_state(fleet: Any, redis_server: Any) -> None:
     """One of everything, not left to chance: the daemon still applies the next bench."""
     home, daemon, b, _heard = fleet
