@@ -68,7 +68,8 @@ GUARDS: dict[str, list[str]] = {
     "store/ops/undo.py": ["tests/store/test_undo_exact.py", "tests/store/test_undo_harm.py",
                           "tests/store/test_undo_units.py", "tests/store/test_undo_empty_id.py",
                           "tests/store/test_undo_config_changed_since.py"],
-    "store/ops/undo_dup.py": ["tests/store/test_undo_duplicate_key.py", "tests/store/test_undo_exact.py"],
+    "store/ops/undo_dup.py": ["tests/store/test_undo_dup_exact.py", "tests/store/test_undo_duplicate_key.py",
+                              "tests/store/test_undo_exact.py"],
     # alerts
     "store/monitor/alerts.py": ["tests/monitor/test_alerts.py", "tests/monitor/test_alert_book_exact.py",
                                 "tests/guards/test_guard_alerts_steering.py"],
