@@ -68,3 +68,19 @@ def test_the_write_that_landed_last_is_the_newest(tmp_home: Home, monkeypatch: p
     code, out, err = run_main(["--home", str(tmp_home.root), "undo", "--yes"], b"")
     assert code == 0 and a.history_id in out, err
     assert {r["id"]: r["priority"] for r in read_doc(tmp_home)["credential_pool"]["openrouter"]}["k1"] != 2
+
+
+def test_an_id_is_stamped_once_and_a_given_id_is_kept(tmp_home: Home) -> None:
+    """A config edit retried on a changed file keeps its before-copy again: the id its copy is
+    named by must not move between the two (nor a shared id of an action on several homes)."""
+    from store.ops import history
+
+    with history.recording(tmp_home, 1.0) as pending:
+        history.stamp(pending)
+        first = (pending.id, pending.at)
+        assert first[1] > 1.0 and pending.named is True
+        history.stamp(pending)
+        assert (pending.id, pending.at) == first
+    with history.recording(tmp_home, 1.0, "20261204T000000000001Z-abcdef") as given:
+        history.stamp(given)
+        assert (given.id, given.at) == ("20261204T000000000001Z-abcdef", 1.0)
