@@ -57,3 +57,22 @@ def test_undo_of_a_config_edit_nobody_changed_since_still_goes_back(tmp_path: Pa
     code, out, err = run_main(["undo", "--yes", *h], b"")
     assert code == 0 and "put back" in out and "\nundone" in "\n" + out, (out, err)
     assert "openrouter" not in (home.config.read_text() if home.config.exists() else "")
+
+
+SECTION = {"strategy": "credential_pool_strategies", "fallback": "fallback_providers"}
+
+
+@pytest.mark.parametrize("verb", sorted(HAND))
+def test_the_preview_says_exactly_what_goes_back_and_what_stays(tmp_path: Path, verb: str) -> None:
+    """The confirmation's words (``Plan.describe``), in process: read from the files as they are
+    now, the kept copy of config.yaml before the action and the file after it."""
+    home, h = _home(tmp_path / "h")
+    assert run_main([*HAND[verb], *h], b"")[0] == 0
+    action = undo.list_ids(home)[-1]
+    assert undo.plan(home, action).describe() == [f"config.yaml: {SECTION[verb]} put back"]
+    home.config.write_text(HAND_EDIT[verb])
+    assert undo.plan(home, action).describe() == [
+        f"config.yaml: {SECTION[verb]} changed since the action: kept as it is, not put back"]
+    home.config.unlink()        # the file gone: the key reads as absent now, changed since the action
+    assert undo.plan(home, action).describe() == [
+        f"config.yaml: {SECTION[verb]} changed since the action: kept as it is, not put back"]
