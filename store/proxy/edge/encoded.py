@@ -15,6 +15,8 @@ from __future__ import annotations
 import zlib
 from collections.abc import Awaitable, Callable
 
+from store.proxy.edge.coding import Refused, decoded
+
 DECODED_CAP = 64 << 20     # a 2xx body read whole, decoded: beyond this it is not relayed
 PIECE = 1 << 20            # a stream's output per decode step
 
@@ -40,17 +42,13 @@ def decoder(encoding: str) -> zlib._Decompress | None:
 
 def decode_whole(raw: bytes, encoding: str) -> bytes | None:
     """*raw* decoded from *encoding*; None when it cannot be (an unknown encoding, a broken
-    or truncated body, more than :data:`DECODED_CAP` bytes decoded)."""
-    d = decoder(encoding)
-    if d is None:
-        return None
+    or truncated body, more than :data:`DECODED_CAP` bytes decoded). The request bodies'
+    bounded decoder (:func:`store.proxy.edge.coding.decoded`): one way to undo a coding."""
     try:
-        out = d.decompress(raw, DECODED_CAP + 1)
-    except zlib.error:
+        return decoded(raw, tuple(t for t in (x.strip().lower() for x in encoding.split(",")) if t and t != "identity"),
+                       DECODED_CAP)
+    except Refused:
         return None
-    if len(out) > DECODED_CAP or d.unconsumed_tail or not d.eof:
-        return None
-    return out
 
 
 class DecodedStream:
